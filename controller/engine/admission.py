@@ -1,0 +1,97 @@
+"""Admission plugins that shape pods and nodes on creation.
+
+- DefaultTolerationSeconds (plugin/pkg/admission/defaulttolerationseconds/admission.go)
+- TaintNodesByCondition for Nodes (plugin/pkg/admission/nodetaint/admission.go)
+- the DaemonSet controller's default tolerations
+  (pkg/controller/daemon/util/daemonset_util.go AddOrUpdateDaemonPodTolerations)
+"""
+
+from __future__ import annotations
+
+from .config import ApiServerConfig
+from .objects import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    TAINT_DISK_PRESSURE,
+    TAINT_MEMORY_PRESSURE,
+    TAINT_NETWORK_UNAVAILABLE,
+    TAINT_NOT_READY,
+    TAINT_PID_PRESSURE,
+    TAINT_UNREACHABLE,
+    TAINT_UNSCHEDULABLE,
+    Node,
+    Pod,
+    Taint,
+    Toleration,
+)
+
+DEFAULT_TOLERATION_SECONDS = "DefaultTolerationSeconds"
+TAINT_NODES_BY_CONDITION = "TaintNodesByCondition"
+
+
+def _tolerates_key(tolerations: list[Toleration], key: str) -> bool:
+    """The plugin's test: a toleration whose key is ``key`` or empty and whose effect is
+    NoExecute or empty."""
+    return any(
+        (t.key == key or t.key == "") and (t.effect == NO_EXECUTE or t.effect == "")
+        for t in tolerations
+    )
+
+
+def default_toleration_seconds(pod: Pod, cfg: ApiServerConfig) -> None:
+    """Port of defaulttolerationseconds.Plugin.Admit: add not-ready and unreachable
+    NoExecute tolerations for the configured seconds unless the pod already has them."""
+    if DEFAULT_TOLERATION_SECONDS in cfg.disable_admission_plugins:
+        return
+    if not _tolerates_key(pod.tolerations, TAINT_NOT_READY):
+        pod.tolerations.append(
+            Toleration(
+                TAINT_NOT_READY, "Exists", "", NO_EXECUTE, cfg.default_not_ready_toleration_seconds
+            )
+        )
+    if not _tolerates_key(pod.tolerations, TAINT_UNREACHABLE):
+        pod.tolerations.append(
+            Toleration(
+                TAINT_UNREACHABLE,
+                "Exists",
+                "",
+                NO_EXECUTE,
+                cfg.default_unreachable_toleration_seconds,
+            )
+        )
+
+
+def taint_node_on_create(node: Node, cfg: ApiServerConfig, now_ms: int) -> None:
+    """Port of nodetaint.Plugin.Admit: every new Node starts with not-ready:NoSchedule."""
+    if TAINT_NODES_BY_CONDITION in cfg.disable_admission_plugins:
+        return
+    if not node.has_taint(TAINT_NOT_READY, NO_SCHEDULE):
+        node.taints.append(Taint(TAINT_NOT_READY, NO_SCHEDULE, "", now_ms))
+
+
+def add_or_update_daemon_pod_tolerations(pod: Pod) -> None:
+    """Port of daemonset util AddOrUpdateDaemonPodTolerations (tolerate forever)."""
+    wanted = [
+        Toleration(TAINT_NOT_READY, "Exists", "", NO_EXECUTE),
+        Toleration(TAINT_UNREACHABLE, "Exists", "", NO_EXECUTE),
+        Toleration(TAINT_DISK_PRESSURE, "Exists", "", NO_SCHEDULE),
+        Toleration(TAINT_MEMORY_PRESSURE, "Exists", "", NO_SCHEDULE),
+        Toleration(TAINT_PID_PRESSURE, "Exists", "", NO_SCHEDULE),
+        Toleration(TAINT_UNSCHEDULABLE, "Exists", "", NO_SCHEDULE),
+    ]
+    if pod.host_network:
+        wanted.append(Toleration(TAINT_NETWORK_UNAVAILABLE, "Exists", "", NO_SCHEDULE))
+    for tol in wanted:
+        # v1helper.AddOrUpdateTolerationInPodSpec: replace a toleration with the same
+        # key/operator/value/effect, else append.
+        for i, existing in enumerate(pod.tolerations):
+            if (existing.key, existing.operator, existing.value, existing.effect) == (
+                tol.key,
+                tol.operator,
+                tol.value,
+                tol.effect,
+            ):
+                pod.tolerations[i] = tol
+                break
+        else:
+            pod.tolerations.append(tol)

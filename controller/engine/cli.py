@@ -1,0 +1,79 @@
+"""The headless ``simulate`` command, usable without Django (``python -m controller.engine.cli``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TextIO
+
+from .expect import check_all, describe
+from .scenario import ScenarioError, load_scenario_file
+from .simulation import Simulation
+from .state import cluster_state
+from .timeline import format_table, to_json
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(prog="simulate")
+    parser.add_argument("scenario", help="scenario YAML file")
+    parser.add_argument("--until", type=float, default=None, help="simulated seconds to run")
+    parser.add_argument("--format", choices=("jsonl", "table"), default="jsonl")
+    parser.add_argument("--final-state", dest="final_state", default=None, help="write JSON here")
+    parser.add_argument(
+        "--check", action="store_true", help="check spec.expect; exit 1 with a report if one fails"
+    )
+    return parser
+
+
+def run(
+    scenario_path: str,
+    until: float | None,
+    fmt: str,
+    final_state: str | None,
+    check: bool,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Exit codes: 0 fine, 1 an expectation failed, 2 bad input."""
+    try:
+        scenario = load_scenario_file(scenario_path)
+    except ScenarioError as exc:
+        err.write(f"error: {exc}\n")
+        return 2
+    if until is not None and until < 0:
+        err.write("error: --until: must be >= 0\n")
+        return 2
+    until_ms = round(until * 1000) if until is not None else scenario.duration_ms
+    sim = Simulation(scenario)
+    try:
+        sim.run(until_ms)
+    except ScenarioError as exc:
+        err.write(f"error: {exc}\n")
+        return 2
+    events = sim.timeline.events
+    if not check:
+        if fmt == "jsonl":
+            out.writelines(to_json(e) + "\n" for e in events)
+        else:
+            out.writelines(line + "\n" for line in format_table(events))
+    if final_state:
+        with open(final_state, "w", encoding="utf-8") as fh:
+            json.dump(cluster_state(sim), fh, sort_keys=True, indent=1)
+    if check:
+        failures = check_all(scenario.expect, events)
+        ok = len(scenario.expect) - len(failures)
+        for i, e, why in failures:
+            out.write(f"FAIL spec.expect[{i}]: {describe(e)}\n     {why}\n")
+        out.write(f"{scenario.name}: {ok} of {len(scenario.expect)} expectations hold\n")
+        return 1 if failures else 0
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return run(args.scenario, args.until, args.format, args.final_state, args.check, sys.stdout, sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The object store (the simulated API server): nodes, pods, leases, with a
+pods-by-node index. Every write records its timeline event and then runs the
+informer reactions at the same instant, right after the write (design.md, "Time").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from .objects import (
+    NO_EXECUTE,
+    NODE_CONDITION_TYPES,
+    READY,
+    Node,
+    NodeCondition,
+    Pod,
+    Taint,
+)
+from .timeline import Timeline
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+
+class Cluster:
+    """API objects and the writes the components make to them."""
+
+    def __init__(self, sim: Simulation, timeline: Timeline) -> None:
+        self.sim = sim
+        self.timeline = timeline
+        self.nodes: dict[str, Node] = {}
+        self.pods: dict[str, Pod] = {}
+        self.pods_by_node: dict[str, dict[str, Pod]] = {}
+        self._uid = 0
+
+    # -- identity -------------------------------------------------------------------
+    def new_uid(self, kind: str) -> str:
+        self._uid += 1
+        return f"{kind.lower()}-{self._uid:08d}"
+
+    # -- events ---------------------------------------------------------------------
+    def record_event(
+        self, now_ms: int, obj: str, reason: str, message: str, event_type: str = "Normal"
+    ) -> None:
+        """A Kubernetes Event (record.EventRecorder.Event), one per recording."""
+        self.timeline.emit(
+            now_ms, "K8sEvent", object=obj, reason=reason, message=message, eventType=event_type
+        )
+
+    # -- nodes ----------------------------------------------------------------------
+    def add_node(self, node: Node, now_ms: int) -> None:
+        self.nodes[node.name] = node
+        self.pods_by_node.setdefault(node.name, {})
+        self.sim.on_node_added(node, now_ms)
+
+    def delete_node(self, name: str, now_ms: int) -> None:
+        node = self.nodes.pop(name, None)
+        if node is None:
+            return
+        self.sim.on_node_deleted(node, now_ms)
+
+    def pods_on_node(self, name: str) -> list[Pod]:
+        """Pods bound to the node, in a stable (creation) order."""
+        return list(self.pods_by_node.get(name, {}).values())
+
+    def set_node_conditions(
+        self, node: Node, conditions: list[NodeCondition], now_ms: int, notify: bool = True
+    ) -> None:
+        """UpdateStatus on a node: replace its conditions, record status changes."""
+        old = {c.type: c for c in node.conditions}
+        node.conditions = conditions
+        changed = False
+        for c in conditions:
+            prev = old.get(c.type)
+            if prev is None or prev.status != c.status:
+                changed = True
+                if c.type == READY:
+                    self.timeline.emit(
+                        now_ms, "NodeReady", node=node.name, status=c.status, reason=c.reason
+                    )
+                elif c.type in NODE_CONDITION_TYPES:
+                    self.timeline.emit(
+                        now_ms, "NodeCondition", node=node.name, condition=c.type, status=c.status
+                    )
+        if notify:
+            self.sim.on_node_status_updated(node, now_ms, changed)
+
+    def set_unschedulable(self, node: Node, value: bool, now_ms: int) -> None:
+        if node.unschedulable == value:
+            return
+        node.unschedulable = value
+        self.sim.on_node_spec_updated(node, now_ms)
+
+    def swap_node_taints(
+        self, node: Node, add: Iterable[Taint], remove: Iterable[Taint], now_ms: int
+    ) -> bool:
+        """Port of controllerutil.SwapNodeControllerTaint (AddOrUpdateTaintOnNode then
+        RemoveTaintOffNode): taints to add get ``timeAdded = now``. Returns True on success."""
+        noexec_before = [(t.key, t.value) for t in node.taints if t.effect == NO_EXECUTE]
+        for t in add:
+            existing = next((x for x in node.taints if x.matches(t)), None)
+            if existing is not None:
+                if existing.value == t.value:
+                    continue
+                node.taints.remove(existing)
+            node.taints.append(Taint(t.key, t.effect, t.value, now_ms))
+            self.timeline.emit(now_ms, "TaintAdded", node=node.name, key=t.key, effect=t.effect)
+        for t in remove:
+            existing = next((x for x in node.taints if x.matches(t)), None)
+            if existing is None:
+                continue
+            node.taints.remove(existing)
+            self.timeline.emit(now_ms, "TaintRemoved", node=node.name, key=t.key, effect=t.effect)
+        noexec_after = [(t.key, t.value) for t in node.taints if t.effect == NO_EXECUTE]
+        if noexec_before != noexec_after:
+            self.sim.on_node_noexecute_taints_changed(node, now_ms)
+        self.sim.on_node_taints_changed(node, now_ms)
+        return True
+
+    # -- pods -----------------------------------------------------------------------
+    def add_pod(self, pod: Pod, now_ms: int) -> None:
+        """Create a pod (after admission). A pod with nodeName set is bound already."""
+        self.pods[pod.key] = pod
+        owner = pod.owner.ref() if pod.owner is not None else None
+        self.timeline.emit(now_ms, "PodCreated", pod=pod.key, owner=owner)
+        if pod.node_name:
+            self.pods_by_node.setdefault(pod.node_name, {})[pod.key] = pod
+        self.sim.on_pod_added(pod, now_ms)
+
+    def bind_pod(self, pod: Pod, node_name: str, now_ms: int) -> None:
+        """The scheduler's Bind: sets spec.nodeName."""
+        pod.node_name = node_name
+        pod.unschedulable_reason = ""
+        self.pods_by_node.setdefault(node_name, {})[pod.key] = pod
+        self.timeline.emit(now_ms, "PodScheduled", pod=pod.key, node=node_name)
+        self.record_event(
+            now_ms,
+            f"Pod/{pod.key}",
+            "Scheduled",
+            f"Successfully assigned {pod.key} to {node_name}",
+        )
+        self.sim.on_pod_bound(pod, now_ms)
+
+    def set_pod_ready(self, pod: Pod, ready: bool, now_ms: int) -> None:
+        if pod.ready is ready:
+            return
+        pod.ready = ready
+        self.timeline.emit(now_ms, "PodReady", pod=pod.key, status="True" if ready else "False")
+        self.sim.on_pod_status_updated(pod, now_ms)
+
+    def set_pod_phase(
+        self, pod: Pod, phase: str, now_ms: int, reason: str = "", message: str = ""
+    ) -> None:
+        if pod.phase == phase and pod.reason == reason and pod.message == message:
+            return
+        emit = pod.phase != phase or pod.reason != reason
+        pod.phase, pod.reason, pod.message = phase, reason, message
+        if emit:
+            self.timeline.emit(now_ms, "PodPhase", pod=pod.key, phase=phase, reason=reason)
+        self.sim.on_pod_status_updated(pod, now_ms)
+
+    def delete_pod(
+        self,
+        pod: Pod,
+        now_ms: int,
+        by: str,
+        reason: str,
+        grace_s: int | None = None,
+    ) -> bool:
+        """DELETE a pod: sets deletionTimestamp (PodDeleted); the pod then terminates on its
+        node, or goes at once if it is not bound or its grace is 0 and it is not running.
+        Returns False if the pod was already being deleted."""
+        if pod.key not in self.pods or pod.deletion_ms is not None:
+            return False
+        grace = pod.termination_grace_period_s if grace_s is None else grace_s
+        pod.deletion_ms = now_ms
+        pod.deletion_grace_s = grace
+        self.timeline.emit(
+            now_ms, "PodDeleted", pod=pod.key, node=pod.node_name, by=by, reason=reason
+        )
+        self.sim.on_pod_deleting(pod, now_ms)
+        return True
+
+    def remove_pod(self, pod: Pod, now_ms: int) -> None:
+        """The pod object is gone (kubelet confirmed, force delete, or garbage collection)."""
+        if self.pods.pop(pod.key, None) is None:
+            return
+        if pod.node_name:
+            self.pods_by_node.get(pod.node_name, {}).pop(pod.key, None)
+        self.timeline.emit(now_ms, "PodRemoved", pod=pod.key, node=pod.node_name)
+        self.sim.on_pod_removed(pod, now_ms)

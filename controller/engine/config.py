@@ -1,0 +1,79 @@
+"""Component configuration with Kubernetes v1.18 defaults (k8s-behavior.md section 1).
+
+Field names follow KubeControllerManagerConfiguration / KubeletConfiguration; durations
+are held in milliseconds (``*_ms``) once parsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from .clock import MINUTE, SECOND
+
+
+@dataclass(slots=True)
+class ControllerManagerConfig:
+    node_monitor_period_ms: int = 5 * SECOND
+    node_monitor_grace_period_ms: int = 40 * SECOND
+    node_startup_grace_period_ms: int = 60 * SECOND
+    pod_eviction_timeout_ms: int = 5 * MINUTE
+    node_eviction_rate: float = 0.1
+    secondary_node_eviction_rate: float = 0.01
+    large_cluster_size_threshold: int = 50
+    unhealthy_zone_threshold: float = 0.55
+    enable_taint_manager: bool = True
+
+
+@dataclass(slots=True)
+class KubeletConfig:
+    node_lease_duration_seconds: int = 40
+    node_status_update_frequency_ms: int = 10 * SECOND
+    node_status_report_frequency_ms: int = 5 * MINUTE
+    eviction_hard: dict[str, str] | None = None  # None = the kubelet's defaults
+    eviction_soft: dict[str, str] = field(default_factory=dict)
+    eviction_soft_grace_period: dict[str, str] = field(default_factory=dict)
+    eviction_minimum_reclaim: dict[str, str] = field(default_factory=dict)
+    eviction_pressure_transition_period_ms: int = 5 * MINUTE
+    eviction_max_pod_grace_period: int = 0
+    enforce_node_allocatable: list[str] = field(default_factory=lambda: ["pods"])
+    image_gc_high_threshold_percent: int = 85
+    image_gc_low_threshold_percent: int = 80
+    image_minimum_gc_age_ms: int = 2 * MINUTE
+    eviction_ranking_policy: str = "priority"  # "qos": the pre-1.9 qosComparator ranking
+
+    @property
+    def lease_renew_interval_ms(self) -> int:
+        """0.25 x nodeLeaseDurationSeconds (pkg/kubelet/nodelease renewIntervalFraction)."""
+        return self.node_lease_duration_seconds * SECOND // 4
+
+
+@dataclass(slots=True)
+class ApiServerConfig:
+    default_not_ready_toleration_seconds: int = 300
+    default_unreachable_toleration_seconds: int = 300
+    disable_admission_plugins: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class FeatureGates:
+    node_disruption_exclusion: bool = False
+    legacy_node_role_behavior: bool = True
+
+
+@dataclass(slots=True)
+class ClusterConfig:
+    controller_manager: ControllerManagerConfig = field(default_factory=ControllerManagerConfig)
+    kubelet: KubeletConfig = field(default_factory=KubeletConfig)
+    api_server: ApiServerConfig = field(default_factory=ApiServerConfig)
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+
+
+def copy_config(obj: Any, **changes: Any) -> Any:
+    """A shallow copy with changes (dataclasses.replace, lists/dicts copied)."""
+    out = replace(obj, **changes)
+    for f in fields(out):
+        v = getattr(out, f.name)
+        if isinstance(v, dict | list):
+            setattr(out, f.name, type(v)(v))
+    return out

@@ -1,0 +1,266 @@
+"""Fault injection and user actions (design.md, "Fault types"), applied in the FAULT
+phase of their instant, in file order."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .objects import NodeCondition, Taint
+from .quantity import parse_duration_ms, quantity_to_int
+from .scenario import Fault, ScenarioError
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+
+def fault_event(fault: Fault) -> dict[str, Any]:
+    """The ``Fault`` timeline event: the fault as written (its type under ``fault``)."""
+    out: dict[str, Any] = {"fault": fault.type}
+    for k, v in fault.args.items():
+        if k == "spec":
+            continue
+        out[k] = v
+    return out
+
+
+def apply_fault(sim: Simulation, fault: Fault, now: int) -> None:
+    sim.timeline.emit(now, "Fault", **fault_event(fault))
+    handler = HANDLERS[fault.type]
+    handler(sim, fault.args, now)
+
+
+def _kubelet(sim: Simulation, args: dict[str, Any]) -> Any:
+    name = args["node"]
+    kubelet = sim.kubelets.get(name)
+    if kubelet is None:
+        raise ScenarioError("node", f'unknown node "{name}"')
+    return kubelet
+
+
+def _node(sim: Simulation, args: dict[str, Any]) -> Any:
+    name = args["node"]
+    node = sim.cluster.nodes.get(name)
+    if node is None:
+        raise ScenarioError("node", f'unknown node "{name}"')
+    return node
+
+
+def _zone_kubelets(sim: Simulation, zone: str) -> list[Any]:
+    from .nodelifecycle.zones import zone_display
+
+    out = [
+        sim.kubelets[n.name]
+        for n in sim.sorted_nodes()
+        if (zone_display(n.zone_key) == zone or n.labels.get("topology.kubernetes.io/zone") == zone)
+        and n.name in sim.kubelets
+    ]
+    if not out:
+        raise ScenarioError("zone", f'no node is in zone "{zone}"')
+    return out
+
+
+def stop_kubelet(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    k = _kubelet(sim, a)
+    if k.process_running:
+        k.stop(now)
+
+
+def start_kubelet(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    k = _kubelet(sim, a)
+    if not k.process_running:
+        k.start(now)
+
+
+def partition(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    _kubelet(sim, a).partition(now)
+
+
+def heal(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    _kubelet(sim, a).heal(now)
+
+
+def power_off(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    k = _kubelet(sim, a)
+    if k.powered:
+        k.power_off(now)
+
+
+def power_on(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    k = _kubelet(sim, a)
+    if not k.powered:
+        k.power_on(now)
+
+
+def set_not_ready(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    _kubelet(sim, a).set_runtime_ready(False, now, a.get("message", ""))
+
+
+def set_ready(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    _kubelet(sim, a).set_runtime_ready(True, now)
+
+
+def set_condition(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """Another component (e.g. the route controller) writes a node condition."""
+    node = _node(sim, a)
+    ctype, status = a["condition"], a["status"]
+    conditions = [c.copy() for c in node.conditions]
+    existing = next((c for c in conditions if c.type == ctype), None)
+    reason = a.get("reason", "SetByScenario")
+    message = a.get("message", f"{ctype} set to {status} by a fault")
+    if existing is None:
+        conditions.append(NodeCondition(ctype, status, reason, message, now, now))
+    else:
+        if existing.status != status:
+            existing.last_transition_ms = now
+        existing.status, existing.reason, existing.message = status, reason, message
+        existing.last_heartbeat_ms = now
+    sim.cluster.set_node_conditions(node, conditions, now)
+
+
+def zone_outage(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    for k in _zone_kubelets(sim, a["zone"]):
+        k.partition(now)
+
+
+def zone_restore(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    for k in _zone_kubelets(sim, a["zone"]):
+        k.heal(now)
+
+
+def cordon(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    sim.cluster.set_unschedulable(_node(sim, a), True, now)
+
+
+def uncordon(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    sim.cluster.set_unschedulable(_node(sim, a), False, now)
+
+
+def _taints(a: dict[str, Any]) -> list[Taint]:
+    return [Taint(t["key"], t.get("effect", ""), str(t.get("value", "") or "")) for t in a["taints"]]
+
+
+def taint(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    sim.cluster.swap_node_taints(_node(sim, a), _taints(a), [], now)
+
+
+def untaint(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """``kubectl taint node key[:effect]-``: without an effect every taint with the key goes."""
+    node = _node(sim, a)
+    remove: list[Taint] = []
+    for t in _taints(a):
+        remove.extend(x for x in node.taints if x.key == t.key and (not t.effect or x.effect == t.effect))
+    sim.cluster.swap_node_taints(node, [], remove, now)
+
+
+def add_node(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    spec = a["spec"]
+    if spec.name in sim.cluster.nodes:
+        raise ScenarioError("node.name", f'node "{spec.name}" already exists')
+    sim.create_node(spec, now, start_kubelet=True)
+
+
+def delete_node(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    _node(sim, a)
+    sim.cluster.delete_node(a["node"], now)
+
+
+def apply_object(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    sim.apply_manifest(a["object"], now)
+
+
+def restart_cm(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    sim.restart_controller_manager(now)
+
+
+def _pod(sim: Simulation, key: str) -> Any:
+    pod = sim.cluster.pods.get(key)
+    if pod is None:
+        raise ScenarioError("pod", f'unknown pod "{key}"')
+    return pod
+
+
+def set_usage(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    values = {k: quantity_to_int(a[k]) for k in ("memory", "ephemeral-storage", "pids") if k in a}
+    if "pod" in a:
+        pod = _pod(sim, a["pod"])
+        pod.usage.update(values)
+        sim.on_usage_changed(pod.node_name, now)
+    else:
+        node = _node(sim, a)
+        node.resources.system_usage.update(values)
+        sim.on_usage_changed(node.name, now)
+
+
+def leak(resource: str) -> Any:
+    def handler(sim: Simulation, a: dict[str, Any], now: int) -> None:
+        rate = quantity_to_int(a["rate"])
+        until = parse_duration_ms(a["until"]) if "until" in a else None
+        if "pod" in a:
+            pod = _pod(sim, a["pod"])
+            sim.kubelets_leaks().start(("pod", pod.key), resource, rate, now, until)
+        else:
+            node = _node(sim, a)
+            sim.kubelets_leaks().start(("node", node.name), resource, rate, now, until)
+
+    return handler
+
+
+def stop_leak(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    target = ("pod", a["pod"]) if "pod" in a else ("node", a["node"])
+    sim.kubelets_leaks().stop(target, now)
+
+
+def delete_pod(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    pod = _pod(sim, a["pod"])
+    force = bool(a.get("force", False))
+    grace = 0 if force else a.get("gracePeriodSeconds")
+    sim.cluster.delete_pod(pod, now, "User", "Deleted", grace_s=grace)
+    if force and pod.key in sim.cluster.pods:
+        sim.cluster.remove_pod(pod, now)
+
+
+def scale(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    sim.workloads.scale(a["workload"], int(a["replicas"]), now)
+
+
+def run_pass(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """Step one controller pass by hand (the live runtime's "run monitor pass now")."""
+    if a.get("pass", "monitor") == "monitor":
+        sim.controller.monitor_node_health(now)
+    else:
+        sim.controller._pass()
+
+
+def run_eviction_sync(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    _kubelet(sim, a).eviction_sync_now(now)
+
+
+HANDLERS = {
+    "StopKubelet": stop_kubelet,
+    "StartKubelet": start_kubelet,
+    "PartitionNode": partition,
+    "HealNode": heal,
+    "PowerOffNode": power_off,
+    "PowerOnNode": power_on,
+    "SetNodeNotReady": set_not_ready,
+    "SetNodeReady": set_ready,
+    "SetNodeCondition": set_condition,
+    "ZoneOutage": zone_outage,
+    "ZoneRestore": zone_restore,
+    "Cordon": cordon,
+    "Uncordon": uncordon,
+    "Taint": taint,
+    "Untaint": untaint,
+    "AddNode": add_node,
+    "DeleteNode": delete_node,
+    "Apply": apply_object,
+    "RestartControllerManager": restart_cm,
+    "SetUsage": set_usage,
+    "LeakMemory": leak("memory"),
+    "FillDisk": leak("ephemeral-storage"),
+    "StopLeak": stop_leak,
+    "DeletePod": delete_pod,
+    "ScaleWorkload": scale,
+    "RunControllerPass": run_pass,
+    "RunEvictionSync": run_eviction_sync,
+}

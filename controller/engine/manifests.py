@@ -1,0 +1,176 @@
+"""Kubernetes manifests -> engine objects: Pod and the workload kinds a scenario may hold.
+
+Validation is path-precise and happens at load, so a scenario is refused whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .objects import (
+    EFFECTS,
+    PRIORITY_CLASSES,
+    Container,
+    OwnerRef,
+    Pod,
+    Toleration,
+)
+from .scenario import ScenarioError, _bool, _int, _list, _map, _qty, _show, _str, resources
+
+KINDS = ("Pod", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet")
+USAGE_PREFIX = "usage.playground/"
+USAGE_KEYS = ("memory", "ephemeral-storage", "pids")
+
+
+def validate_manifest(obj: Any, path: str) -> None:
+    d = _map(obj, path)
+    kind = d.get("kind")
+    if kind not in KINDS:
+        raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(KINDS)}, got {_show(kind)}")
+    meta = _map(d.get("metadata"), f"{path}.metadata")
+    _str(meta.get("name"), f"{path}.metadata.name")
+    if kind == "Pod":
+        pod_from_manifest(d, path, now_ms=0, uid="validate")
+        return
+    spec = _map(d.get("spec"), f"{path}.spec")
+    if kind != "DaemonSet":
+        _int(spec.get("replicas", 1), f"{path}.spec.replicas")
+    template = _map(spec.get("template"), f"{path}.spec.template")
+    if not template:
+        raise ScenarioError(f"{path}.spec.template", f"a {kind} needs a pod template")
+    tmeta = _map(template.get("metadata"), f"{path}.spec.template.metadata")
+    fake = {"kind": "Pod", "metadata": {**tmeta, "name": "template"}, "spec": template.get("spec")}
+    pod_from_manifest(fake, f"{path}.spec.template", now_ms=0, uid="validate", template=True)
+    selector = _map(spec.get("selector"), f"{path}.spec.selector")
+    labels = _map(tmeta.get("labels"), f"{path}.spec.template.metadata.labels")
+    match = _map(selector.get("matchLabels"), f"{path}.spec.selector.matchLabels")
+    for k, v in match.items():
+        if labels.get(k) != v:
+            raise ScenarioError(
+                f"{path}.spec.selector.matchLabels.{k}",
+                "selector does not match the template's labels",
+            )
+
+
+def pod_from_manifest(
+    d: dict[str, Any],
+    path: str,
+    now_ms: int,
+    uid: str,
+    template: bool = False,
+    name: str | None = None,
+    namespace: str | None = None,
+    owner: OwnerRef | None = None,
+) -> Pod:
+    """Build a Pod (API defaulting included: requests default from limits)."""
+    meta = _map(d.get("metadata"), f"{path}.metadata")
+    spec = _map(d.get("spec"), f"{path}.spec")
+    pname = name or _str(meta.get("name"), f"{path}.metadata.name")
+    ns = namespace or meta.get("namespace", "default")
+    _str(ns, f"{path}.metadata.namespace")
+    labels = {str(k): str(v) for k, v in _map(meta.get("labels"), f"{path}.metadata.labels").items()}
+    annotations = {
+        str(k): str(v) for k, v in _map(meta.get("annotations"), f"{path}.metadata.annotations").items()
+    }
+    usage: dict[str, int] = {}
+    for key in USAGE_KEYS:
+        ann = USAGE_PREFIX + key
+        if ann in annotations:
+            usage[key] = _qty(annotations[ann], f"{path}.metadata.annotations.{ann}")
+    if owner is None:
+        refs = _list(meta.get("ownerReferences"), f"{path}.metadata.ownerReferences")
+        for i, ref in enumerate(refs):
+            rp = f"{path}.metadata.ownerReferences[{i}]"
+            ref = _map(ref, rp)
+            if ref.get("controller", False):
+                owner = OwnerRef(
+                    _str(ref.get("kind"), f"{rp}.kind"),
+                    _str(ref.get("name"), f"{rp}.name"),
+                    str(ref.get("uid", "")),
+                    True,
+                )
+    containers = [
+        _container(c, f"{path}.spec.containers[{i}]")
+        for i, c in enumerate(_list(spec.get("containers"), f"{path}.spec.containers"))
+    ]
+    if not containers:
+        raise ScenarioError(f"{path}.spec.containers", "a pod needs at least one container")
+    init = [
+        _container(c, f"{path}.spec.initContainers[{i}]")
+        for i, c in enumerate(_list(spec.get("initContainers"), f"{path}.spec.initContainers"))
+    ]
+    tolerations = [
+        _toleration(t, f"{path}.spec.tolerations[{i}]")
+        for i, t in enumerate(_list(spec.get("tolerations"), f"{path}.spec.tolerations"))
+    ]
+    priority_class = spec.get("priorityClassName", "")
+    if priority_class and priority_class not in PRIORITY_CLASSES:
+        raise ScenarioError(
+            f"{path}.spec.priorityClassName",
+            f"unknown priority class {_show(priority_class)} (built in: {', '.join(PRIORITY_CLASSES)};"
+            " or set spec.priority)",
+        )
+    priority = PRIORITY_CLASSES.get(priority_class, 0)
+    if "priority" in spec:
+        priority = _int(spec["priority"], f"{path}.spec.priority", minimum=None)
+    node_selector = {
+        str(k): str(v) for k, v in _map(spec.get("nodeSelector"), f"{path}.spec.nodeSelector").items()
+    }
+    node_name = spec.get("nodeName", "")
+    if node_name:
+        _str(node_name, f"{path}.spec.nodeName")
+    return Pod(
+        namespace=ns,
+        name=pname,
+        uid=uid,
+        creation_ms=now_ms,
+        labels=labels,
+        annotations=annotations,
+        owner=owner,
+        node_name=node_name,
+        node_selector=node_selector,
+        tolerations=tolerations,
+        containers=containers,
+        init_containers=init,
+        priority=priority,
+        priority_class_name=priority_class,
+        termination_grace_period_s=_int(
+            spec.get("terminationGracePeriodSeconds", 30), f"{path}.spec.terminationGracePeriodSeconds"
+        ),
+        host_network=_bool(spec.get("hostNetwork", False), f"{path}.spec.hostNetwork"),
+        usage=usage,
+    )
+
+
+def _container(c: Any, path: str) -> Container:
+    c = _map(c, path)
+    name = _str(c.get("name"), f"{path}.name")
+    res = _map(c.get("resources"), f"{path}.resources")
+    requests = resources(res.get("requests"), f"{path}.resources.requests")
+    limits = resources(res.get("limits"), f"{path}.resources.limits")
+    for k, v in limits.items():
+        requests.setdefault(k, v)  # API defaulting: requests default to limits
+        if requests[k] > v:
+            raise ScenarioError(f"{path}.resources.requests.{k}", "must be less than or equal to the limit")
+    return Container(name, requests, limits)
+
+
+def _toleration(t: Any, path: str) -> Toleration:
+    t = _map(t, path)
+    op = t.get("operator", "Equal")
+    if op not in ("Equal", "Exists"):
+        raise ScenarioError(f"{path}.operator", f'must be "Equal" or "Exists", got {_show(op)}')
+    effect = t.get("effect", "") or ""
+    if effect and effect not in EFFECTS:
+        raise ScenarioError(f"{path}.effect", f"must be one of {', '.join(EFFECTS)}, got {_show(effect)}")
+    secs = t.get("tolerationSeconds")
+    if secs is not None:
+        secs = _int(secs, f"{path}.tolerationSeconds", minimum=None)
+        if effect != "NoExecute":
+            raise ScenarioError(f"{path}.tolerationSeconds", "only NoExecute tolerations may set it")
+    key = t.get("key", "") or ""
+    if op == "Exists" and t.get("value"):
+        raise ScenarioError(f"{path}.value", "must be empty when operator is Exists")
+    if not key and op != "Exists":
+        raise ScenarioError(f"{path}.operator", "must be Exists when key is empty")
+    return Toleration(str(key), op, str(t.get("value", "") or ""), effect, secs)

@@ -1,0 +1,560 @@
+"""kube-controller-manager's NodeLifecycleController (node_lifecycle_controller.go, v1.18).
+
+One instance per controller-manager process: ``RestartControllerManager`` throws it
+away with all its in-memory state and builds a new one from the API objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..clock import next_on_grid
+from ..core import Handle, Phase
+from ..objects import FALSE, READY, TRUE, UNKNOWN, Node, NodeCondition, Pod
+from ..timeline import Timeline
+from .rate_limited_queue import RateLimitedTimedQueue, TimedValue, TokenBucket
+from .taints import NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE, no_schedule_taint_diff
+from .zones import ZoneState, compute_zone_state, healthy_qps, reduced_qps, zone_display
+
+if TYPE_CHECKING:
+    from ..simulation import Simulation
+
+NODE_EVICTION_PERIOD_MS = 100  # NodeEvictionPeriod
+EVICTION_RATE_LIMITER_BURST = 1  # EvictionRateLimiterBurst
+
+# nodeEvictionMap statuses (legacy mode)
+UNMARKED, TO_BE_EVICTED, EVICTED = "unmarked", "toBeEvicted", "evicted"
+
+PRESSURE_AND_READY = (READY, "MemoryPressure", "DiskPressure", "PIDPressure")
+
+
+@dataclass(slots=True)
+class NodeHealth:
+    """nodeHealthData: what the controller remembers about a node (controller clock)."""
+
+    probe_ms: int
+    ready_transition_ms: int
+    saved_ready: NodeCondition | None  # the Ready condition of the saved status
+    lease_renew_ms: int | None = None
+
+
+class NodeLifecycleController:
+    """Port of nodelifecycle.Controller."""
+
+    def __init__(self, sim: Simulation, start_ms: int) -> None:
+        self.sim = sim
+        self.cluster = sim.cluster
+        self.cfg = sim.config.controller_manager
+        self.gates = sim.config.feature_gates
+        self.timeline: Timeline = sim.timeline
+        self.taint_mode = self.cfg.enable_taint_manager
+        self.start_ms = start_ms
+        self.known_nodes: set[str] = set()
+        self.node_health: dict[str, NodeHealth] = {}
+        self.zone_states: dict[str, ZoneState] = {}
+        self.zone_queues: dict[str, RateLimitedTimedQueue] = {}
+        self.node_eviction_map: dict[str, str] = {}
+        self._pass_handle: Handle | None = None
+        self._pass_at: int | None = None
+        self._last_pass_ms: int = -1
+        self.stopped = False
+
+    # -- loops ------------------------------------------------------------------------
+    def run(self) -> None:
+        """Port of Controller.Run: monitorNodeHealth every nodeMonitorPeriod from now."""
+        for name in self.cluster.nodes:
+            self.node_eviction_map[name] = UNMARKED
+        self.sim.sched.schedule(self.start_ms, Phase.CONTROLLER_MONITOR, self._monitor_tick)
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self._pass_handle is not None:
+            self._pass_handle.cancel()
+
+    def _monitor_tick(self) -> None:
+        if self.stopped:
+            return
+        now = self.sim.sched.now_ms
+        self.monitor_node_health(now)
+        self.sim.sched.schedule(
+            now + self.cfg.node_monitor_period_ms, Phase.CONTROLLER_MONITOR, self._monitor_tick
+        )
+
+    def wake_pass(self, now_ms: int) -> None:
+        """Make sure a tainting (or eviction) pass runs at the next 100 ms tick where a zone
+        queue could do work. Passes that would find every queue empty or every limiter
+        refusing change nothing (a refused TryAccept leaves the bucket as it was), so they
+        are skipped."""
+        if self.stopped:
+            return
+        earliest: int | None = None
+        for q in self.zone_queues.values():
+            t = q.next_work_ms(now_ms)
+            if t is not None and (earliest is None or t < earliest):
+                earliest = t
+        if earliest is None:
+            return
+        floor = now_ms if self._last_pass_ms < now_ms else now_ms + 1
+        at = next_on_grid(max(earliest, floor), self.start_ms, NODE_EVICTION_PERIOD_MS)
+        if self._pass_at is not None and self._pass_at <= at and self._pass_at >= now_ms:
+            return
+        if self._pass_handle is not None:
+            self._pass_handle.cancel()
+        self._pass_at = at
+        self._pass_handle = self.sim.sched.schedule(at, Phase.CONTROLLER_TAINTING, self._pass)
+
+    def _pass(self) -> None:
+        now = self.sim.sched.now_ms
+        self._pass_handle = None
+        self._pass_at = None
+        self._last_pass_ms = now
+        if self.taint_mode:
+            self.do_no_execute_tainting_pass(now)
+        else:
+            self.do_eviction_pass(now)
+        self.wake_pass(now)
+
+    # -- monitorNodeHealth --------------------------------------------------------------
+    def monitor_node_health(self, now: int) -> None:
+        """Port of Controller.monitorNodeHealth."""
+        nodes = self.sim.sorted_nodes()
+        added, deleted, new_zone_reps = self.classify_nodes(nodes)
+        for node in new_zone_reps:
+            self.add_pod_evictor_for_new_zone(node, now)
+        for node in added:
+            self.cluster.record_event(
+                now,
+                f"Node/{node.name}",
+                "RegisteredNode",
+                f"Node {node.name} event: Registered Node {node.name} in Controller",
+            )
+            self.known_nodes.add(node.name)
+            self.add_pod_evictor_for_new_zone(node, now)
+            if self.taint_mode:
+                self.mark_node_as_reachable(node, now)
+            else:
+                self.cancel_pod_eviction(node, now)
+        for name in deleted:
+            self.cluster.record_event(
+                now,
+                f"Node/{name}",
+                "RemovingNode",
+                f"Node {name} event: Removing Node {name} from Controller",
+            )
+            self.known_nodes.discard(name)
+
+        zone_conds: dict[str, list[str | None]] = {}
+        for node in nodes:
+            grace, observed, current = self.try_update_node_health(node, now)
+            if not node.excluded_from_disruption:
+                zone_conds.setdefault(node.zone_key, []).append(
+                    current.status if current is not None else None
+                )
+            if current is None:
+                continue
+            if self.taint_mode:
+                self.process_taint_base_eviction(node, observed.status, now)
+            else:
+                self.process_no_taint_base_eviction(
+                    node, observed.status, self.cluster.pods_on_node(node.name), now
+                )
+            if current.status != TRUE and observed.status == TRUE:
+                self.cluster.record_event(
+                    now,
+                    f"Node/{node.name}",
+                    "NodeNotReady",
+                    f"Node {node.name} status is now: NodeNotReady",
+                )
+                self.mark_pods_not_ready(self.cluster.pods_on_node(node.name), node.name, now)
+        self.handle_disruption(zone_conds, nodes, now)
+
+    def classify_nodes(self, nodes: list[Node]) -> tuple[list[Node], list[str], list[Node]]:
+        """Port of Controller.classifyNodes."""
+        added: list[Node] = []
+        new_zone_reps: list[Node] = []
+        for node in nodes:
+            if node.name not in self.known_nodes:
+                added.append(node)
+            elif node.zone_key not in self.zone_states:
+                new_zone_reps.append(node)
+        deleted: list[str] = []
+        if len(self.known_nodes) + len(added) != len(nodes):
+            present = {n.name for n in nodes}
+            deleted = sorted(n for n in self.known_nodes if n not in present)
+        return added, deleted, new_zone_reps
+
+    def add_pod_evictor_for_new_zone(self, node: Node, now: int) -> None:
+        """Port of Controller.addPodEvictorForNewZone: a new zone starts Initial with a full
+        token bucket at nodeEvictionRate."""
+        zone = node.zone_key
+        if zone in self.zone_states:
+            return
+        self.zone_states[zone] = ZoneState.INITIAL
+        self.zone_queues[zone] = RateLimitedTimedQueue(
+            TokenBucket(self.cfg.node_eviction_rate, EVICTION_RATE_LIMITER_BURST, now)
+        )
+        self._emit_zone_state(zone, ZoneState.INITIAL, now)
+        self._emit_zone_rate(zone, now)
+
+    def try_update_node_health(
+        self, node: Node, now: int
+    ) -> tuple[int, NodeCondition, NodeCondition | None]:
+        """Port of Controller.tryUpdateNodeHealth: returns (grace period, observed Ready
+        condition as found at the start of the pass, current Ready condition after it)."""
+        health = self.node_health.get(node.name)
+        current = node.condition(READY)
+        if current is None:
+            # The kubelet never posted status: a synthetic Unknown condition dated at creation.
+            observed = NodeCondition(
+                READY, UNKNOWN, last_heartbeat_ms=node.creation_ms, last_transition_ms=node.creation_ms
+            )
+            grace = self.cfg.node_startup_grace_period_ms
+            if health is not None:
+                health.saved_ready = None
+            else:
+                health = NodeHealth(node.creation_ms, node.creation_ms, None)
+        else:
+            observed = current.copy()
+            grace = self.cfg.node_monitor_grace_period_ms
+
+        saved = health.saved_ready if health is not None else None
+        saved_lease = health.lease_renew_ms if health is not None else None
+        # Each branch that builds a fresh nodeHealthData drops the saved lease, as Go does.
+        if health is None:
+            health = NodeHealth(now, now, _copy(current))
+        elif saved is None and current is not None:
+            health = NodeHealth(now, now, current.copy())
+        elif saved is not None and current is None:
+            health = NodeHealth(now, now, None)
+        elif (
+            saved is not None
+            and current is not None
+            and saved.last_heartbeat_ms != current.last_heartbeat_ms
+        ):
+            transition = (
+                now
+                if saved.last_transition_ms != current.last_transition_ms
+                else health.ready_transition_ms
+            )
+            health = NodeHealth(now, transition, current.copy())
+        # Always update the probe time if the node lease is renewed (a first-seen lease counts).
+        lease = self.sim.lease_renew_ms(node.name, now)
+        if lease is not None and (saved_lease is None or saved_lease < lease):
+            health.lease_renew_ms = lease
+            health.probe_ms = now
+
+        self.node_health[node.name] = health
+        if now > health.probe_ms + grace:
+            # Kubelet stopped posting: rewrite Ready and the pressure conditions to Unknown.
+            new_conditions = [c.copy() for c in node.conditions]
+            by_type = {c.type: c for c in new_conditions}
+            for ctype in PRESSURE_AND_READY:
+                c = by_type.get(ctype)
+                if c is None:
+                    new_conditions.append(
+                        NodeCondition(
+                            ctype,
+                            UNKNOWN,
+                            "NodeStatusNeverUpdated",
+                            "Kubelet never posted node status.",
+                            node.creation_ms,
+                            now,
+                        )
+                    )
+                elif c.status != UNKNOWN:
+                    c.status = UNKNOWN
+                    c.reason = "NodeStatusUnknown"
+                    c.message = "Kubelet stopped posting node status."
+                    c.last_transition_ms = now
+            new_ready = next(c for c in new_conditions if c.type == READY)
+            if not _same_condition(new_ready, observed):
+                self.cluster.set_node_conditions(node, new_conditions, now)
+                health.saved_ready = new_ready.copy()
+                health.ready_transition_ms = now
+                health.lease_renew_ms = lease
+                return grace, observed, node.condition(READY)
+        return grace, observed, current
+
+    # -- taint-based path ----------------------------------------------------------------
+    def process_taint_base_eviction(self, node: Node, observed: str, now: int) -> None:
+        """Port of Controller.processTaintBaseEviction."""
+        if observed == FALSE:
+            if node.has_taint(UNREACHABLE_TAINT_TEMPLATE.key, UNREACHABLE_TAINT_TEMPLATE.effect):
+                self.cluster.swap_node_taints(
+                    node, [NOT_READY_TAINT_TEMPLATE], [UNREACHABLE_TAINT_TEMPLATE], now
+                )
+            else:
+                self.mark_node_for_tainting(node, now)
+        elif observed == UNKNOWN:
+            if node.has_taint(NOT_READY_TAINT_TEMPLATE.key, NOT_READY_TAINT_TEMPLATE.effect):
+                self.cluster.swap_node_taints(
+                    node, [UNREACHABLE_TAINT_TEMPLATE], [NOT_READY_TAINT_TEMPLATE], now
+                )
+            else:
+                self.mark_node_for_tainting(node, now)
+        elif observed == TRUE:
+            self.mark_node_as_reachable(node, now)
+
+    def mark_node_for_tainting(self, node: Node, now: int) -> None:
+        """Port of Controller.markNodeForTainting (1.18: Add only, no SetRemove)."""
+        if self.zone_queues[node.zone_key].add(node.name, node.uid, now):
+            self.wake_pass(now)
+
+    def mark_node_as_reachable(self, node: Node, now: int) -> None:
+        """Port of Controller.markNodeAsReachable: remove both NoExecute taints, then
+        Remove the node from its zone's queue (queue and set)."""
+        remove = [
+            t
+            for t in (UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE)
+            if node.has_taint(t.key, t.effect)
+        ]
+        if remove:
+            self.cluster.swap_node_taints(node, [], remove, now)
+        queue = self.zone_queues.get(node.zone_key)
+        if queue is not None:
+            queue.remove(node.name)
+
+    def do_no_execute_tainting_pass(self, now: int) -> None:
+        """Port of Controller.doNoExecuteTaintingPass."""
+        for zone in sorted(self.zone_queues):
+            self.zone_queues[zone].try_(self._taint_fn, now)
+
+    def _taint_fn(self, value: TimedValue) -> tuple[bool, int]:
+        now = self.sim.sched.now_ms
+        node = self.cluster.nodes.get(value.value)
+        if node is None:
+            return True, 0
+        condition = node.condition(READY)
+        if condition is None:
+            return False, 50
+        if condition.status == FALSE:
+            add, opposite = NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE
+        elif condition.status == UNKNOWN:
+            add, opposite = UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE
+        else:
+            return True, 0
+        return self.cluster.swap_node_taints(node, [add], [opposite], now), 0
+
+    # -- legacy path (enableTaintManager=false) -------------------------------------------
+    def process_no_taint_base_eviction(
+        self, node: Node, observed: str, pods: list[Pod], now: int
+    ) -> None:
+        """Port of Controller.processNoTaintBaseEviction."""
+        health = self.node_health[node.name]
+        if observed == FALSE:
+            if now > health.ready_transition_ms + self.cfg.pod_eviction_timeout_ms:
+                self.evict_pods(node, pods, now)
+        if observed == UNKNOWN:
+            if now > health.probe_ms + self.cfg.pod_eviction_timeout_ms:
+                self.evict_pods(node, pods, now)
+        if observed == TRUE:
+            self.cancel_pod_eviction(node, now)
+
+    def evict_pods(self, node: Node, pods: list[Pod], now: int) -> None:
+        """Port of Controller.evictPods."""
+        if self.node_eviction_map.get(node.name) == EVICTED:
+            self.delete_pods(pods, node, now)
+            return
+        self.node_eviction_map[node.name] = TO_BE_EVICTED
+        if self.zone_queues[node.zone_key].add(node.name, node.uid, now):
+            self.wake_pass(now)
+
+    def cancel_pod_eviction(self, node: Node, now: int) -> bool:
+        """Port of Controller.cancelPodEviction."""
+        self.node_eviction_map[node.name] = UNMARKED
+        queue = self.zone_queues.get(node.zone_key)
+        return queue.remove(node.name) if queue is not None else False
+
+    def do_eviction_pass(self, now: int) -> None:
+        """Port of Controller.doEvictionPass."""
+        for zone in sorted(self.zone_queues):
+            self.zone_queues[zone].try_(self._evict_fn, now)
+
+    def _evict_fn(self, value: TimedValue) -> tuple[bool, int]:
+        now = self.sim.sched.now_ms
+        node = self.cluster.nodes.get(value.value)
+        if node is None:
+            return True, 0
+        self.delete_pods(self.cluster.pods_on_node(node.name), node, now)
+        self.node_eviction_map[node.name] = EVICTED
+        return True, 0
+
+    def delete_pods(self, pods: list[Pod], node: Node, now: int) -> bool:
+        """Port of nodeutil.DeletePods: NodeLost reason on every pod, DELETE all but
+        DaemonSet pods and pods already being deleted. Returns ``remaining``."""
+        remaining = False
+        if pods:
+            self.cluster.record_event(
+                now,
+                f"Node/{node.name}",
+                "DeletingAllPods",
+                f"Node {node.name} event: Deleting all Pods from Node {node.name}.",
+            )
+        for pod in pods:
+            if pod.node_name != node.name:
+                continue
+            if pod.reason != "NodeLost":
+                self.cluster.set_pod_phase(
+                    pod,
+                    pod.phase,
+                    now,
+                    "NodeLost",
+                    f"Node {node.name} which was running pod {pod.name} is unresponsive",
+                )
+            if pod.deletion_grace_s is not None:
+                remaining = True
+                continue
+            if self.sim.is_daemonset_pod(pod):
+                continue
+            self.cluster.record_event(
+                now,
+                f"Pod/{pod.key}",
+                "NodeControllerEviction",
+                f"Marking for deletion Pod {pod.name} from Node {node.name}",
+            )
+            self.cluster.delete_pod(pod, now, "NodeLifecycleController", "NodeLost")
+            remaining = True
+        return remaining
+
+    # -- pods ------------------------------------------------------------------------------
+    def mark_pods_not_ready(self, pods: list[Pod], node_name: str, now: int) -> None:
+        """Port of nodeutil.MarkPodsNotReady: Ready condition False where it is set."""
+        for pod in pods:
+            if pod.node_name != node_name:
+                continue
+            if pod.ready is True:
+                self.cluster.set_pod_ready(pod, False, now)
+
+    def process_pod(self, pod: Pod, now: int) -> None:
+        """Port of Controller.processPod (a pod was bound or moved to a node)."""
+        health = self.node_health.get(pod.node_name)
+        if health is None or pod.node_name not in self.cluster.nodes:
+            return
+        saved = health.saved_ready
+        if saved is None:
+            return
+        node = self.cluster.nodes[pod.node_name]
+        if not self.taint_mode:
+            self.process_no_taint_base_eviction(node, saved.status, [pod], now)
+        if saved.status != TRUE:
+            self.mark_pods_not_ready([pod], pod.node_name, now)
+
+    # -- NoSchedule taints (informer-driven) ------------------------------------------------
+    def do_no_schedule_tainting_pass(self, node: Node, now: int) -> None:
+        """Port of Controller.doNoScheduleTaintingPass (runs on every node Add/Update)."""
+        to_add, to_remove = no_schedule_taint_diff(node)
+        if to_add or to_remove:
+            self.cluster.swap_node_taints(node, to_add, to_remove, now)
+
+    # -- zones ---------------------------------------------------------------------------------
+    def handle_disruption(
+        self, zone_conds: dict[str, list[str | None]], nodes: list[Node], now: int
+    ) -> None:
+        """Port of Controller.handleDisruption."""
+        new_states: dict[str, ZoneState] = {}
+        all_are_full = True
+        for zone in sorted(zone_conds):
+            _unhealthy, state = compute_zone_state(
+                zone_conds[zone], self.cfg.unhealthy_zone_threshold
+            )
+            if state != ZoneState.FULL_DISRUPTION:
+                all_are_full = False
+            new_states[zone] = state
+            if zone not in self.zone_states:
+                self.zone_states[zone] = ZoneState.INITIAL
+                self._emit_zone_state(zone, ZoneState.INITIAL, now)
+        all_was_full = True
+        for zone in sorted(self.zone_states):
+            if zone not in zone_conds:
+                del self.zone_states[zone]
+                continue
+            if self.zone_states[zone] != ZoneState.FULL_DISRUPTION:
+                all_was_full = False
+                break
+        if all_are_full and all_was_full:
+            return
+        if all_are_full:
+            # Entering "master disruption mode": every node reachable, every limiter stopped.
+            for node in nodes:
+                if self.taint_mode:
+                    self.mark_node_as_reachable(node, now)
+                else:
+                    self.cancel_pod_eviction(node, now)
+            for zone in sorted(self.zone_states):
+                self._swap_limiter(zone, 0.0, now)
+            for zone in sorted(self.zone_states):
+                self._set_zone_state(zone, ZoneState.FULL_DISRUPTION, now)
+            return
+        if all_was_full:
+            # Exiting: reset probe timestamps on all nodes, limiters as the new states say.
+            for node in nodes:
+                health = self.node_health.get(node.name)
+                if health is None:
+                    health = NodeHealth(now, now, None)
+                    self.node_health[node.name] = health
+                health.probe_ms = now
+                health.ready_transition_ms = now
+            for zone in sorted(self.zone_states):
+                self.set_limiter_in_zone(zone, len(zone_conds.get(zone, ())), new_states[zone], now)
+                self._set_zone_state(zone, new_states[zone], now)
+            return
+        for zone in sorted(self.zone_states):
+            new_state = new_states[zone]
+            if self.zone_states[zone] == new_state:
+                continue
+            self.set_limiter_in_zone(zone, len(zone_conds[zone]), new_state, now)
+            self._set_zone_state(zone, new_state, now)
+
+    def set_limiter_in_zone(self, zone: str, size: int, state: ZoneState, now: int) -> None:
+        """Port of Controller.setLimiterInZone."""
+        if state == ZoneState.NORMAL:
+            qps = self.cfg.node_eviction_rate
+        elif state == ZoneState.PARTIAL_DISRUPTION:
+            qps = reduced_qps(
+                size, self.cfg.secondary_node_eviction_rate, self.cfg.large_cluster_size_threshold
+            )
+        elif state == ZoneState.FULL_DISRUPTION:
+            qps = healthy_qps(size, self.cfg.node_eviction_rate)
+        else:
+            return
+        self._swap_limiter(zone, qps, now)
+
+    def _swap_limiter(self, zone: str, qps: float, now: int) -> None:
+        queue = self.zone_queues[zone]
+        before = self.effective_qps(zone)
+        queue.swap_limiter(qps, now)
+        if self.effective_qps(zone) != before:
+            self._emit_zone_rate(zone, now)
+        self.wake_pass(now)
+
+    def effective_qps(self, zone: str) -> float:
+        """The rate the zone's queue really runs at: 0 for the never-accepting limiter."""
+        limiter = self.zone_queues[zone].limiter
+        return 0.0 if not isinstance(limiter, TokenBucket) else float(limiter.qps)
+
+    def _set_zone_state(self, zone: str, state: ZoneState, now: int) -> None:
+        if self.zone_states.get(zone) != state:
+            self._emit_zone_state(zone, state, now)
+        self.zone_states[zone] = state
+
+    def _emit_zone_state(self, zone: str, state: ZoneState, now: int) -> None:
+        self.timeline.emit(now, "ZoneState", zone=zone_display(zone), state=str(state))
+
+    def _emit_zone_rate(self, zone: str, now: int) -> None:
+        self.timeline.emit(now, "ZoneRate", zone=zone_display(zone), qps=self.effective_qps(zone))
+
+
+def _copy(c: NodeCondition | None) -> NodeCondition | None:
+    return c.copy() if c is not None else None
+
+
+def _same_condition(a: NodeCondition, b: NodeCondition) -> bool:
+    """apiequality.Semantic.DeepEqual on two NodeConditions."""
+    return (
+        a.status == b.status
+        and a.reason == b.reason
+        and a.message == b.message
+        and a.last_heartbeat_ms == b.last_heartbeat_ms
+        and a.last_transition_ms == b.last_transition_ms
+    )

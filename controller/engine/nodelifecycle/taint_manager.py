@@ -1,0 +1,193 @@
+"""NoExecuteTaintManager (pkg/controller/nodelifecycle/scheduler/taint_manager.go, v1.18).
+
+Reacts at the instant of a node's NoExecute-taint change or a pod's binding/toleration
+change; deletions wait in timers (``TimedWorkerQueue``) on the simulation's heap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..core import Handle, Phase
+from ..objects import NO_EXECUTE, Pod, Taint, Toleration
+
+if TYPE_CHECKING:
+    from ..simulation import Simulation
+
+
+@dataclass(slots=True)
+class TimedWork:
+    """timedWorker: created_at and fire_at of one scheduled deletion (``handle`` None once
+    fired: the key is kept, blocking re-adds, until a cancel)."""
+
+    created_ms: int
+    fire_ms: int
+    handle: Handle | None
+
+
+def get_matching_tolerations(
+    taints: list[Taint], tolerations: list[Toleration]
+) -> tuple[bool, list[Toleration]]:
+    """Port of v1helper.GetMatchingTolerations: for each taint the first toleration that
+    tolerates it; (False, []) if any taint is not tolerated."""
+    if not taints:
+        return True, []
+    if not tolerations:
+        return False, []
+    used: list[Toleration] = []
+    for taint in taints:
+        for tol in tolerations:
+            if tol.tolerates(taint):
+                used.append(tol)
+                break
+        else:
+            return False, []
+    return True, used
+
+
+def get_min_toleration_time_ms(tolerations: list[Toleration]) -> int:
+    """Port of getMinTolerationTime: -1 = tolerated forever; 0 if the list is empty or any
+    tolerationSeconds <= 0; else the minimum, in milliseconds."""
+    min_s = -1
+    if not tolerations:
+        return 0
+    for tol in tolerations:
+        if tol.toleration_seconds is not None:
+            s = tol.toleration_seconds
+            if s <= 0:
+                return 0
+            if s < min_s or min_s == -1:
+                min_s = s
+    return min_s * 1000 if min_s >= 0 else -1
+
+
+class NoExecuteTaintManager:
+    """Port of scheduler.NoExecuteTaintManager."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.cluster = sim.cluster
+        self.tainted_nodes: dict[str, list[Taint]] = {}
+        self.work: dict[str, TimedWork] = {}  # taintEvictionQueue, keyed by ns/name
+        self.stopped = False
+
+    def run(self, now: int) -> None:
+        """Start: the informers deliver every node and pod as an Add."""
+        for node in self.sim.sorted_nodes():
+            self.handle_node_update(node.name, now)
+
+    def stop(self) -> None:
+        self.stopped = True
+        for w in self.work.values():
+            if w.handle is not None:
+                w.handle.cancel()
+        self.work.clear()
+
+    # -- handlers ------------------------------------------------------------------------
+    def handle_node_update(self, node_name: str, now: int) -> None:
+        """Port of NoExecuteTaintManager.handleNodeUpdate."""
+        node = self.cluster.nodes.get(node_name)
+        if node is None:
+            self.tainted_nodes.pop(node_name, None)
+            taints: list[Taint] = []
+        else:
+            taints = [t for t in node.taints if t.effect == NO_EXECUTE]
+            if taints:
+                self.tainted_nodes[node_name] = taints
+            else:
+                self.tainted_nodes.pop(node_name, None)
+        pods = self.cluster.pods_on_node(node_name)
+        if not pods:
+            return
+        if not taints:
+            for pod in pods:
+                self.cancel_work_with_event(pod, now)
+            return
+        for pod in pods:
+            self.process_pod_on_node(pod, node_name, taints, now)
+
+    def handle_pod_update(self, pod: Pod, now: int) -> None:
+        """Port of NoExecuteTaintManager.handlePodUpdate (pod added, bound, or changed)."""
+        if pod.key not in self.cluster.pods:
+            self.cancel_work_with_event(pod, now)
+            return
+        if not pod.node_name:
+            return
+        taints = self.tainted_nodes.get(pod.node_name)
+        if not taints:
+            return
+        self.process_pod_on_node(pod, pod.node_name, taints, now)
+
+    def handle_pod_removed(self, pod: Pod, now: int) -> None:
+        self.cancel_work_with_event(pod, now)
+
+    def process_pod_on_node(self, pod: Pod, node_name: str, taints: list[Taint], now: int) -> None:
+        """Port of processPodOnNode."""
+        if not taints:
+            self.cancel_work_with_event(pod, now)
+        all_tolerated, used = get_matching_tolerations(taints, pod.tolerations)
+        if not all_tolerated:
+            # Not all taints are tolerated: delete at once.
+            self.cancel_work_with_event(pod, now)
+            self.add_work(pod, now, now)
+            return
+        min_ms = get_min_toleration_time_ms(used)
+        if min_ms < 0:
+            # Tolerated forever.
+            self.cancel_work_with_event(pod, now)
+            return
+        trigger = now + min_ms
+        existing = self.work.get(pod.key)
+        if existing is not None:
+            if existing.created_ms + min_ms < trigger:
+                # An already scheduled deletion is never moved earlier or later.
+                return
+            self.cancel_work_with_event(pod, now)
+        self.add_work(pod, now, trigger)
+
+    # -- timed workers ------------------------------------------------------------------------
+    def add_work(self, pod: Pod, created_ms: int, fire_ms: int) -> None:
+        """Port of TimedWorkerQueue.AddWork: a key already present is ignored; a fire time at
+        or before creation runs at once."""
+        if pod.key in self.work:
+            return
+        if fire_ms <= created_ms:
+            self.work[pod.key] = TimedWork(created_ms, fire_ms, None)
+            self._delete_pod(pod.key)
+            return
+        handle = self.sim.sched.schedule(fire_ms, Phase.TAINT_MANAGER, self._fire, pod.key)
+        self.work[pod.key] = TimedWork(created_ms, fire_ms, handle)
+
+    def cancel_work_with_event(self, pod: Pod, now: int) -> None:
+        """Port of NoExecuteTaintManager.cancelWorkWithEvent: the Cancelling event only when
+        a timer was still pending."""
+        work = self.work.pop(pod.key, None)
+        if work is None:
+            return
+        if work.handle is not None and not work.handle.cancelled:
+            work.handle.cancel()
+            self.cluster.record_event(
+                now, f"Pod/{pod.key}", "TaintManagerEviction", f"Cancelling deletion of Pod {pod.key}"
+            )
+
+    def _fire(self, key: str) -> None:
+        work = self.work.get(key)
+        if work is not None:
+            work.handle = None
+        self._delete_pod(key)
+
+    def _delete_pod(self, key: str) -> None:
+        """deletePodHandler: event, then DELETE with the pod's own grace period."""
+        now = self.sim.sched.now_ms
+        pod = self.cluster.pods.get(key)
+        if pod is None:
+            return
+        self.cluster.record_event(
+            now, f"Pod/{key}", "TaintManagerEviction", f"Marking for deletion Pod {key}"
+        )
+        self.cluster.delete_pod(pod, now, "TaintManager", "TaintManagerEviction")
+
+    def pending(self) -> dict[str, int]:
+        """Pod key -> fire time of every pending deletion (for the page's countdowns)."""
+        return {k: w.fire_ms for k, w in self.work.items() if w.handle is not None}

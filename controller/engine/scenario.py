@@ -1,0 +1,662 @@
+"""Scenario files (design.md, "Scenario file"): YAML -> a validated ``Scenario``.
+
+Bad input is refused whole with the path of the first wrong field and why
+(``spec.nodes[3].capacity.memory: "16GB" is not a Kubernetes quantity``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .clock import SECOND
+from .config import (
+    ApiServerConfig,
+    ClusterConfig,
+    ControllerManagerConfig,
+    FeatureGates,
+    KubeletConfig,
+    copy_config,
+)
+from .quantity import DurationError, QuantityError, milli_value, parse_duration_ms, quantity_to_int
+
+MAX_SCENARIO_BYTES = 2 * 1024 * 1024
+DEFAULT_CAPACITY = {"cpu": "4", "memory": "16Gi", "ephemeral-storage": "100Gi", "pods": "110"}
+RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage", "pods")
+USAGE_NAMES = ("memory", "ephemeral-storage", "pids")
+DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+class ScenarioError(ValueError):
+    """A scenario refused: ``path`` names the first wrong field."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"{path}: {why}" if path else why)
+        self.path = path
+        self.why = why
+
+
+@dataclass(slots=True)
+class NodeSpec:
+    name: str
+    labels: dict[str, str]
+    capacity: dict[str, int]  # cpu milli, bytes, pods count
+    usage: dict[str, int] = field(default_factory=dict)
+    pid_max: int = 4_194_304
+    inodes: int = 0
+    imagefs: int | None = None
+    images: list[dict[str, Any]] = field(default_factory=list)
+    dead_containers: int = 0
+    kubelet_offset_ms: int = 0
+    kubelet: KubeletConfig = field(default_factory=KubeletConfig)
+    kubelet_mode: str = "Running"
+    unschedulable: bool = False
+
+
+@dataclass(slots=True)
+class Fault:
+    at_ms: int
+    type: str
+    args: dict[str, Any]  # the fault as written, without at/type
+
+
+@dataclass(slots=True)
+class Scenario:
+    name: str
+    duration_ms: int
+    config: ClusterConfig
+    nodes: list[NodeSpec]
+    objects: list[dict[str, Any]]
+    faults: list[Fault]
+    expect: list[dict[str, Any]]
+    description: str = ""
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+# -- typed field readers ---------------------------------------------------------------------
+def _map(v: Any, path: str) -> dict[str, Any]:
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise ScenarioError(path, f"must be a mapping, got {_show(v)}")
+    for k in v:
+        if not isinstance(k, str):
+            raise ScenarioError(path, f"keys must be strings, got {_show(k)}")
+    return v
+
+
+def _list(v: Any, path: str) -> list[Any]:
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise ScenarioError(path, f"must be a list, got {_show(v)}")
+    return v
+
+
+def _str(v: Any, path: str) -> str:
+    if not isinstance(v, str) or not v:
+        raise ScenarioError(path, f"must be a non-empty string, got {_show(v)}")
+    return v
+
+
+def _int(v: Any, path: str, minimum: int | None = 0) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
+            v = int(v)
+        else:
+            raise ScenarioError(path, f"must be an integer, got {_show(v)}")
+    if minimum is not None and v < minimum:
+        raise ScenarioError(path, f"must be >= {minimum}, got {v}")
+    return v
+
+
+def _num(v: Any, path: str, minimum: float | None = 0.0, maximum: float | None = None) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ScenarioError(path, f"must be a number, got {_show(v)}")
+    if minimum is not None and v < minimum:
+        raise ScenarioError(path, f"must be >= {minimum:g}, got {v:g}")
+    if maximum is not None and v > maximum:
+        raise ScenarioError(path, f"must be <= {maximum:g}, got {v:g}")
+    return float(v)
+
+
+def _bool(v: Any, path: str) -> bool:
+    if not isinstance(v, bool):
+        raise ScenarioError(path, f"must be true or false, got {_show(v)}")
+    return v
+
+
+def _dur(v: Any, path: str, minimum_ms: int = 0) -> int:
+    try:
+        ms = parse_duration_ms(v)
+    except (DurationError, ValueError, TypeError) as exc:
+        raise ScenarioError(path, str(exc)) from None
+    if ms < minimum_ms:
+        raise ScenarioError(path, f"must be at least {minimum_ms / 1000:g}s")
+    return ms
+
+
+def _qty(v: Any, path: str, milli: bool = False) -> int:
+    try:
+        n = milli_value(v) if milli else quantity_to_int(v)
+    except (QuantityError, ValueError, TypeError):
+        raise ScenarioError(path, f"{_show(v)} is not a Kubernetes quantity") from None
+    if n < 0:
+        raise ScenarioError(path, f"must not be negative, got {_show(v)}")
+    return n
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, dict):
+        return "a mapping"
+    if isinstance(v, list):
+        return "a list"
+    if v is None:
+        return "nothing"
+    return repr(v)
+
+
+def _no_unknown(d: dict[str, Any], allowed: set[str], path: str) -> None:
+    for k in d:
+        if k not in allowed:
+            raise ScenarioError(f"{path}.{k}" if path else k, "unknown field")
+
+
+def resources(d: Any, path: str) -> dict[str, int]:
+    """A resource list (cpu in millicores, the rest as integers)."""
+    out: dict[str, int] = {}
+    for k, v in _map(d, path).items():
+        out[k] = _qty(v, f"{path}.{k}", milli=(k == "cpu"))
+    return out
+
+
+# -- component configuration ------------------------------------------------------------------
+CM_FIELDS: dict[str, tuple[str, str]] = {
+    "nodeMonitorPeriod": ("node_monitor_period_ms", "duration+"),
+    "nodeMonitorGracePeriod": ("node_monitor_grace_period_ms", "duration+"),
+    "nodeStartupGracePeriod": ("node_startup_grace_period_ms", "duration"),
+    "podEvictionTimeout": ("pod_eviction_timeout_ms", "duration"),
+    "nodeEvictionRate": ("node_eviction_rate", "rate"),
+    "secondaryNodeEvictionRate": ("secondary_node_eviction_rate", "rate"),
+    "largeClusterSizeThreshold": ("large_cluster_size_threshold", "int"),
+    "unhealthyZoneThreshold": ("unhealthy_zone_threshold", "fraction"),
+    "enableTaintManager": ("enable_taint_manager", "bool"),
+}
+KUBELET_FIELDS: dict[str, tuple[str, str]] = {
+    "nodeLeaseDurationSeconds": ("node_lease_duration_seconds", "int+"),
+    "nodeStatusUpdateFrequency": ("node_status_update_frequency_ms", "duration+"),
+    "nodeStatusReportFrequency": ("node_status_report_frequency_ms", "duration+"),
+    "evictionHard": ("eviction_hard", "thresholds"),
+    "evictionSoft": ("eviction_soft", "thresholds"),
+    "evictionSoftGracePeriod": ("eviction_soft_grace_period", "durations"),
+    "evictionMinimumReclaim": ("eviction_minimum_reclaim", "thresholds"),
+    "evictionPressureTransitionPeriod": ("eviction_pressure_transition_period_ms", "duration"),
+    "evictionMaxPodGracePeriod": ("eviction_max_pod_grace_period", "int"),
+    "enforceNodeAllocatable": ("enforce_node_allocatable", "strings"),
+    "imageGCHighThresholdPercent": ("image_gc_high_threshold_percent", "percent"),
+    "imageGCLowThresholdPercent": ("image_gc_low_threshold_percent", "percent"),
+    "imageMinimumGCAge": ("image_minimum_gc_age_ms", "duration"),
+    "evictionRankingPolicy": ("eviction_ranking_policy", "ranking"),
+}
+API_FIELDS: dict[str, tuple[str, str]] = {
+    "defaultNotReadyTolerationSeconds": ("default_not_ready_toleration_seconds", "int"),
+    "defaultUnreachableTolerationSeconds": ("default_unreachable_toleration_seconds", "int"),
+    "disableAdmissionPlugins": ("disable_admission_plugins", "strings"),
+}
+GATE_FIELDS: dict[str, tuple[str, str]] = {
+    "NodeDisruptionExclusion": ("node_disruption_exclusion", "bool"),
+    "LegacyNodeRoleBehavior": ("legacy_node_role_behavior", "bool"),
+}
+
+
+def _convert(kind: str, v: Any, path: str) -> Any:
+    if kind == "duration":
+        return _dur(v, path)
+    if kind == "duration+":
+        return _dur(v, path, minimum_ms=1)
+    if kind == "rate":
+        return _num(v, path, minimum=0.0)
+    if kind == "int":
+        return _int(v, path)
+    if kind == "int+":
+        return _int(v, path, minimum=1)
+    if kind == "fraction":
+        return _num(v, path, minimum=0.0, maximum=1.0)
+    if kind == "percent":
+        return _int(v, path, minimum=0) if _int(v, path) <= 100 else _too_big(path, v)
+    if kind == "bool":
+        return _bool(v, path)
+    if kind == "strings":
+        return [_str(x, f"{path}[{i}]") for i, x in enumerate(_list(v, path))]
+    if kind == "thresholds":
+        out = {}
+        for k, x in _map(v, path).items():
+            if isinstance(x, int | float) and not isinstance(x, bool):
+                x = str(x)
+            out[k] = _str(x, f"{path}.{k}")
+        return out
+    if kind == "durations":
+        out2 = {}
+        for k, x in _map(v, path).items():
+            _dur(x, f"{path}.{k}")
+            out2[k] = x if isinstance(x, str) else f"{x}s"
+        return out2
+    if kind == "ranking":
+        if v not in ("priority", "qos"):
+            raise ScenarioError(path, f'must be "priority" (v1.18) or "qos", got {_show(v)}')
+        return v
+    raise AssertionError(kind)
+
+
+def _too_big(path: str, v: Any) -> int:
+    raise ScenarioError(path, f"must be between 0 and 100, got {v}")
+
+
+def apply_fields(obj: Any, data: Any, table: dict[str, tuple[str, str]], path: str) -> Any:
+    """A copy of config dataclass ``obj`` with the camelCase fields of ``data`` applied."""
+    d = _map(data, path)
+    _no_unknown(d, set(table), path)
+    changes = {}
+    for key, value in d.items():
+        attr, kind = table[key]
+        changes[attr] = _convert(kind, value, f"{path}.{key}")
+    out = copy_config(obj, **changes)
+    if isinstance(out, KubeletConfig):
+        _check_kubelet(out, data if isinstance(data, dict) else {}, path)
+    return out
+
+
+def _check_kubelet(cfg: KubeletConfig, data: dict[str, Any], path: str) -> None:
+    from .kubelet.eviction.helpers import parse_threshold_config
+
+    if "nodeStatusUpdateFrequency" in data and "nodeStatusReportFrequency" not in data:
+        # Since 1.17 the report frequency follows an explicitly set update frequency.
+        cfg.node_status_report_frequency_ms = cfg.node_status_update_frequency_ms
+    try:
+        parse_threshold_config(
+            cfg.enforce_node_allocatable,
+            cfg.eviction_hard,
+            cfg.eviction_soft,
+            cfg.eviction_soft_grace_period,
+            cfg.eviction_minimum_reclaim,
+            path_prefix=path,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        raise ScenarioError("", msg if msg.startswith(path) else f"{path}: {msg}") from None
+
+
+# -- loading ------------------------------------------------------------------------------------
+def load_scenario_file(filename: str) -> Scenario:
+    import os
+
+    try:
+        size = os.path.getsize(filename)
+    except OSError as exc:
+        raise ScenarioError("", f"cannot read {filename}: {exc.strerror}") from None
+    if size > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            "",
+            f"{filename} is {size / 1e6:.1f} MB; a scenario may be at most "
+            f"{MAX_SCENARIO_BYTES // (1024 * 1024)} MiB",
+        )
+    with open(filename, encoding="utf-8", errors="replace") as fh:
+        return load_scenario(fh.read())
+
+
+def load_scenario(text: str) -> Scenario:
+    """Parse and validate a scenario document (or several: extra documents are objects)."""
+    if len(text.encode("utf-8", errors="replace")) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            "", f"scenario is larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB"
+        )
+    try:
+        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ScenarioError("", f"malformed YAML{where}: {problem}") from None
+    if not docs:
+        raise ScenarioError("", "the file holds no YAML document")
+    scen_docs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"]
+    if not scen_docs:
+        raise ScenarioError("kind", 'no document has kind "Scenario"')
+    root = scen_docs[0]
+    extra_objects = [d for d in docs if d is not root]
+    return parse_scenario(root, extra_objects)
+
+
+def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None) -> Scenario:
+    _no_unknown(root, {"apiVersion", "kind", "metadata", "spec", "description"}, "")
+    api = root.get("apiVersion", "playground/v1alpha1")
+    if api != "playground/v1alpha1":
+        raise ScenarioError("apiVersion", f'must be "playground/v1alpha1", got {_show(api)}')
+    meta = _map(root.get("metadata"), "metadata")
+    name = _str(meta.get("name", "scenario"), "metadata.name")
+    spec = _map(root.get("spec"), "spec")
+    _no_unknown(
+        spec,
+        {
+            "duration",
+            "controllerManager",
+            "kubelet",
+            "apiServer",
+            "featureGates",
+            "nodes",
+            "objects",
+            "faults",
+            "expect",
+            "seed",
+        },
+        "spec",
+    )
+    duration_ms = _dur(spec.get("duration", "600s"), "spec.duration", minimum_ms=1)
+    config = ClusterConfig(
+        controller_manager=apply_fields(
+            ControllerManagerConfig(), spec.get("controllerManager"), CM_FIELDS, "spec.controllerManager"
+        ),
+        kubelet=apply_fields(KubeletConfig(), spec.get("kubelet"), KUBELET_FIELDS, "spec.kubelet"),
+        api_server=apply_fields(ApiServerConfig(), spec.get("apiServer"), API_FIELDS, "spec.apiServer"),
+        feature_gates=apply_fields(
+            FeatureGates(), spec.get("featureGates"), GATE_FIELDS, "spec.featureGates"
+        ),
+    )
+    kubelet_raw = spec.get("kubelet") or {}
+    nodes = parse_nodes(spec.get("nodes"), config.kubelet, kubelet_raw, "spec.nodes")
+    objects = _list(spec.get("objects"), "spec.objects") + list(extra_objects or [])
+    from .manifests import validate_manifest
+
+    for i, obj in enumerate(objects):
+        validate_manifest(obj, f"spec.objects[{i}]")
+    node_names = {n.name for n in nodes}
+    faults = parse_faults(spec.get("faults"), node_names, config.kubelet, kubelet_raw, "spec.faults")
+    expect = [_map(e, f"spec.expect[{i}]") for i, e in enumerate(_list(spec.get("expect"), "spec.expect"))]
+    from .expect import validate_expectation
+
+    for i, e in enumerate(expect):
+        validate_expectation(e, f"spec.expect[{i}]")
+    return Scenario(
+        name=name,
+        duration_ms=duration_ms,
+        config=config,
+        nodes=nodes,
+        objects=objects,
+        faults=faults,
+        expect=expect,
+        description=str(root.get("description", "")),
+        raw=root,
+    )
+
+
+NODE_FIELDS = {
+    "name",
+    "zone",
+    "region",
+    "labels",
+    "capacity",
+    "usage",
+    "pidMax",
+    "inodes",
+    "imagefs",
+    "images",
+    "deadContainers",
+    "kubeletOffset",
+    "kubelet",
+    "unschedulable",
+}
+
+
+def parse_nodes(
+    data: Any, kubelet: KubeletConfig, kubelet_raw: dict[str, Any], path: str
+) -> list[NodeSpec]:
+    out: list[NodeSpec] = []
+    seen: dict[str, str] = {}
+    for i, entry in enumerate(_list(data, path)):
+        p = f"{path}[{i}]"
+        entry = _map(entry, p)
+        if "generate" in entry:
+            _no_unknown(entry, {"generate"}, p)
+            gen = _map(entry["generate"], f"{p}.generate")
+            count = _int(gen.get("count"), f"{p}.generate.count", minimum=1)
+            if count > 20000:
+                raise ScenarioError(f"{p}.generate.count", f"at most 20000 nodes, got {count}")
+            prefix = gen.get("namePrefix", "node-")
+            _str(prefix, f"{p}.generate.namePrefix")
+            template = {k: v for k, v in gen.items() if k not in ("count", "namePrefix")}
+            _no_unknown(template, NODE_FIELDS - {"name"}, f"{p}.generate")
+            for n in range(1, count + 1):
+                spec = parse_node({**template, "name": f"{prefix}{n}"}, kubelet, kubelet_raw, f"{p}.generate")
+                _add_unique(out, seen, spec, p)
+        else:
+            spec = parse_node(entry, kubelet, kubelet_raw, p)
+            _add_unique(out, seen, spec, p)
+    return out
+
+
+def _add_unique(out: list[NodeSpec], seen: dict[str, str], spec: NodeSpec, path: str) -> None:
+    if spec.name in seen:
+        raise ScenarioError(
+            f"{path}.name", f'duplicate node name "{spec.name}" (first defined at {seen[spec.name]})'
+        )
+    seen[spec.name] = path
+    out.append(spec)
+
+
+def parse_node(
+    entry: dict[str, Any], kubelet: KubeletConfig, kubelet_raw: dict[str, Any], p: str
+) -> NodeSpec:
+    _no_unknown(entry, NODE_FIELDS, p)
+    name = _str(entry.get("name"), f"{p}.name")
+    if not DNS1123.match(name) or len(name) > 253:
+        raise ScenarioError(f"{p}.name", f'"{name}" is not a valid node name (DNS-1123 subdomain)')
+    labels = {
+        str(k): _label_value(v, f"{p}.labels.{k}") for k, v in _map(entry.get("labels"), f"{p}.labels").items()
+    }
+    labels.setdefault("kubernetes.io/hostname", name)
+    labels.setdefault("kubernetes.io/os", "linux")
+    labels.setdefault("kubernetes.io/arch", "amd64")
+    if "zone" in entry:
+        labels["topology.kubernetes.io/zone"] = _str(entry["zone"], f"{p}.zone")
+    if "region" in entry:
+        labels["topology.kubernetes.io/region"] = _str(entry["region"], f"{p}.region")
+    cap_raw = {**DEFAULT_CAPACITY, **_map(entry.get("capacity"), f"{p}.capacity")}
+    _no_unknown(cap_raw, set(RESOURCE_NAMES), f"{p}.capacity")
+    capacity = resources(cap_raw, f"{p}.capacity")
+    usage_raw = _map(entry.get("usage"), f"{p}.usage")
+    _no_unknown(usage_raw, set(USAGE_NAMES), f"{p}.usage")
+    usage = resources(usage_raw, f"{p}.usage")
+    images = []
+    for j, img in enumerate(_list(entry.get("images"), f"{p}.images")):
+        ip = f"{p}.images[{j}]"
+        img = _map(img, ip)
+        _no_unknown(img, {"name", "size", "inUse"}, ip)
+        images.append(
+            {
+                "name": _str(img.get("name"), f"{ip}.name"),
+                "size": _qty(img.get("size"), f"{ip}.size"),
+                "inUse": _bool(img.get("inUse", False), f"{ip}.inUse"),
+            }
+        )
+    node_kubelet = kubelet
+    if "kubelet" in entry:
+        merged = {**kubelet_raw, **_map(entry["kubelet"], f"{p}.kubelet")}
+        node_kubelet = apply_fields(KubeletConfig(), merged, KUBELET_FIELDS, f"{p}.kubelet")
+    return NodeSpec(
+        name=name,
+        labels=labels,
+        capacity=capacity,
+        usage=usage,
+        pid_max=_int(entry.get("pidMax", 4_194_304), f"{p}.pidMax", minimum=1),
+        inodes=_int(entry.get("inodes", 0), f"{p}.inodes"),
+        imagefs=_qty(entry["imagefs"], f"{p}.imagefs") if "imagefs" in entry else None,
+        images=images,
+        dead_containers=_qty(entry.get("deadContainers", 0), f"{p}.deadContainers"),
+        kubelet_offset_ms=_dur(entry.get("kubeletOffset", 0), f"{p}.kubeletOffset"),
+        kubelet=node_kubelet,
+        unschedulable=_bool(entry.get("unschedulable", False), f"{p}.unschedulable"),
+    )
+
+
+def _label_value(v: Any, path: str) -> str:
+    if isinstance(v, bool):
+        raise ScenarioError(path, "label values must be strings (quote true/false)")
+    if isinstance(v, int | float):
+        return str(v)
+    if v is None:
+        return ""
+    if not isinstance(v, str):
+        raise ScenarioError(path, f"label values must be strings, got {_show(v)}")
+    return v
+
+
+# -- faults -----------------------------------------------------------------------------------
+# type -> (required target field(s), allowed extra fields)
+FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
+    "StopKubelet": (("node",), set()),
+    "StartKubelet": (("node",), set()),
+    "PartitionNode": (("node",), set()),
+    "HealNode": (("node",), set()),
+    "PowerOffNode": (("node",), set()),
+    "PowerOnNode": (("node",), set()),
+    "SetNodeNotReady": (("node",), {"message"}),
+    "SetNodeReady": (("node",), set()),
+    "SetNodeCondition": (("node",), {"condition", "status", "reason", "message"}),
+    "ZoneOutage": (("zone",), set()),
+    "ZoneRestore": (("zone",), set()),
+    "Cordon": (("node",), set()),
+    "Uncordon": (("node",), set()),
+    "Taint": (("node",), {"key", "value", "effect", "taints"}),
+    "Untaint": (("node",), {"key", "value", "effect", "taints"}),
+    "AddNode": (("node",), {"kubeletMode"}),
+    "DeleteNode": (("node",), set()),
+    "Apply": (("object",), set()),
+    "RestartControllerManager": ((), set()),
+    "SetUsage": (("node|pod",), {"memory", "ephemeral-storage", "pids"}),
+    "LeakMemory": (("pod",), {"rate", "until"}),
+    "FillDisk": (("node|pod",), {"rate", "until"}),
+    "StopLeak": (("node|pod",), set()),
+    "DeletePod": (("pod",), {"gracePeriodSeconds", "force"}),
+    "ScaleWorkload": (("workload",), {"replicas"}),
+    "RunControllerPass": ((), {"pass"}),
+    "RunEvictionSync": (("node",), set()),
+}
+NODE_CONDITIONS_SETTABLE = {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
+
+
+def parse_faults(
+    data: Any, node_names: set[str], kubelet: KubeletConfig, kubelet_raw: dict[str, Any], path: str
+) -> list[Fault]:
+    known = set(node_names)
+    out: list[Fault] = []
+    for i, raw in enumerate(_list(data, path)):
+        fault = parse_fault(raw, known, kubelet, kubelet_raw, f"{path}[{i}]")
+        if fault.type == "AddNode":
+            known.add(fault.args["node"]["name"])
+        out.append(fault)
+    out.sort(key=lambda f: f.at_ms)  # stable: same instant keeps file order
+    return out
+
+
+def parse_fault(
+    raw: Any,
+    known_nodes: set[str] | None,
+    kubelet: KubeletConfig,
+    kubelet_raw: dict[str, Any],
+    p: str,
+) -> Fault:
+    """Validate one fault (also used for live actions, with ``at`` = now)."""
+    d = _map(raw, p)
+    ftype = d.get("type")
+    if ftype not in FAULT_TYPES:
+        raise ScenarioError(
+            f"{p}.type", f"unknown fault type {_show(ftype)} (known: {', '.join(sorted(FAULT_TYPES))})"
+        )
+    targets, extras = FAULT_TYPES[ftype]
+    allowed = {"at", "type", "note"} | extras
+    for t in targets:
+        allowed |= set(t.split("|"))
+    _no_unknown(d, allowed, p)
+    at_ms = _dur(d.get("at", 0), f"{p}.at")
+    args = {k: v for k, v in d.items() if k not in ("at", "type", "note")}
+    for t in targets:
+        options = t.split("|")
+        present = [o for o in options if o in d]
+        if not present:
+            raise ScenarioError(f"{p}.{options[0]}", f"{ftype} needs {' or '.join(options)}")
+    if ftype == "AddNode":
+        spec = parse_node(_map(d.get("node"), f"{p}.node"), kubelet, kubelet_raw, f"{p}.node")
+        mode = d.get("kubeletMode", "Running")
+        if mode not in ("Running", "Stopped", "LeaseOnly"):
+            raise ScenarioError(f"{p}.kubeletMode", f'must be Running, Stopped or LeaseOnly, got {_show(mode)}')
+        if known_nodes is not None and spec.name in known_nodes:
+            raise ScenarioError(f"{p}.node.name", f'node "{spec.name}" already exists')
+        spec.kubelet_mode = mode
+        args = {"node": d["node"], "kubeletMode": mode, "spec": spec}
+    elif "node" in d:
+        name = _str(d["node"], f"{p}.node")
+        if known_nodes is not None and name not in known_nodes:
+            raise ScenarioError(f"{p}.node", f'unknown node "{name}"')
+    if "pod" in d:
+        pod = _str(d["pod"], f"{p}.pod")
+        if pod.count("/") != 1:
+            raise ScenarioError(f"{p}.pod", f'must be "namespace/name", got {_show(pod)}')
+    if "zone" in d:
+        _str(d["zone"], f"{p}.zone")
+    if ftype == "SetNodeCondition":
+        cond = d.get("condition")
+        if cond not in NODE_CONDITIONS_SETTABLE:
+            raise ScenarioError(f"{p}.condition", f"must be one of {sorted(NODE_CONDITIONS_SETTABLE)}")
+        if d.get("status") not in ("True", "False", "Unknown"):
+            raise ScenarioError(f"{p}.status", 'must be "True", "False" or "Unknown"')
+    if ftype in ("Taint", "Untaint"):
+        taints = d.get("taints")
+        if taints is None:
+            taints = [{k: d[k] for k in ("key", "value", "effect") if k in d}]
+        for j, t in enumerate(_list(taints, f"{p}.taints")):
+            tp = f"{p}.taints[{j}]" if "taints" in d else p
+            t = _map(t, tp)
+            _str(t.get("key"), f"{tp}.key")
+            if ftype == "Taint" or "effect" in t:
+                if t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+                    raise ScenarioError(f"{tp}.effect", "must be NoSchedule, PreferNoSchedule or NoExecute")
+        args["taints"] = taints
+    if ftype == "SetUsage":
+        for k in ("memory", "ephemeral-storage", "pids"):
+            if k in d:
+                _qty(d[k], f"{p}.{k}")
+    if ftype in ("LeakMemory", "FillDisk"):
+        rate = _qty(d.get("rate"), f"{p}.rate")
+        if rate <= 0:
+            raise ScenarioError(f"{p}.rate", "must be positive")
+        if "until" in d:
+            _dur(d["until"], f"{p}.until")
+    if ftype == "DeletePod":
+        if "gracePeriodSeconds" in d:
+            _int(d["gracePeriodSeconds"], f"{p}.gracePeriodSeconds")
+        if "force" in d:
+            _bool(d["force"], f"{p}.force")
+    if ftype == "ScaleWorkload":
+        wl = _str(d.get("workload"), f"{p}.workload")
+        if wl.count("/") not in (1, 2) or wl.split("/")[0] not in (
+            "Deployment",
+            "ReplicaSet",
+            "StatefulSet",
+        ):
+            raise ScenarioError(f"{p}.workload", f'must be "Kind/name" (Deployment, ReplicaSet, StatefulSet), got {_show(wl)}')
+        _int(d.get("replicas"), f"{p}.replicas")
+    if ftype == "Apply":
+        from .manifests import validate_manifest
+
+        validate_manifest(d.get("object"), f"{p}.object")
+    if ftype == "RunControllerPass" and d.get("pass", "monitor") not in ("monitor", "tainting"):
+        raise ScenarioError(f"{p}.pass", 'must be "monitor" or "tainting"')
+    return Fault(at_ms=at_ms, type=ftype, args=args)
+
+
+SECONDS = SECOND

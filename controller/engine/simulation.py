@@ -1,0 +1,370 @@
+"""One simulated cluster: the scheduler heap, the object store, and every component,
+wired so that each informer reaction runs at the instant of the write that triggers it.
+
+This is the engine's entry point: ``Simulation(scenario).run(until_ms)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import admission
+from .cluster import Cluster
+from .core import Phase, Scheduler
+from .kubelet.node_status import RUNNING, STOPPED, Kubelet
+from .manifests import pod_from_manifest
+from .nodelifecycle.controller import NodeLifecycleController
+from .nodelifecycle.taint_manager import NoExecuteTaintManager
+from .nodelifecycle.zones import get_zone_key
+from .objects import (
+    LABEL_EXCLUDE_DISRUPTION,
+    NO_EXECUTE,
+    Image,
+    Node,
+    NodeResources,
+    Pod,
+)
+from .scenario import Fault, NodeSpec, Scenario
+from .timeline import Timeline
+
+POD_GC_PERIOD_MS = 20_000  # podgc gcCheckPeriod
+
+
+class Simulation:
+    """A whole cluster, deterministic: the same scenario and actions give the same timeline."""
+
+    def __init__(self, scenario: Scenario, record: bool = True) -> None:
+        self.scenario = scenario
+        self.config = scenario.config
+        self.sched = Scheduler()
+        self.timeline = Timeline(record)
+        self.cluster = Cluster(self, self.timeline)
+        self.kubelets: dict[str, Kubelet] = {}
+        self._sorted_nodes: list[Node] | None = None
+        self.controller = NodeLifecycleController(self, 0)
+        self.taint_manager: NoExecuteTaintManager | None = (
+            NoExecuteTaintManager(self) if self.config.controller_manager.enable_taint_manager else None
+        )
+        from .scheduler import KubeScheduler
+        from .workloads import WorkloadControllers
+
+        self.workloads = WorkloadControllers(self)
+        self.kube_scheduler = KubeScheduler(self)
+        self._terminations: dict[str, Any] = {}
+        self._pod_gc_at: int | None = None
+        self.started = False
+
+    # -- set-up ---------------------------------------------------------------------------
+    def start(self) -> None:
+        """t=0: nodes, then their kubelets' first status and lease, then the objects through
+        admission, scheduler and controllers; then the loops and the scenario's faults."""
+        if self.started:
+            return
+        self.started = True
+        now = 0
+        for spec in self.scenario.nodes:
+            self.create_node(spec, now, start_kubelet=False)
+        for spec in self.scenario.nodes:
+            self.kubelets[spec.name].start(now, initial=True)
+        for manifest in self.scenario.objects:
+            self.apply_manifest(manifest, now)
+        self.controller.run()
+        if self.taint_manager is not None:
+            self.taint_manager.run(now)
+        for fault in self.scenario.faults:
+            self.sched.schedule(fault.at_ms, Phase.FAULT, self.apply_fault, fault)
+
+    def run(self, until_ms: int) -> None:
+        self.start()
+        self.sched.run(until_ms)
+
+    @property
+    def now_ms(self) -> int:
+        return self.sched.now_ms
+
+    # -- objects ------------------------------------------------------------------------
+    def create_node(self, spec: NodeSpec, now: int, start_kubelet: bool = True) -> Node:
+        gates = self.config.feature_gates
+        res = NodeResources(
+            capacity=dict(spec.capacity),
+            allocatable=dict(spec.capacity),
+            system_usage=dict(spec.usage),
+            pid_max=spec.pid_max,
+            inodes=spec.inodes,
+            imagefs_capacity=spec.imagefs,
+            images=[Image(i["name"], i["size"], i["inUse"], now, now) for i in spec.images],
+            dead_containers=spec.dead_containers,
+        )
+        node = Node(
+            name=spec.name,
+            uid=self.cluster.new_uid("node"),
+            creation_ms=now,
+            labels=dict(spec.labels),
+            zone_key=get_zone_key(spec.labels),
+            resources=res,
+            unschedulable=spec.unschedulable,
+            excluded_from_disruption=is_node_excluded_from_disruption_checks(
+                spec.name, spec.labels, gates.legacy_node_role_behavior, gates.node_disruption_exclusion
+            ),
+        )
+        admission.taint_node_on_create(node, self.config.api_server, now)
+        kubelet = Kubelet(self, node, spec.kubelet, spec.kubelet_offset_ms, spec.kubelet_mode)
+        self.kubelets[node.name] = kubelet
+        self.cluster.add_node(node, now)
+        for t in node.taints:
+            self.timeline.emit(now, "TaintAdded", node=node.name, key=t.key, effect=t.effect)
+        if start_kubelet and spec.kubelet_mode != STOPPED:
+            kubelet.start(now)
+        return node
+
+    def apply_manifest(self, manifest: dict[str, Any], now: int) -> None:
+        """``kubectl apply``: create (or update the workload of) one manifest."""
+        if manifest["kind"] == "Pod":
+            pod = pod_from_manifest(manifest, "object", now, self.cluster.new_uid("pod"))
+            existing = self.cluster.pods.get(pod.key)
+            if existing is not None:
+                self.update_pod_from(existing, pod, now)
+                return
+            self.create_pod(pod, now)
+        else:
+            self.workloads.apply(manifest, now)
+
+    def update_pod_from(self, pod: Pod, new: Pod, now: int) -> None:
+        """An update to an existing pod: labels, annotations (usage) and tolerations."""
+        pod.labels = new.labels
+        pod.annotations = new.annotations
+        if new.usage != pod.usage:
+            pod.usage = new.usage
+            self.on_usage_changed(pod.node_name, now)
+        if [t.to_dict() for t in new.tolerations] != [t.to_dict() for t in pod.tolerations]:
+            pod.tolerations = new.tolerations
+            admission.default_toleration_seconds(pod, self.config.api_server)
+            if self.taint_manager is not None:
+                self.taint_manager.handle_pod_update(pod, now)
+
+    def create_pod(self, pod: Pod, now: int) -> None:
+        """POST a pod: admission plugins, then the store (whose hooks bind/start it)."""
+        if pod.is_daemonset_pod():
+            pass  # the DaemonSet controller already added its tolerations to the template
+        admission.default_toleration_seconds(pod, self.config.api_server)
+        self.cluster.add_pod(pod, now)
+
+    def sorted_nodes(self) -> list[Node]:
+        """Nodes in lister order (sorted by name, so runs are reproducible)."""
+        if self._sorted_nodes is None:
+            self._sorted_nodes = [self.cluster.nodes[n] for n in sorted(self.cluster.nodes)]
+        return self._sorted_nodes
+
+    def lease_renew_ms(self, node_name: str, now: int) -> int | None:
+        kubelet = self.kubelets.get(node_name)
+        return kubelet.lease_renew_ms(now) if kubelet is not None else None
+
+    def is_daemonset_pod(self, pod: Pod) -> bool:
+        """DeletePods keeps pods owned by a DaemonSet (design: by controller ownerReference,
+        whether or not the DaemonSet object exists) or matched by a DaemonSet's selector."""
+        return pod.is_daemonset_pod() or self.workloads.daemonset_selects(pod)
+
+    # -- informer reactions ---------------------------------------------------------------
+    def on_node_added(self, node: Node, now: int) -> None:
+        self._sorted_nodes = None
+        self.controller.node_eviction_map.setdefault(node.name, "unmarked")
+        self.workloads.on_node_changed(node.name, now)
+        self.kube_scheduler.wake(now)
+
+    def on_node_deleted(self, node: Node, now: int) -> None:
+        self._sorted_nodes = None
+        self.controller.node_eviction_map.pop(node.name, None)
+        if self.taint_manager is not None:
+            self.taint_manager.handle_node_update(node.name, now)
+        kubelet = self.kubelets.pop(node.name, None)
+        if kubelet is not None:
+            kubelet.stop(now)
+        self.workloads.on_node_changed(node.name, now)
+        self._wake_pod_gc(now)
+
+    def on_node_status_updated(self, node: Node, now: int, changed: bool) -> None:
+        self.controller.do_no_schedule_tainting_pass(node, now)
+        if changed:
+            self.kube_scheduler.wake(now)
+
+    def on_node_spec_updated(self, node: Node, now: int) -> None:
+        self.controller.do_no_schedule_tainting_pass(node, now)
+        self.kube_scheduler.wake(now)
+
+    def on_node_noexecute_taints_changed(self, node: Node, now: int) -> None:
+        if self.taint_manager is not None:
+            self.taint_manager.handle_node_update(node.name, now)
+
+    def on_node_taints_changed(self, node: Node, now: int) -> None:
+        self.kube_scheduler.wake(now)
+        self.workloads.on_node_changed(node.name, now)
+
+    def on_pod_added(self, pod: Pod, now: int) -> None:
+        if pod.node_name:
+            self.on_pod_bound(pod, now)
+        else:
+            self.kube_scheduler.enqueue(pod, now)
+        self.workloads.on_pod_changed(pod, now)
+
+    def on_pod_bound(self, pod: Pod, now: int) -> None:
+        self.controller.process_pod(pod, now)
+        if self.taint_manager is not None:
+            self.taint_manager.handle_pod_update(pod, now)
+        kubelet = self.kubelets.get(pod.node_name)
+        if kubelet is not None and kubelet.reaches_api:
+            self.kubelet_sync_pod(kubelet, pod, now)
+
+    def on_pod_status_updated(self, pod: Pod, now: int) -> None:
+        self.workloads.on_pod_changed(pod, now)
+
+    def on_pod_deleting(self, pod: Pod, now: int) -> None:
+        kubelet = self.kubelets.get(pod.node_name) if pod.node_name else None
+        if not pod.node_name or (pod.deletion_grace_s == 0 and not pod.started):
+            self.cluster.remove_pod(pod, now)
+        elif kubelet is not None and kubelet.reaches_api:
+            self.kubelet_sync_pod(kubelet, pod, now)
+        self.workloads.on_pod_changed(pod, now)
+
+    def on_pod_removed(self, pod: Pod, now: int) -> None:
+        handle = self._terminations.pop(pod.key, None)
+        if handle is not None:
+            handle.cancel()
+        if self.taint_manager is not None:
+            self.taint_manager.handle_pod_removed(pod, now)
+        if pod.started:
+            pod.started = False
+            self.on_usage_changed(pod.node_name, now)
+        self.workloads.on_pod_changed(pod, now)
+        self.kube_scheduler.wake(now)
+
+    # -- kubelet-side pod work -------------------------------------------------------------
+    def kubelet_sync_pod(self, kubelet: Kubelet, pod: Pod, now: int) -> None:
+        """What the kubelet does for one of its pods when it sees it (syncPod)."""
+        if pod.deletion_ms is not None:
+            if pod.key in self._terminations:
+                return
+            grace_ms = (pod.deletion_grace_s or 0) * 1000 if pod.started else 0
+            if grace_ms == 0:
+                self.cluster.remove_pod(pod, now)
+            else:
+                self._terminations[pod.key] = self.sched.schedule(
+                    now + grace_ms, Phase.KUBELET_POD, self._confirm_termination, pod.key
+                )
+            return
+        if pod.phase == "Pending" and not pod.started:
+            ok, reason, message = self.kubelet_admit(kubelet, pod, now)
+            if not ok:
+                self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
+                self.cluster.set_pod_phase(pod, "Failed", now, reason, message)
+                return
+            pod.started = True
+            self.cluster.set_pod_phase(pod, "Running", now)
+            self.cluster.set_pod_ready(pod, True, now)
+            self.on_usage_changed(pod.node_name, now)
+        elif pod.phase == "Running":
+            if not pod.started:
+                pod.started = True  # containers restarted after a reboot
+                self.on_usage_changed(pod.node_name, now)
+            if pod.ready is False:
+                self.cluster.set_pod_ready(pod, True, now)
+
+    def _confirm_termination(self, key: str) -> None:
+        self._terminations.pop(key, None)
+        pod = self.cluster.pods.get(key)
+        if pod is None:
+            return
+        kubelet = self.kubelets.get(pod.node_name)
+        if kubelet is None or not kubelet.reaches_api:
+            # The containers stop, but the API cannot be told: the pod stays Terminating.
+            if pod.started and kubelet is not None and kubelet.alive:
+                pod.started = False
+                self.on_usage_changed(pod.node_name, self.now_ms)
+            return
+        self.cluster.remove_pod(pod, self.now_ms)
+
+    def kubelet_admit(self, kubelet: Kubelet, pod: Pod, now: int) -> tuple[bool, str, str]:
+        """Kubelet pod admission: the eviction manager's Admit (section 8.5)."""
+        return kubelet.admit(pod, now)
+
+    def on_kubelet_started(self, kubelet: Kubelet, now: int) -> None:
+        pass
+
+    def on_kubelet_stopped(self, kubelet: Kubelet, now: int) -> None:
+        pass
+
+    def on_node_powered_off(self, kubelet: Kubelet, now: int) -> None:
+        changed = False
+        for pod in self.cluster.pods_on_node(kubelet.node_name):
+            if pod.started:
+                pod.started = False
+                changed = True
+            handle = self._terminations.pop(pod.key, None)
+            if handle is not None:
+                handle.cancel()
+        if changed:
+            self.on_usage_changed(kubelet.node_name, now)
+
+    def on_usage_changed(self, node_name: str, now: int) -> None:
+        kubelet = self.kubelets.get(node_name)
+        if kubelet is not None:
+            kubelet.usage_changed(now)
+
+    # -- pod garbage collection -------------------------------------------------------------
+    def _wake_pod_gc(self, now: int) -> None:
+        from .clock import next_on_grid
+
+        at = next_on_grid(now + 1, 0, POD_GC_PERIOD_MS)
+        if self._pod_gc_at is not None and self._pod_gc_at <= at:
+            return
+        self._pod_gc_at = at
+        self.sched.schedule(at, Phase.WORKLOADS, self._pod_gc)
+
+    def _pod_gc(self) -> None:
+        """Port of PodGCController.gcOrphaned: force-delete pods bound to deleted nodes."""
+        now = self.now_ms
+        self._pod_gc_at = None
+        for key in sorted(self.cluster.pods):
+            pod = self.cluster.pods[key]
+            if pod.node_name and pod.node_name not in self.cluster.nodes:
+                if pod.deletion_ms is None:
+                    self.cluster.delete_pod(pod, now, "PodGC", "OrphanedPod", grace_s=0)
+                self.cluster.remove_pod(pod, now)
+
+    # -- faults and actions ---------------------------------------------------------------------
+    def apply_fault(self, fault: Fault) -> None:
+        from .faults import apply_fault
+
+        apply_fault(self, fault, self.now_ms)
+
+    def restart_controller_manager(self, now: int) -> None:
+        """All in-memory state of kube-controller-manager is lost and rebuilt."""
+        self.controller.stop()
+        if self.taint_manager is not None:
+            self.taint_manager.stop()
+        self.controller = NodeLifecycleController(self, now)
+        self.taint_manager = (
+            NoExecuteTaintManager(self) if self.config.controller_manager.enable_taint_manager else None
+        )
+        self.controller.run()
+        if self.taint_manager is not None:
+            self.taint_manager.run(now)
+
+    def noexecute_taints(self, node: Node) -> list[Any]:
+        return [t for t in node.taints if t.effect == NO_EXECUTE]
+
+
+def is_node_excluded_from_disruption_checks(
+    name: str, labels: dict[str, str], legacy_node_role_behavior: bool, node_disruption_exclusion: bool
+) -> bool:
+    """Port of isNodeExcludedFromDisruptionChecks (1.18) with legacyIsMasterNode."""
+    if legacy_node_role_behavior:
+        if name.endswith("master"):
+            return True
+        if len(name) >= 10 and name[: len(name) - 3].endswith("master-"):
+            return True
+    if node_disruption_exclusion and LABEL_EXCLUDE_DISRUPTION in labels:
+        return True
+    return False
+
+
+__all__ = ["RUNNING", "Simulation"]

@@ -1,0 +1,100 @@
+"""A JSON view of the whole cluster at one instant: ``--final-state`` and the live
+runtime's snapshots use it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .nodelifecycle.rate_limited_queue import TokenBucket
+from .nodelifecycle.zones import zone_display
+from .objects import Node, Pod
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+
+def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
+    now = sim.now_ms
+    kubelet = sim.kubelets.get(node.name)
+    health = sim.controller.node_health.get(node.name)
+    lease = kubelet.lease_renew_ms(now) if kubelet is not None else None
+    return {
+        "name": node.name,
+        "zone": zone_display(node.zone_key),
+        "labels": dict(sorted(node.labels.items())),
+        "ready": node.ready_status(),
+        "conditions": [c.to_dict() for c in node.conditions],
+        "taints": [t.to_dict() for t in node.taints],
+        "unschedulable": node.unschedulable,
+        "excludedFromDisruption": node.excluded_from_disruption,
+        "capacity": dict(node.resources.capacity),
+        "kubelet": kubelet_state(kubelet) if kubelet is not None else None,
+        "leaseRenewTime": lease / 1000 if lease is not None else None,
+        "probeTimestamp": health.probe_ms / 1000 if health is not None else None,
+        "readyTransitionTimestamp": health.ready_transition_ms / 1000 if health is not None else None,
+    }
+
+
+def kubelet_state(kubelet: Any) -> dict[str, Any]:
+    if not kubelet.powered:
+        state = "PoweredOff"
+    elif not kubelet.process_running:
+        state = "Stopped"
+    elif not kubelet.connected:
+        state = "Partitioned"
+    else:
+        state = "Running"
+    return {
+        "state": state,
+        "mode": kubelet.mode,
+        "runtimeReady": kubelet.runtime_ready,
+        "pressure": sorted(kubelet.pressure),
+    }
+
+
+def pod_state(sim: Simulation, pod: Pod) -> dict[str, Any]:
+    pending = sim.taint_manager.pending().get(pod.key) if sim.taint_manager is not None else None
+    return {
+        "key": pod.key,
+        "node": pod.node_name or None,
+        "owner": pod.owner.ref() if pod.owner is not None else None,
+        "phase": pod.phase,
+        "reason": pod.reason,
+        "message": pod.message,
+        "ready": pod.ready,
+        "terminating": pod.deletion_ms is not None,
+        "deletionTimestamp": pod.deletion_ms / 1000 if pod.deletion_ms is not None else None,
+        "qosClass": pod.qos_class(),
+        "priority": pod.priority,
+        "tolerations": [t.to_dict() for t in pod.tolerations],
+        "usage": dict(pod.usage),
+        "taintEvictionAt": pending / 1000 if pending is not None else None,
+        "unschedulableReason": pod.unschedulable_reason or None,
+    }
+
+
+def zone_states(sim: Simulation) -> list[dict[str, Any]]:
+    ctrl = sim.controller
+    out = []
+    for zone in sorted(ctrl.zone_queues):
+        queue = ctrl.zone_queues[zone]
+        limiter = queue.limiter
+        out.append(
+            {
+                "zone": zone_display(zone),
+                "state": str(ctrl.zone_states.get(zone, "Initial")),
+                "qps": ctrl.effective_qps(zone),
+                "queue": [v.value for v in queue.values_in_order()],
+                "tokens": getattr(limiter, "tokens", None) if isinstance(limiter, TokenBucket) else 0,
+            }
+        )
+    return out
+
+
+def cluster_state(sim: Simulation) -> dict[str, Any]:
+    return {
+        "t": sim.now_ms / 1000,
+        "nodes": [node_state(sim, n) for n in sim.sorted_nodes()],
+        "pods": [pod_state(sim, sim.cluster.pods[k]) for k in sorted(sim.cluster.pods)],
+        "zones": zone_states(sim),
+    }
