@@ -145,15 +145,17 @@ class NodeLifecycleController:
             self.known_nodes.discard(name)
 
         zone_conds: dict[str, list[str | None]] = {}
+        taint_mode = self.taint_mode
         for node in nodes:
-            grace, observed, current = self.try_update_node_health(node, now)
+            _grace, observed, current = self.try_update_node_health(node, now)
             if not node.excluded_from_disruption:
-                zone_conds.setdefault(node.zone_key, []).append(
-                    current.status if current is not None else None
-                )
+                conds = zone_conds.get(node.zone_key)
+                if conds is None:
+                    conds = zone_conds[node.zone_key] = []
+                conds.append(current.status if current is not None else None)
             if current is None:
                 continue
-            if self.taint_mode:
+            if taint_mode:
                 self.process_taint_base_eviction(node, observed.status, now)
             else:
                 self.process_no_taint_base_eviction(
@@ -215,16 +217,18 @@ class NodeLifecycleController:
             else:
                 health = NodeHealth(node.creation_ms, node.creation_ms, None)
         else:
-            observed = current.copy()
+            # NodeCondition objects are never mutated once written to a node (every writer
+            # builds new ones), so the condition itself serves as the observed copy.
+            observed = current
             grace = self.cfg.node_monitor_grace_period_ms
 
         saved = health.saved_ready if health is not None else None
         saved_lease = health.lease_renew_ms if health is not None else None
         # Each branch that builds a fresh nodeHealthData drops the saved lease, as Go does.
         if health is None:
-            health = NodeHealth(now, now, _copy(current))
+            health = NodeHealth(now, now, current)
         elif saved is None and current is not None:
-            health = NodeHealth(now, now, current.copy())
+            health = NodeHealth(now, now, current)
         elif saved is not None and current is None:
             health = NodeHealth(now, now, None)
         elif (
@@ -237,7 +241,7 @@ class NodeLifecycleController:
                 if saved.last_transition_ms != current.last_transition_ms
                 else health.ready_transition_ms
             )
-            health = NodeHealth(now, transition, current.copy())
+            health = NodeHealth(now, transition, current)
         # Always update the probe time if the node lease is renewed (a first-seen lease counts).
         lease = self.sim.lease_renew_ms(node.name, now)
         if lease is not None and (saved_lease is None or saved_lease < lease):
@@ -245,8 +249,10 @@ class NodeLifecycleController:
             health.probe_ms = now
 
         self.node_health[node.name] = health
-        if now > health.probe_ms + grace:
+        if now > health.probe_ms + grace and (current is None or current.status != UNKNOWN):
             # Kubelet stopped posting: rewrite Ready and the pressure conditions to Unknown.
+            # (Go rewrites a local copy every pass but updates the API only when Ready
+            # changes; a node already Unknown needs no work.)
             new_conditions = [c.copy() for c in node.conditions]
             by_type = {c.type: c for c in new_conditions}
             for ctype in PRESSURE_AND_READY:
@@ -270,7 +276,7 @@ class NodeLifecycleController:
             new_ready = next(c for c in new_conditions if c.type == READY)
             if not _same_condition(new_ready, observed):
                 self.cluster.set_node_conditions(node, new_conditions, now)
-                health.saved_ready = new_ready.copy()
+                health.saved_ready = new_ready
                 health.ready_transition_ms = now
                 health.lease_renew_ms = lease
                 return grace, observed, node.condition(READY)
@@ -304,15 +310,16 @@ class NodeLifecycleController:
     def mark_node_as_reachable(self, node: Node, now: int) -> None:
         """Port of Controller.markNodeAsReachable: remove both NoExecute taints, then
         Remove the node from its zone's queue (queue and set)."""
-        remove = [
-            t
-            for t in (UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE)
-            if node.has_taint(t.key, t.effect)
-        ]
-        if remove:
-            self.cluster.swap_node_taints(node, [], remove, now)
+        if node.taints:
+            remove = [
+                t
+                for t in (UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE)
+                if node.has_taint(t.key, t.effect)
+            ]
+            if remove:
+                self.cluster.swap_node_taints(node, [], remove, now)
         queue = self.zone_queues.get(node.zone_key)
-        if queue is not None:
+        if queue is not None and node.name in queue:
             queue.remove(node.name)
 
     def do_no_execute_tainting_pass(self, now: int) -> None:
@@ -543,10 +550,6 @@ class NodeLifecycleController:
 
     def _emit_zone_rate(self, zone: str, now: int) -> None:
         self.timeline.emit(now, "ZoneRate", zone=zone_display(zone), qps=self.effective_qps(zone))
-
-
-def _copy(c: NodeCondition | None) -> NodeCondition | None:
-    return c.copy() if c is not None else None
 
 
 def _same_condition(a: NodeCondition, b: NodeCondition) -> bool:
