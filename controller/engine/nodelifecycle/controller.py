@@ -538,7 +538,9 @@ class NodeLifecycleController:
     def effective_qps(self, zone: str) -> float:
         """The rate the zone's queue really runs at: 0 for the never-accepting limiter."""
         limiter = self.zone_queues[zone].limiter
-        return 0.0 if not isinstance(limiter, TokenBucket) else float(limiter.qps)
+        if not isinstance(limiter, TokenBucket):
+            return 0.0
+        return float(f"{limiter.qps:.7g}")  # the float32 QPS, printed as it was configured
 
     def _set_zone_state(self, zone: str, state: ZoneState, now: int) -> None:
         if self.zone_states.get(zone) != state:
