@@ -197,17 +197,17 @@ def leak(resource: str) -> Any:
         until = parse_duration_ms(a["until"]) if "until" in a else None
         if "pod" in a:
             pod = _pod(sim, a["pod"])
-            sim.kubelets_leaks().start(("pod", pod.key), resource, rate, now, until)
+            sim.leaks.start(("pod", pod.key), resource, rate, now, until)
         else:
             node = _node(sim, a)
-            sim.kubelets_leaks().start(("node", node.name), resource, rate, now, until)
+            sim.leaks.start(("node", node.name), resource, rate, now, until)
 
     return handler
 
 
 def stop_leak(sim: Simulation, a: dict[str, Any], now: int) -> None:
     target = ("pod", a["pod"]) if "pod" in a else ("node", a["node"])
-    sim.kubelets_leaks().stop(target, now)
+    sim.leaks.stop(target, now)
 
 
 def delete_pod(sim: Simulation, a: dict[str, Any], now: int) -> None:

@@ -51,6 +51,9 @@ class Simulation:
         self.workloads = WorkloadControllers(self)
         self.kube_scheduler = KubeScheduler(self)
         self._terminations: dict[str, Any] = {}
+        from .kubelet.resources import Leaks
+
+        self.leaks = Leaks(self)
         self._pod_gc_at: int | None = None
         self.started = False
 

@@ -90,6 +90,9 @@ class Kubelet:
         self.status_at: int | None = None
         self.needs_pod_resync = False
         self.pressure: set[str] = set()  # node conditions the eviction manager reports
+        from .eviction_loop import EvictionLoop
+
+        self.eviction = EvictionLoop(self, node)
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -144,6 +147,7 @@ class Kubelet:
             return
         self.frozen_lease_ms = now_ms
         self.sim.on_kubelet_started(self, now_ms)
+        self.eviction.start(now_ms)
         if self.mode != LEASE_ONLY:
             self.post_status(now_ms)
         self.sync_pods(now_ms)
@@ -303,13 +307,14 @@ class Kubelet:
 
     # -- eviction manager (kubelet/eviction) ------------------------------------------------
     def admit(self, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
-        return True, "", ""
+        """The eviction manager's Admit (a pod bound here is admitted or rejected)."""
+        return self.eviction.admit(pod, now_ms)
 
     def usage_changed(self, now_ms: int) -> None:
-        pass
+        self.eviction.wake(now_ms)
 
     def eviction_sync_now(self, now_ms: int) -> None:
-        pass
+        self.eviction.sync(now_ms)
 
 
 def _condition(

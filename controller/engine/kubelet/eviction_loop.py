@@ -1,0 +1,262 @@
+"""The kubelet side of the eviction manager: its loop timing (eviction_manager.go Start and
+waitForPodsCleanup), the stats it feeds ``synchronize``, node-level reclaim (container and
+image GC), and carrying out evictions. A node whose manager is quiet and whose usage does
+not change skips its syncs: they would change nothing (design.md, "Idle loops")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..clock import SECOND, next_on_grid
+from ..core import Handle, Phase
+from ..objects import (
+    NO_SCHEDULE,
+    TAINT_MEMORY_PRESSURE,
+    Node,
+    Pod,
+    Taint,
+    tolerations_tolerate_taint,
+)
+from .eviction.helpers import NodeStats, PodStats, parse_threshold_config
+from .eviction.manager import EvictionManager, SyncResult
+from .resources import images_bytes, node_own_usage, pod_usage
+
+if TYPE_CHECKING:
+    from .node_status import Kubelet
+
+EVICTION_MONITORING_PERIOD_MS = 10 * SECOND  # evictionMonitoringPeriod
+POD_CLEANUP_POLL_MS = 1 * SECOND  # podCleanupPollFreq
+POD_CLEANUP_TIMEOUT_MS = 30 * SECOND  # podCleanupTimeout
+INODE_BYTES = 16 * 1024  # bytes per inode when a node does not declare its inode count
+
+
+class EvictionLoop:
+    """One kubelet's eviction manager loop."""
+
+    def __init__(self, kubelet: Kubelet, node: Node) -> None:
+        self.kubelet = kubelet
+        self.sim = kubelet.sim
+        cfg = kubelet.cfg
+        self.manager = EvictionManager(
+            parse_threshold_config(
+                cfg.enforce_node_allocatable,
+                cfg.eviction_hard,
+                cfg.eviction_soft,
+                cfg.eviction_soft_grace_period,
+                cfg.eviction_minimum_reclaim,
+            ),
+            cfg.eviction_pressure_transition_period_ms,
+            cfg.eviction_max_pod_grace_period,
+            cfg.eviction_ranking_policy,
+            dedicated_imagefs=node.resources.imagefs_capacity is not None,
+        )
+        self.base_ms = kubelet.offset_ms  # syncs run at base + k * 10 s
+        self.handle: Handle | None = None
+        self.at: int | None = None
+        self.killing: dict[str, Handle] = {}
+        self.in_sync = False
+
+    # -- timing ---------------------------------------------------------------------------
+    def start(self, now: int) -> None:
+        """Kubelet (re)start: the loop begins at the kubelet's phase."""
+        self.base_ms = self.kubelet.anchor_ms
+        self.wake(now)
+
+    def wake(self, now: int) -> None:
+        """Stats changed: make sure the next sync on the loop's grid runs."""
+        if not self.kubelet.alive or self.in_sync:
+            return  # a sync in progress schedules its successor itself
+        self._schedule(next_on_grid(now, self.base_ms, EVICTION_MONITORING_PERIOD_MS))
+
+    def _schedule(self, at: int) -> None:
+        if self.at is not None and self.at <= at and self.handle is not None:
+            return
+        if self.handle is not None:
+            self.handle.cancel()
+        self.at = at
+        self.handle = self.sim.sched.schedule(at, Phase.KUBELET_EVICTION, self._tick)
+
+    def _tick(self) -> None:
+        self.handle = None
+        self.at = None
+        self.sync(self.sim.sched.now_ms)
+
+    # -- one sync -----------------------------------------------------------------------
+    def sync(self, now: int) -> None:
+        kubelet = self.kubelet
+        node = kubelet.node
+        if node is None or not kubelet.alive:
+            return
+        pods = self.active_pods()
+        self.in_sync = True
+        try:
+            result = self.manager.synchronize(
+                now,
+                self.node_stats(now),
+                [self.pod_stats(p, now) for p in pods],
+                self._reclaim,
+                self._fresh_stats,
+            )
+            self._apply(result, now)
+        finally:
+            self.in_sync = False
+        if result.evicted:
+            # waitForPodsCleanup: poll every 1 s until the kill completed (30 s at most).
+            longest = max(e.grace_period_s for e in result.evicted) * SECOND
+            wait = min(POD_CLEANUP_TIMEOUT_MS, max(POD_CLEANUP_POLL_MS, -(-longest // SECOND) * SECOND))
+            self.base_ms = now + wait
+            self._schedule(now + wait)
+            return
+        self.base_ms = now
+        if not self.manager.quiet or self.sim.leaks.node_has_active_leak(node.name, now):
+            self._schedule(now + EVICTION_MONITORING_PERIOD_MS)
+
+    def _apply(self, result: SyncResult, now: int) -> None:
+        kubelet = self.kubelet
+        name = kubelet.node_name
+        cluster = self.sim.cluster
+        kubelet.set_pressure(set(result.node_conditions), now)
+        for reason, etype, message in result.events:
+            cluster.record_event(now, f"Node/{name}", reason, message, etype)
+        for what, resource, amount in result.reclaimed:
+            self.sim.timeline.emit(
+                now, "NodeReclaim", node=name, resource=resource, what=what, amount=amount
+            )
+        for ev in result.evicted:
+            pod = cluster.pods.get(ev.pod)
+            if pod is None:
+                continue
+            self.sim.timeline.emit(
+                now,
+                "PodEvicted",
+                pod=pod.key,
+                node=name,
+                signal=ev.signal,
+                resource=ev.resource,
+                soft=ev.soft,
+                gracePeriodSeconds=ev.grace_period_s,
+                message=ev.message,
+            )
+            cluster.record_event(now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning")
+            cluster.set_pod_phase(pod, "Failed", now, "Evicted", ev.message)
+            cluster.set_pod_ready(pod, False, now)
+            self.kill(pod, ev.grace_period_s * SECOND, now)
+
+    def kill(self, pod: Pod, grace_ms: int, now: int) -> None:
+        """killPodFunc: the containers stop after the grace period; usage is released then."""
+        if grace_ms <= 0:
+            self._killed(pod.key)
+            return
+        self.killing[pod.key] = self.sim.sched.schedule(now + grace_ms, Phase.KUBELET_POD, self._killed, pod.key)
+
+    def _killed(self, key: str) -> None:
+        self.killing.pop(key, None)
+        now = self.sim.sched.now_ms
+        pod = self.sim.cluster.pods.get(key)
+        self.sim.leaks.forget_pod(key, now)
+        if pod is not None and pod.started:
+            pod.started = False
+            self.sim.on_usage_changed(pod.node_name, now)
+
+    # -- inputs ---------------------------------------------------------------------------
+    def active_pods(self) -> list[Pod]:
+        """GetActivePods: started, not terminal."""
+        return [
+            p
+            for p in self.sim.cluster.pods_on_node(self.kubelet.node_name)
+            if p.started and p.phase not in ("Failed", "Succeeded")
+        ]
+
+    def node_stats(self, now: int) -> NodeStats:
+        node = self.kubelet.node
+        assert node is not None
+        res = node.resources
+        pods = [p for p in self.sim.cluster.pods_on_node(node.name) if p.started]
+        pods_mem = sum(pod_usage(self.sim, p, "memory", now) for p in pods)
+        pods_disk = sum(pod_usage(self.sim, p, "ephemeral-storage", now) for p in pods)
+        pods_pids = sum(pod_usage(self.sim, p, "pids", now) for p in pods)
+        images = images_bytes(node) + res.dead_containers
+        nodefs_cap = res.capacity.get("ephemeral-storage", 0)
+        nodefs_used = node_own_usage(self.sim, node, "ephemeral-storage", now) + pods_disk
+        if res.imagefs_capacity is None:
+            nodefs_used += images
+        inodes = res.inodes or nodefs_cap // INODE_BYTES
+        stats = NodeStats(
+            time_ms=now,
+            memory_capacity=res.capacity.get("memory", 0),
+            memory_working_set=node_own_usage(self.sim, node, "memory", now) + pods_mem,
+            allocatable_memory=res.allocatable.get("memory", 0),
+            pods_memory_working_set=pods_mem,
+            nodefs_capacity=nodefs_cap,
+            nodefs_used=nodefs_used,
+            nodefs_inodes=inodes,
+            nodefs_inodes_used=res.inodes_used,
+            pid_max=res.pid_max,
+            pids_used=node_own_usage(self.sim, node, "pids", now) + pods_pids,
+        )
+        if res.imagefs_capacity is not None:
+            stats.imagefs_capacity = res.imagefs_capacity
+            stats.imagefs_used = images
+            stats.imagefs_inodes = res.imagefs_capacity // INODE_BYTES
+        return stats
+
+    def pod_stats(self, pod: Pod, now: int) -> PodStats:
+        mem = pod_usage(self.sim, pod, "memory", now)
+        eph = pod_usage(self.sim, pod, "ephemeral-storage", now)
+        containers = []
+        for i, c in enumerate(pod.containers):
+            req = dict(c.requests)
+            if "ephemeral-storage" in c.limits:
+                req["ephemeral-storage-limit"] = c.limits["ephemeral-storage"]
+            usage = {"memory": mem, "ephemeral-storage": eph} if i == 0 else {}
+            containers.append((c.name, req, usage))
+        limits = [c.limits.get("ephemeral-storage") for c in pod.containers]
+        eph_limit = sum(x for x in limits if x is not None) if any(x is not None for x in limits) else None
+        return PodStats(
+            key=pod.key,
+            priority=pod.priority,
+            qos_class=pod.qos_class(),
+            memory_request=pod.request("memory"),
+            memory_usage=mem,
+            disk_request=pod.request("ephemeral-storage"),
+            disk_usage=eph,
+            pids=pod_usage(self.sim, pod, "pids", now),
+            is_critical=pod.is_critical(),
+            containers=containers,
+            ephemeral_limit=eph_limit,
+        )
+
+    def _fresh_stats(self) -> NodeStats:
+        return self.node_stats(self.sim.sched.now_ms)
+
+    # -- node-level reclaim ----------------------------------------------------------------
+    def _reclaim(self, what: str, resource: str) -> list[tuple[str, str, int]]:
+        node = self.kubelet.node
+        assert node is not None
+        now = self.sim.sched.now_ms
+        if what == "ContainerGC":
+            freed = node.resources.dead_containers
+            node.resources.dead_containers = 0
+        else:
+            freed = self.delete_unused_images(now)
+        return [(what, resource, freed)] if freed else []
+
+    def delete_unused_images(self, now: int) -> int:
+        """Port of realImageGCManager.DeleteUnusedImages: every unused image old enough
+        (imageMinimumGCAge), least recently used first."""
+        node = self.kubelet.node
+        assert node is not None
+        min_age = self.kubelet.cfg.image_minimum_gc_age_ms
+        keep, freed = [], 0
+        for img in sorted(node.resources.images, key=lambda i: (i.last_used_ms, i.first_detected_ms)):
+            if img.in_use or now - img.first_detected_ms < min_age:
+                keep.append(img)
+            else:
+                freed += img.size
+        node.resources.images = keep
+        return freed
+
+    # -- admission ------------------------------------------------------------------------
+    def admit(self, pod: Pod, now: int) -> tuple[bool, str, str]:
+        tolerates = tolerations_tolerate_taint(pod.tolerations, Taint(TAINT_MEMORY_PRESSURE, NO_SCHEDULE))
+        return self.manager.admit(pod.is_critical(), pod.qos_class(), tolerates)

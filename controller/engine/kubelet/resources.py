@@ -1,0 +1,105 @@
+"""What the kubelet's stats provider (cAdvisor / CRI stats) would report: node and pod
+usage computed from the scenario's declared usage plus the growing usage of faults
+(``LeakMemory``, ``FillDisk``). Growth is linear and evaluated lazily at read time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..objects import Node, Pod
+
+if TYPE_CHECKING:
+    from ..simulation import Simulation
+
+
+@dataclass(slots=True)
+class Leak:
+    """Usage of ``resource`` on a pod or node grows by ``rate`` bytes per second from
+    ``start_ms`` until ``until_ms`` (absolute) or until stopped."""
+
+    resource: str
+    rate: int
+    start_ms: int
+    until_ms: int | None = None
+    stopped_ms: int | None = None
+
+    def grown(self, now_ms: int) -> int:
+        end = now_ms
+        if self.until_ms is not None:
+            end = min(end, self.until_ms)
+        if self.stopped_ms is not None:
+            end = min(end, self.stopped_ms)
+        return max(0, end - self.start_ms) * self.rate // 1000
+
+    def active(self, now_ms: int) -> bool:
+        return self.stopped_ms is None and (self.until_ms is None or now_ms < self.until_ms)
+
+
+class Leaks:
+    """Every running leak, keyed by ("pod", ns/name) or ("node", name)."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.by_target: dict[tuple[str, str], list[Leak]] = {}
+
+    def start(
+        self, target: tuple[str, str], resource: str, rate: int, now: int, until_ms: int | None
+    ) -> None:
+        until = now + until_ms if until_ms is not None else None
+        self.by_target.setdefault(target, []).append(Leak(resource, rate, now, until))
+        self._wake(target, now)
+
+    def stop(self, target: tuple[str, str], now: int) -> None:
+        for leak in self.by_target.get(target, []):
+            if leak.stopped_ms is None:
+                leak.stopped_ms = now
+        self._wake(target, now)
+
+    def extra(self, target: tuple[str, str], resource: str, now: int) -> int:
+        leaks = self.by_target.get(target)
+        if not leaks:
+            return 0
+        return sum(leak.grown(now) for leak in leaks if leak.resource == resource)
+
+    def node_has_active_leak(self, node_name: str, now: int) -> bool:
+        for (kind, name), leaks in self.by_target.items():
+            if not any(leak.active(now) for leak in leaks):
+                continue
+            if kind == "node" and name == node_name:
+                return True
+            if kind == "pod":
+                pod = self.sim.cluster.pods.get(name)
+                if pod is not None and pod.node_name == node_name and pod.started:
+                    return True
+        return False
+
+    def forget_pod(self, key: str, now: int) -> None:
+        """The pod's containers died: its leak ends with it."""
+        self.by_target.pop(("pod", key), None)
+
+    def _wake(self, target: tuple[str, str], now: int) -> None:
+        if target[0] == "node":
+            self.sim.on_usage_changed(target[1], now)
+        else:
+            pod = self.sim.cluster.pods.get(target[1])
+            if pod is not None:
+                self.sim.on_usage_changed(pod.node_name, now)
+
+
+def pod_usage(sim: Simulation, pod: Pod, resource: str, now: int) -> int:
+    """A running pod's usage of memory (working set), ephemeral-storage or pids."""
+    if not pod.started:
+        return 0
+    return pod.usage.get(resource, 0) + sim.leaks.extra(("pod", pod.key), resource, now)
+
+
+def node_own_usage(sim: Simulation, node: Node, resource: str, now: int) -> int:
+    """The node's own, non-pod usage (system daemons, other files)."""
+    return node.resources.system_usage.get(resource, 0) + sim.leaks.extra(
+        ("node", node.name), resource, now
+    )
+
+
+def images_bytes(node: Node) -> int:
+    return sum(i.size for i in node.resources.images)
