@@ -235,7 +235,30 @@ def run_eviction_sync(sim: Simulation, a: dict[str, Any], now: int) -> None:
     _kubelet(sim, a).eviction_sync_now(now)
 
 
+def set_parameters(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """An operator changes component settings while the cluster runs (validated like the
+    scenario's). Controller-manager and API-server settings take effect at once; kubelet
+    settings rebuild every kubelet's eviction thresholds."""
+    from dataclasses import fields
+
+    from .scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields
+
+    for key, table, target in (
+        ("controllerManager", CM_FIELDS, sim.config.controller_manager),
+        ("apiServer", API_FIELDS, sim.config.api_server),
+    ):
+        if key in a:
+            updated = apply_fields(target, a[key], table, key)
+            for f in fields(target):
+                setattr(target, f.name, getattr(updated, f.name))
+    if "kubelet" in a:
+        for kubelet in sim.kubelets.values():
+            updated = apply_fields(kubelet.cfg, a["kubelet"], KUBELET_FIELDS, "kubelet")
+            kubelet.reconfigure(updated, now)
+
+
 HANDLERS = {
+    "SetParameters": set_parameters,
     "StopKubelet": stop_kubelet,
     "StartKubelet": start_kubelet,
     "PartitionNode": partition,

@@ -545,6 +545,7 @@ FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
     "ScaleWorkload": (("workload",), {"replicas"}),
     "RunControllerPass": ((), {"pass"}),
     "RunEvictionSync": (("node",), set()),
+    "SetParameters": ((), {"controllerManager", "kubelet", "apiServer"}),
 }
 NODE_CONDITIONS_SETTABLE = {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
 
@@ -654,6 +655,10 @@ def parse_fault(
         from .manifests import validate_manifest
 
         validate_manifest(d.get("object"), f"{p}.object")
+    if ftype == "SetParameters":
+        apply_fields(ControllerManagerConfig(), d.get("controllerManager"), CM_FIELDS, f"{p}.controllerManager")
+        apply_fields(KubeletConfig(), d.get("kubelet"), KUBELET_FIELDS, f"{p}.kubelet")
+        apply_fields(ApiServerConfig(), d.get("apiServer"), API_FIELDS, f"{p}.apiServer")
     if ftype == "RunControllerPass" and d.get("pass", "monitor") not in ("monitor", "tainting"):
         raise ScenarioError(f"{p}.pass", 'must be "monitor" or "tainting"')
     return Fault(at_ms=at_ms, type=ftype, args=args)

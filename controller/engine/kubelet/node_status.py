@@ -305,6 +305,23 @@ class Kubelet:
     def handles_pod(self, pod: Pod) -> bool:
         return self.reaches_api
 
+    def reconfigure(self, config: KubeletConfig, now_ms: int) -> None:
+        """New KubeletConfiguration (a kubelet restart with new flags, minus the restart)."""
+        from .eviction.helpers import parse_threshold_config
+
+        self.cfg = config
+        self.eviction.manager.thresholds = parse_threshold_config(
+            config.enforce_node_allocatable,
+            config.eviction_hard,
+            config.eviction_soft,
+            config.eviction_soft_grace_period,
+            config.eviction_minimum_reclaim,
+        )
+        self.eviction.manager.pressure_transition_period_ms = config.eviction_pressure_transition_period_ms
+        self.eviction.manager.max_pod_grace_period_s = config.eviction_max_pod_grace_period
+        self.eviction.manager.ranking_policy = config.eviction_ranking_policy
+        self.eviction.wake(now_ms)
+
     # -- eviction manager (kubelet/eviction) ------------------------------------------------
     def admit(self, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
         """The eviction manager's Admit (a pod bound here is admitted or rejected)."""

@@ -225,9 +225,7 @@ class NodeLifecycleController:
         saved = health.saved_ready if health is not None else None
         saved_lease = health.lease_renew_ms if health is not None else None
         # Each branch that builds a fresh nodeHealthData drops the saved lease, as Go does.
-        if health is None:
-            health = NodeHealth(now, now, current)
-        elif saved is None and current is not None:
+        if health is None or saved is None and current is not None:
             health = NodeHealth(now, now, current)
         elif saved is not None and current is None:
             health = NodeHealth(now, now, None)

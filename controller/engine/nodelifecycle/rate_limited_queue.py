@@ -61,7 +61,7 @@ class TokenBucket:
     def _would_accept(self, now_ns: int) -> tuple[bool, float]:
         tokens = self._advance(now_ns) - 1.0
         wait = self._duration_from_tokens(-tokens) if tokens < 0 else 0
-        return (1 <= self.burst and wait <= 0), tokens
+        return (self.burst >= 1 and wait <= 0), tokens
 
     def try_accept(self, now_ms: int) -> bool:
         """AllowN(now, 1): take a token if one is there; a refusal changes nothing."""

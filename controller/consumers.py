@@ -1,0 +1,119 @@
+"""The room websocket: a protocol adapter only. Snapshot with a sequence number on connect,
+then the group's deltas in order; operator messages go to services."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from . import services
+from .models import Room
+from .roles import is_operator
+
+PRESENCE_TTL = 3600
+
+
+class RoomConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        slug = self.scope["url_route"]["kwargs"]["slug"]
+        query = parse_qs(self.scope.get("query_string", b"").decode())
+        token = (query.get("token") or [""])[0]
+        self.display_name = ((query.get("name") or [""])[0] or "anonymous")[:40]
+        room = await database_sync_to_async(Room.objects.filter(slug=slug).first)()
+        if room is None:
+            await self.close(code=4404)
+            return
+        self.room = room
+        self.operator = await database_sync_to_async(is_operator)(room, self.scope.get("user"), token)
+        self.group = services.group_name(room.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self._presence_join()
+        snapshot = await database_sync_to_async(services.room_snapshot)(room)
+        snapshot["role"] = "operator" if self.operator else "viewer"
+        await self.send_json(snapshot)
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+            await self._presence_leave()
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict):
+            await self.send_json({"type": "error", "message": "messages must be JSON objects"})
+            return
+        kind = content.get("type")
+        if kind == "snapshot":
+            snapshot = await database_sync_to_async(services.room_snapshot)(self.room)
+            snapshot["role"] = "operator" if self.operator else "viewer"
+            await self.send_json(snapshot)
+            return
+        if kind == "ping":
+            await self.send_json({"type": "pong"})
+            return
+        if not self.operator:
+            await self.send_json(
+                {"type": "error", "message": "Only operators can change this room; you are watching."}
+            )
+            return
+        try:
+            reply = await database_sync_to_async(self._operate)(kind, content)
+        except services.ActionError as exc:
+            await self.send_json({"type": "error", "message": str(exc), "request": content})
+            return
+        await self.send_json({"type": "ack", **reply})
+
+    def _operate(self, kind: str, content: dict[str, Any]) -> dict[str, Any]:
+        from .tasks import room_tick_task
+
+        actor = f"{self.display_name} (operator)"
+        if kind == "action":
+            action = services.action_submit(self.room, content.get("action") or {}, actor)
+            room_tick_task.delay(self.room.pk)
+            return {"action": action.pk}
+        if kind == "params":
+            action = services.parameters_submit(self.room, content.get("params") or {}, actor)
+            room_tick_task.delay(self.room.pk)
+            return {"action": action.pk}
+        if kind in ("speed", "pause", "resume", "step"):
+            services.room_control(self.room.pk, kind, content.get("value"), actor)
+            return {"control": kind}
+        if kind == "rewind":
+            services.room_rewind(self.room.pk, content.get("t", 0), actor)
+            return {"control": kind}
+        raise services.ActionError(f"unknown message type {kind!r}")
+
+    async def room_message(self, event: dict[str, Any]) -> None:
+        await self.send(text_data=json.dumps(event["message"], separators=(",", ":")))
+
+    async def presence_message(self, event: dict[str, Any]) -> None:
+        await self.send_json({"type": "presence", "viewers": event["viewers"]})
+
+    # -- presence (who is watching), kept in Redis --------------------------------------------
+    async def _presence_join(self) -> None:
+        await database_sync_to_async(self._presence_update)(True)
+
+    async def _presence_leave(self) -> None:
+        await database_sync_to_async(self._presence_update)(False)
+
+    def _presence_update(self, joining: bool) -> None:
+        from asgiref.sync import async_to_sync
+
+        from .tasks import redis_client
+
+        key = f"playground:room:{self.room.pk}:presence"
+        client = redis_client()
+        if joining:
+            role = "operator" if self.operator else "viewer"
+            client.hset(key, self.channel_name, json.dumps({"name": self.display_name, "role": role}))
+            client.expire(key, PRESENCE_TTL)
+        else:
+            client.hdel(key, self.channel_name)
+        viewers = sorted(
+            (json.loads(v) for v in client.hvals(key)), key=lambda v: (v["role"], v["name"])
+        )
+        async_to_sync(self.channel_layer.group_send)(self.group, {"type": "presence.message", "viewers": viewers})

@@ -1,0 +1,131 @@
+"""Persistence of live rooms.
+
+Design (per-tick cost proportional to what changed): the engine itself lives in the
+worker's memory between ticks; each tick appends its new timeline events as rows, upserts
+the view rows of the nodes/pods/zones those events touched, and updates the room's clock.
+Every ~30 s (and whenever a worker had to rebuild it) a compressed pickle of the engine is
+stored; a worker that does not hold the room (restart, another worker) restores that
+snapshot and replays the applied actions after it, which the engine's determinism makes
+exact. Rewind re-simulates from the scenario and the action log.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Room(models.Model):
+    name = models.CharField(max_length=120)
+    slug = models.SlugField(max_length=80, unique=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    scenario_name = models.CharField(max_length=120)
+    scenario_yaml = models.TextField()
+    speed = models.FloatField(default=10.0, help_text="Simulated seconds per wall second (0.1 to 100).")
+    paused = models.BooleanField(default=False)
+    sim_ms = models.BigIntegerField(default=0, help_text="Simulated time reached, in ms.")
+    sim_anchor_ms = models.BigIntegerField(default=0)
+    wall_anchor = models.DateTimeField()
+    operator_token = models.CharField(max_length=64, default=new_token)
+    seq = models.BigIntegerField(default=0, help_text="Sequence number of the last delta.")
+    event_count = models.BigIntegerField(default=0)
+    version = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ClusterParameters(models.Model):
+    """The room's component settings, in the scenario format's field names."""
+
+    room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="parameters")
+    controller_manager = models.JSONField(default=dict, blank=True)
+    kubelet = models.JSONField(default=dict, blank=True)
+    api_server = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        verbose_name_plural = "cluster parameters"
+
+    def __str__(self) -> str:
+        return f"parameters of {self.room}"
+
+
+class Preset(models.Model):
+    """A named parameter set ("Kubernetes defaults", "fast failover")."""
+
+    name = models.CharField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    controller_manager = models.JSONField(default=dict, blank=True)
+    kubelet = models.JSONField(default=dict, blank=True)
+    api_server = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Action(models.Model):
+    """Every fault and user action, with who did it and when (simulated and wall time)."""
+
+    PENDING, APPLIED, REFUSED, REWOUND = "pending", "applied", "refused", "rewound"
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="actions")
+    actor = models.CharField(max_length=120, blank=True)
+    kind = models.CharField(max_length=40)  # fault type, or speed/pause/resume/step/rewind
+    payload = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, default=PENDING)
+    error = models.TextField(blank=True)
+    at_ms = models.BigIntegerField(null=True, blank=True, help_text="Simulated time applied.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["room", "status", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} by {self.actor or 'someone'}"
+
+
+class TimelineEvent(models.Model):
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="events")
+    idx = models.BigIntegerField()
+    t_ms = models.BigIntegerField()
+    type = models.CharField(max_length=20)
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["idx"]
+        constraints = [models.UniqueConstraint(fields=["room", "idx"], name="event_idx_unique")]
+
+
+class ObjectView(models.Model):
+    """The current state of one node, pod or zone of a room, as the page shows it."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="views")
+    kind = models.CharField(max_length=8)  # node / pod / zone
+    key = models.CharField(max_length=300)
+    data = models.JSONField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["room", "kind", "key"], name="view_key_unique")
+        ]
+
+
+class EngineSnapshot(models.Model):
+    room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="snapshot")
+    sim_ms = models.BigIntegerField()
+    event_count = models.BigIntegerField()
+    last_action_id = models.BigIntegerField(default=0)
+    blob = models.BinaryField()
+    taken_at = models.DateTimeField(auto_now=True)

@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("healthz", views.healthz, name="healthz"),
+    path("rooms/<slug:slug>/", views.room_page, name="room"),
+    path("rooms/<slug:slug>/export.yaml", views.room_export, name="room-export"),
+    path("rooms/<slug:slug>/events.json", views.room_events, name="room-events"),
+]

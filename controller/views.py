@@ -1,0 +1,92 @@
+"""Thin views: each calls one service."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from . import services
+from .engine.scenario import ScenarioError
+from .forms import RoomCreateForm
+from .health import health
+from .models import Room
+from .roles import is_operator
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    status, body = health()
+    return JsonResponse(body, status=status)
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    form = RoomCreateForm(request.POST or None, request.FILES or None)
+    error = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        if data.get("upload"):
+            text = data["upload"].read().decode("utf-8", errors="replace")
+        else:
+            chosen = next(s for s in services.builtin_scenarios() if s["id"] == data["scenario"])
+            text = chosen["yaml"]
+        try:
+            room = services.room_create(data.get("name") or "", text, request.user, data["speed"])
+        except (ScenarioError, services.ActionError) as exc:
+            error = str(exc)
+        else:
+            tokens = request.session.get("operator_tokens", {})
+            tokens[room.slug] = room.operator_token
+            request.session["operator_tokens"] = tokens
+            return redirect(f"{reverse('room', args=[room.slug])}?token={room.operator_token}")
+    return render(
+        request,
+        "controller/index.html",
+        {
+            "rooms": Room.objects.all()[:50],
+            "form": form,
+            "error": error,
+            "scenarios": services.builtin_scenarios(),
+        },
+    )
+
+
+def room_page(request: HttpRequest, slug: str) -> HttpResponse:
+    room = get_object_or_404(Room, slug=slug)
+    token = request.GET.get("token") or request.session.get("operator_tokens", {}).get(slug, "")
+    operator = is_operator(room, request.user, token)
+    viewer_url = request.build_absolute_uri(reverse("room", args=[room.slug]))
+    return render(
+        request,
+        "controller/room.html",
+        {
+            "room": room,
+            "operator": operator,
+            "token": token if operator else "",
+            "viewer_url": viewer_url,
+            "operator_url": f"{viewer_url}?token={room.operator_token}" if operator else "",
+        },
+    )
+
+
+@require_GET
+def room_export(request: HttpRequest, slug: str) -> HttpResponse:
+    room = get_object_or_404(Room, slug=slug)
+    response = HttpResponse(services.room_export(room), content_type="application/yaml")
+    response["Content-Disposition"] = f'attachment; filename="{room.slug}.yaml"'
+    return response
+
+
+@require_GET
+def room_events(request: HttpRequest, slug: str) -> JsonResponse:
+    """The timeline after event ``since`` (for clients catching up and for tests)."""
+    room = get_object_or_404(Room, slug=slug)
+    try:
+        since = int(request.GET.get("since", "-1"))
+    except ValueError:
+        raise Http404 from None
+    rows = room.events.filter(idx__gt=since).order_by("idx")[:5000]
+    return JsonResponse(
+        {"events": [{"idx": r.idx, "t": r.t_ms / 1000, "type": r.type, **r.data} for r in rows]}
+    )

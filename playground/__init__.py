@@ -1,0 +1,5 @@
+"""The Django project; the Celery app is loaded with it so @shared_task binds to it."""
+
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

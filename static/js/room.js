@@ -1,0 +1,254 @@
+// The topology page: a websocket client. Snapshot -> deltas; the DOM is patched per changed
+// node (keyed elements), never rebuilt wholesale; past Config.compactAbove nodes a canvas
+// draws one square per node instead.
+import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, why } from "./state.js";
+
+const app = document.getElementById("app");
+const slug = app.dataset.slug;
+const token = app.dataset.token;
+const operator = app.dataset.operator === "1";
+let state = emptyState();
+let ws = null;
+let lastWall = performance.now();
+const els = {
+  zones: document.getElementById("zones"), compact: document.getElementById("compact"),
+  clock: document.getElementById("clock"), speed: document.getElementById("speed"),
+  conn: document.getElementById("conn"), timeline: document.getElementById("timeline"),
+  filter: document.getElementById("filter"), detail: document.getElementById("detail"),
+  error: document.getElementById("error"), presence: document.getElementById("presence"),
+};
+const nodeEls = new Map();
+const zoneEls = new Map();
+let selected = null;
+
+function h(tag, attrs = {}, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") el.className = v; else if (k.startsWith("data-")) el.setAttribute(k, v);
+    else if (k === "text") el.textContent = v; else el[k] = v;
+  }
+  for (const kid of kids) if (kid !== null && kid !== undefined) el.append(kid);
+  return el;
+}
+
+function connect() {
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  const name = encodeURIComponent(localStorage.getItem("playground-name") || (operator ? "operator" : "viewer"));
+  ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}`);
+  ws.onopen = () => { els.conn.textContent = "live"; els.conn.className = "pill ok"; };
+  ws.onclose = () => { els.conn.textContent = "reconnecting"; els.conn.className = "pill bad"; setTimeout(connect, 1000); };
+  ws.onmessage = (msg) => handle(JSON.parse(msg.data));
+}
+
+function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
+
+function handle(m) {
+  if (m.type === "snapshot") { state = applySnapshot(state, m); lastWall = performance.now(); renderAll(); return; }
+  if (m.type === "delta" || m.type === "reset") {
+    const r = applyDelta(state, m);
+    if (r.gap) { send({ type: "snapshot" }); return; }
+    if (!r.changed) return;
+    state = r.state; lastWall = performance.now();
+    if (r.changed.all) renderAll(); else renderChanged(r.changed, m.events || []);
+    return;
+  }
+  if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
+  if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
+  if (m.type === "error") { showError(m.message); return; }
+}
+
+function showError(text) {
+  els.error.textContent = text; els.error.hidden = false;
+  clearTimeout(showError.timer); showError.timer = setTimeout(() => { els.error.hidden = true; }, 6000);
+}
+
+// -- rendering ---------------------------------------------------------------------------
+function renderAll() {
+  els.zones.replaceChildren(); nodeEls.clear(); zoneEls.clear();
+  const compact = state.nodes.size > Config.compactAbove;
+  els.compact.hidden = !compact;
+  els.zones.classList.toggle("compact", compact);
+  const byNode = podsByNode(state);
+  for (const [zone, nodes] of nodesByZone(state)) {
+    const col = zoneColumn(zone);
+    for (const n of nodes) {
+      if (compact) continue;
+      const el = nodeCard(n, byNode.get(n.name) || []);
+      nodeEls.set(n.name, el); col.body.append(el);
+    }
+  }
+  renderZones();
+  if (compact) drawCompact();
+  renderTimeline(true);
+}
+
+function zoneColumn(zone) {
+  let z = zoneEls.get(zone);
+  if (z) return z;
+  const head = h("header", { class: "zone-head" });
+  const queue = h("div", { class: "queue" });
+  const body = h("div", { class: "zone-body" });
+  const el = h("div", { class: "zone", "data-zone": zone }, head, queue, body);
+  els.zones.append(el);
+  z = { el, head, queue, body };
+  zoneEls.set(zone, z);
+  return z;
+}
+
+function renderZones() {
+  for (const z of state.zones) {
+    const col = zoneColumn(z.zone);
+    col.head.replaceChildren(h("strong", { text: `zone ${z.zone || "(none)"}` }), " ",
+      h("span", { class: `state s-${z.state}`, text: z.state }), " ",
+      h("span", { class: "muted", text: `${z.qps} node/s` }));
+    col.queue.replaceChildren(z.queue.length ? h("span", { text: `queue: ${z.queue.join(", ")}` }) : h("span", { class: "muted", text: "queue empty" }));
+  }
+}
+
+function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
+
+function nodeCard(n, pods) {
+  const buttons = operator ? h("div", { class: "node-actions" },
+    ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
+        ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
+        ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["DeleteNode", "delete"]]
+      .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label }))) : null;
+  const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
+  const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
+  const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));
+  const podBox = h("div", { class: "pods" }, ...pods.map(podTile));
+  const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}`, "data-node": n.name },
+    h("header", {}, h("strong", { text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
+      n.kubelet && n.kubelet.state !== "Running" ? h("span", { class: "kstate", text: ` kubelet ${n.kubelet.state}` }) : null),
+    h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
+  el.addEventListener("click", (ev) => { if (!ev.target.closest("button")) showDetail("node", n.name); });
+  return el;
+}
+
+function podTile(p) {
+  const cls = p.terminating ? "terminating" : p.phase === "Failed" ? "failed" : p.phase === "Pending" ? "pending" : p.ready ? "ok" : "notready";
+  const el = h("span", { class: `pod ${cls} q-${p.qosClass}`, "data-pod": p.key, title: `${p.key} ${p.phase}${p.reason ? " (" + p.reason + ")" : ""}` },
+    h("span", { class: "pod-name", text: p.key.split("/")[1] }), h("span", { class: "countdown" }));
+  if (p.taintEvictionAt !== null && p.taintEvictionAt !== undefined) el.dataset.evictAt = p.taintEvictionAt;
+  el.addEventListener("click", (ev) => { ev.stopPropagation(); showDetail("pod", p.key); });
+  return el;
+}
+
+function renderChanged(changed, newEvents) {
+  if (state.nodes.size > Config.compactAbove) { renderZones(); drawCompact(); renderTimeline(false, newEvents); return; }
+  const byNode = podsByNode(state);
+  for (const name of changed.nodes) {
+    const old = nodeEls.get(name);
+    const n = state.nodes.get(name);
+    if (!n) { if (old) old.remove(); nodeEls.delete(name); continue; }
+    const fresh = nodeCard(n, byNode.get(name) || []);
+    if (old) old.replaceWith(fresh); else zoneColumn(n.zone).body.append(fresh);
+    nodeEls.set(name, fresh);
+  }
+  if (changed.zones) renderZones();
+  renderTimeline(false, newEvents);
+  if (selected) showDetail(selected.kind, selected.key, true);
+}
+
+function drawCompact() {
+  const c = els.compact, zones = nodesByZone(state);
+  const width = els.zones.clientWidth || 1200, size = 6, gap = 1, perRow = Math.floor((width / Math.max(zones.size, 1) - 20) / (size + gap));
+  const rows = Math.max(...[...zones.values()].map((l) => Math.ceil(l.length / perRow)), 1);
+  c.width = width; c.height = rows * (size + gap) + 10;
+  const ctx = c.getContext("2d"); ctx.clearRect(0, 0, c.width, c.height);
+  let zi = 0;
+  for (const [, nodes] of zones) {
+    const x0 = zi * (width / zones.size);
+    nodes.forEach((n, i) => {
+      ctx.fillStyle = n.ready === "True" ? (n.taints.length ? "#d9a400" : "#2e9d4f") : n.ready === "False" ? "#c0392b" : "#7f8c8d";
+      ctx.fillRect(x0 + (i % perRow) * (size + gap), 5 + Math.floor(i / perRow) * (size + gap), size, size);
+    });
+    zi++;
+  }
+}
+
+function renderTimeline(full, newEvents = []) {
+  const filter = els.filter.value.trim();
+  const list = full ? state.events : newEvents;
+  const items = [];
+  for (let i = list.length - 1; i >= 0; i--) {
+    const e = list[i];
+    if (!eventMatches(e, filter)) continue;
+    items.push(h("li", { class: `ev t-${e.type}` }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
+      h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.node || e.pod || e.zone || e.object || e.fault || "" }),
+      h("div", { class: "why", text: why(e, state) })));
+    if (items.length >= 400) break;
+  }
+  if (full) els.timeline.replaceChildren(...items);
+  else { els.timeline.prepend(...items); while (els.timeline.childElementCount > 600) els.timeline.lastElementChild.remove(); }
+}
+
+function showDetail(kind, key, quiet = false) {
+  selected = { kind, key };
+  const obj = kind === "node" ? state.nodes.get(key) : state.pods.get(key);
+  const history = state.events.filter((e) => (kind === "node" ? e.node === key || e.object === `Node/${key}` : e.pod === key || e.object === `Pod/${key}`));
+  els.detail.replaceChildren(h("h3", { text: `${kind} ${key}` }), h("pre", { class: "yaml", text: obj ? toYaml(obj) : "(gone)" }),
+    h("h3", { text: "history" }), h("ol", { class: "timeline small" }, ...history.slice(-50).reverse().map((e) => h("li", { text: `${fmtTime(e.t)} ${e.type} ${e.status || e.reason || e.key || ""} ${e.message || ""}` }))));
+  if (!quiet) els.detail.scrollIntoView({ block: "nearest" });
+}
+
+function toYaml(v, indent = "") {
+  if (v === null || typeof v !== "object") return JSON.stringify(v);
+  if (Array.isArray(v)) return v.length ? v.map((x) => `\n${indent}- ${toYaml(x, indent + "  ").trimStart()}`).join("") : "[]";
+  const keys = Object.keys(v);
+  return keys.length ? keys.map((k) => `\n${indent}${k}: ${toYaml(v[k], indent + "  ")}`).join("") : "{}";
+}
+
+// -- the clock and countdowns (interpolated between deltas) ---------------------------------
+function tick() {
+  const t = state.paused ? state.simT : state.simT + ((performance.now() - lastWall) / 1000) * state.speed;
+  els.clock.textContent = fmtTime(Math.max(0, t));
+  els.speed.textContent = state.paused ? "paused" : `${state.speed}×`;
+  for (const el of document.querySelectorAll(".pod[data-evict-at]")) {
+    const left = Number(el.dataset.evictAt) - t;
+    el.querySelector(".countdown").textContent = left > 0 ? ` ${Math.ceil(left)}s` : "";
+  }
+  for (const el of nodeEls.values()) {
+    const n = state.nodes.get(el.dataset.node);
+    if (!n || n.leaseRenewTime === null) continue;
+    const age = Math.max(0, (n.kubelet && n.kubelet.state === "Running" ? 0 : t - n.leaseRenewTime));
+    const bar = el.querySelector(".hb-bar");
+    bar.style.width = `${Math.min(100, (age / 40) * 100)}%`;
+    bar.title = `last heartbeat ${age.toFixed(1)} s ago (grace 40 s)`;
+  }
+  requestAnimationFrame(tick);
+}
+
+// -- operator controls -------------------------------------------------------------------------
+if (operator) {
+  document.addEventListener("click", (ev) => {
+    const b = ev.target.closest("button.fault");
+    if (b) send({ type: "action", action: { type: b.dataset.fault, node: b.dataset.node } });
+    const c = ev.target.closest("button[data-ctl]");
+    if (c) {
+      const kind = c.dataset.ctl;
+      if (kind === "rewind") send({ type: "rewind", t: Number(document.getElementById("rewind-t").value || 0) });
+      else send({ type: kind, value: c.dataset.value ? Number(c.dataset.value) : undefined });
+    }
+  });
+  document.getElementById("speed-select").addEventListener("change", (ev) => send({ type: "speed", value: Number(ev.target.value) }));
+  document.getElementById("add-node").addEventListener("click", () => {
+    const zone = state.zones.length ? state.zones[0].zone : "zone-a";
+    send({ type: "action", action: { type: "AddNode", node: { name: `added-${Date.now() % 100000}`, zone } } });
+  });
+  document.getElementById("params").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const params = {};
+    for (const input of ev.target.querySelectorAll("input")) {
+      if (!input.value.trim()) continue;
+      const [group, field] = input.name.split(".");
+      params[group] = params[group] || {};
+      const num = Number(input.value);
+      params[group][field] = input.value.match(/^[0-9.]+$/) && !field.endsWith("Period") ? num : input.value.trim();
+    }
+    send({ type: "params", params });
+  });
+}
+els.filter.addEventListener("input", () => renderTimeline(true));
+connect();
+requestAnimationFrame(tick);

@@ -1,0 +1,129 @@
+// Client-side room state: snapshot, then ordered deltas. Pure (no DOM), so node's test
+// runner can check it. A delta whose seq is not the next one means we missed something:
+// the caller asks for a fresh snapshot.
+
+export const Config = {
+  maxEvents: 2000,       // timeline entries kept in the browser
+  compactAbove: 300,     // nodes: switch to the canvas rendering past this
+};
+
+export function emptyState() {
+  return { seq: -1, t: 0, simT: 0, speed: 1, paused: false, role: "viewer",
+           nodes: new Map(), pods: new Map(), zones: [], events: [], room: null };
+}
+
+export function applySnapshot(state, snap) {
+  const s = emptyState();
+  s.seq = snap.seq; s.t = snap.simT ?? snap.t; s.simT = s.t;
+  s.speed = snap.speed; s.paused = snap.paused; s.role = snap.role || state.role;
+  s.room = snap.room;
+  for (const n of snap.nodes) s.nodes.set(n.name, n);
+  for (const p of snap.pods) s.pods.set(p.key, p);
+  s.zones = snap.zones || [];
+  s.events = (snap.events || []).slice(-Config.maxEvents);
+  return s;
+}
+
+// Returns {state, changed: {nodes:Set, pods:Set, zones:bool}} or {gap: true}.
+export function applyDelta(state, delta) {
+  if (delta.type === "reset") {
+    return { state: applySnapshot(state, { ...delta, nodes: Object.values(delta.nodes).filter(Boolean),
+      pods: Object.values(delta.pods).filter(Boolean), zones: delta.zones || [], events: delta.events, simT: delta.t }),
+      changed: { all: true } };
+  }
+  if (delta.seq <= state.seq) return { state, changed: null };       // old news
+  if (delta.seq !== state.seq + 1) return { gap: true };
+  const changed = { nodes: new Set(), pods: new Set(), zones: false };
+  state.seq = delta.seq; state.t = delta.t; state.simT = delta.t;
+  state.speed = delta.speed; state.paused = delta.paused;
+  for (const [name, n] of Object.entries(delta.nodes || {})) {
+    if (n === null) state.nodes.delete(name); else state.nodes.set(name, n);
+    changed.nodes.add(name);
+  }
+  for (const [key, p] of Object.entries(delta.pods || {})) {
+    const old = state.pods.get(key);
+    if (old && old.node) changed.nodes.add(old.node);
+    if (p === null) state.pods.delete(key); else { state.pods.set(key, p); if (p.node) changed.nodes.add(p.node); }
+    changed.pods.add(key);
+  }
+  if (delta.zones) { state.zones = delta.zones; changed.zones = true; }
+  if (delta.events && delta.events.length) {
+    state.events.push(...delta.events);
+    if (state.events.length > Config.maxEvents) state.events.splice(0, state.events.length - Config.maxEvents);
+  }
+  return { state, changed };
+}
+
+export function podsByNode(state) {
+  const out = new Map();
+  for (const p of state.pods.values()) {
+    const k = p.node || "";
+    if (!out.has(k)) out.set(k, []);
+    out.get(k).push(p);
+  }
+  for (const list of out.values()) list.sort((a, b) => a.key.localeCompare(b.key));
+  return out;
+}
+
+export function nodesByZone(state) {
+  const out = new Map();
+  for (const n of state.nodes.values()) {
+    if (!out.has(n.zone)) out.set(n.zone, []);
+    out.get(n.zone).push(n);
+  }
+  for (const list of out.values()) list.sort((a, b) => a.name.localeCompare(b.name));
+  return new Map([...out.entries()].sort((a, b) => a[0].localeCompare(b[0])));
+}
+
+export function fmtTime(t) {
+  const ms = Math.round(t * 1000);
+  const m = Math.floor(ms / 60000), s = Math.floor((ms % 60000) / 1000), r = ms % 1000;
+  return `${String(m).padStart(2, "0")}:${String(s).padStart(2, "0")}.${String(r).padStart(3, "0")}`;
+}
+
+// One line saying which rule made an event happen, and which parameter governs it.
+export function why(e, state) {
+  const pod = e.pod && state ? state.pods.get(e.pod) : null;
+  switch (e.type) {
+    case "NodeReady":
+      if (e.status === "Unknown") return `controller: no Lease renewal or status from ${e.node} for longer than nodeMonitorGracePeriod (strictly past, checked every nodeMonitorPeriod)`;
+      if (e.status === "False") return `kubelet on ${e.node} reports its runtime is down (KubeletNotReady)`;
+      return `kubelet on ${e.node} posted Ready`;
+    case "TaintAdded":
+      if (e.effect === "NoSchedule") return `doNoScheduleTaintingPass: condition -> ${e.key} taint, at once (no rate limit)`;
+      return `doNoExecuteTaintingPass: ${e.node} reached the head of its zone's rate-limited queue (nodeEvictionRate, one token each)`;
+    case "TaintRemoved":
+      return e.effect === "NoExecute" ? `markNodeAsReachable: ${e.node} observed Ready again (or all zones fully disrupted)` : `doNoScheduleTaintingPass: the condition behind ${e.key} cleared`;
+    case "ZoneState":
+      return `ComputeZoneState: share of not-ready nodes vs unhealthyZoneThreshold (${e.state})`;
+    case "ZoneRate":
+      return e.qps === 0 ? `setLimiterInZone: evictions stopped in ${e.zone} (small partially disrupted zone, or every zone down)` : `setLimiterInZone: ${e.zone} tainted at ${e.qps} node/s`;
+    case "PodDeleted":
+      if (e.by === "TaintManager") return `taint manager deleted ${e.pod}: its node is tainted NoExecute and the pod's toleration ran out${pod && pod.tolerations ? " (" + tolSeconds(pod) + ")" : ""}`;
+      if (e.by === "NodeLifecycleController") return `legacy eviction: ${e.node} silent for podEvictionTimeout; every non-DaemonSet pod deleted`;
+      return `deleted by ${e.by}`;
+    case "PodEvicted":
+      return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
+    case "PodReady":
+      return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
+    case "K8sEvent":
+      return `${e.eventType} event ${e.reason}: ${e.message}`;
+    case "NodeCondition":
+      return `kubelet eviction manager reports ${e.condition}=${e.status} (held for evictionPressureTransitionPeriod after the last breach)`;
+    case "Fault":
+      return `fault injected: ${e.fault}`;
+    default:
+      return "";
+  }
+}
+
+function tolSeconds(pod) {
+  const t = pod.tolerations.find((x) => x.effect === "NoExecute" && x.tolerationSeconds !== undefined);
+  return t ? `tolerationSeconds ${t.tolerationSeconds}` : "tolerated";
+}
+
+export function eventMatches(e, filter) {
+  if (!filter) return true;
+  const f = filter.toLowerCase();
+  return [e.type, e.node, e.pod, e.zone, e.object, e.fault, e.reason].some((v) => v && String(v).toLowerCase().includes(f));
+}
