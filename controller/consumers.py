@@ -81,6 +81,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return {"action": action.pk}
         if kind in ("speed", "pause", "resume", "step"):
             services.room_control(self.room.pk, kind, content.get("value"), actor)
+            room_tick_task.delay(self.room.pk)
             return {"control": kind}
         if kind == "rewind":
             services.room_rewind(self.room.pk, content.get("t", 0), actor)

@@ -188,7 +188,7 @@ def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
 
 def _now_target(room: Room, wall_now: datetime) -> int:
     if room.paused:
-        return room.sim_ms
+        return max(room.sim_ms, room.sim_anchor_ms)  # a step moves the anchor of a paused room
     elapsed = (wall_now - room.wall_anchor).total_seconds()
     return max(room.sim_ms, room.sim_anchor_ms + int(elapsed * room.speed * 1000))
 
@@ -356,7 +356,6 @@ def _reanchor(room: Room, wall_now: datetime) -> None:
 def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
     """Speed, pause, resume and step (by N simulated seconds): logged like every action."""
     wall_now = timezone.now()
-    extra_ms = 0
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
         if kind == "speed":
@@ -368,7 +367,7 @@ def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
             room.paused = True
         elif kind == "resume":
             room.paused = False
-            room.sim_anchor_ms = room.sim_ms
+            room.sim_anchor_ms = max(room.sim_ms, room.sim_anchor_ms)
             room.wall_anchor = wall_now
         elif kind == "step":
             try:
@@ -377,23 +376,15 @@ def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
                 raise ActionError(f"step: {value!r} is not a number of seconds") from None
             if not 0 < seconds <= MAX_STEP_S:
                 raise ActionError(f"step: must be between 0 and {MAX_STEP_S} seconds")
-            extra_ms = int(seconds * 1000)
+            # The next tick runs the engine that much further (paused or not).
+            room.sim_anchor_ms = max(room.sim_anchor_ms, room.sim_ms) + int(seconds * 1000)
         else:
             raise ActionError(f"unknown control {kind!r}")
         room.save(update_fields=["speed", "paused", "sim_anchor_ms", "wall_anchor"])
         Action.objects.create(
             room=room, actor=actor[:120], kind=kind, payload={"value": value}, status=Action.APPLIED, at_ms=room.sim_ms
         )
-    if kind == "step":
-        with transaction.atomic():
-            room = Room.objects.select_for_update().get(pk=room_id)
-            # A step moves a paused room forward; a running one jumps ahead and goes on.
-            room.sim_anchor_ms = room.sim_ms + extra_ms
-            room.wall_anchor = wall_now
-            room.save(update_fields=["sim_anchor_ms", "wall_anchor"])
-        room_advance(room_id, wall_now, extra_ms=extra_ms if room.paused else 0)
-    else:
-        _broadcast_after_commit(room_id, {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000})
+    _broadcast_after_commit(room_id, {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000})
     return Room.objects.get(pk=room_id)
 
 

@@ -1,0 +1,238 @@
+"""Live rooms with real Redis, a real Celery worker and the real channels_redis layer."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+
+from controller import services
+from controller.engine import cli
+from controller.engine.timeline import to_json
+from controller.models import Action, Room, TimelineEvent
+from playground.asgi import application
+
+SCENARIO = """
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: live}
+spec:
+  nodes:
+    - {name: n-1, zone: z}
+    - {name: n-2, zone: z}
+    - {name: n-3, zone: z}
+  objects:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec: {nodeName: n-1, containers: [{name: web}]}
+"""
+
+
+def make_room() -> Room:
+    room = services.room_create("live", SCENARIO, None, 10.0)
+    services.room_control(room.pk, "pause", None, "test")
+    return Room.objects.get(pk=room.pk)
+
+
+def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def connect(room: Room, token: str = "", name: str = "x") -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(
+        application, f"/ws/rooms/{room.slug}/?token={token}&name={name}", headers=[(b"origin", b"http://localhost")]
+    )
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def receive_until(comm: WebsocketCommunicator, match, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        msg = await comm.receive_json_from(timeout=max(0.1, deadline - time.monotonic()))
+        found = match(msg)
+        if found:
+            return msg, found
+    raise AssertionError("no matching message")
+
+
+def headless_events(room: Room, tmp_path) -> list[str]:
+    path = tmp_path / "export.yaml"
+    path.write_text(services.room_export(room))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, err.getvalue()
+    return out.getvalue().splitlines()
+
+
+def room_events(room: Room) -> list[str]:
+    return [to_json({"t": e.t_ms, "type": e.type, **e.data}) for e in TimelineEvent.objects.filter(room=room).order_by("idx")]
+
+
+def test_operator_fault_reaches_both_clients_and_viewer_cannot_act(celery_worker_proc) -> None:
+    room = make_room()
+
+    async def scenario() -> None:
+        op = await connect(room, room.operator_token, "teacher")
+        viewer = await connect(room, "", "student")
+        snap_op = await op.receive_json_from(timeout=10)
+        snap_v = await viewer.receive_json_from(timeout=10)
+        assert snap_op["role"] == "operator" and snap_v["role"] == "viewer"
+        # The viewer may not act: refused with a message, nothing recorded.
+        await viewer.send_json_to({"type": "action", "action": {"type": "StopKubelet", "node": "n-1"}})
+        _, err = await receive_until(viewer, lambda m: m if m["type"] == "error" else None)
+        assert "Only operators" in err["message"]
+        # The operator stops n-1's kubelet (applied at t=0.001 s), then steps 60 s.
+        await op.send_json_to({"type": "action", "action": {"type": "StopKubelet", "node": "n-1"}})
+        await receive_until(op, lambda m: m if m["type"] == "ack" else None)
+        await op.send_json_to({"type": "step", "value": 60})
+
+        def unknown(m):
+            if m.get("type") != "delta":
+                return None
+            return next((e for e in m["events"] if e["type"] == "NodeReady" and e["status"] == "Unknown"), None)
+
+        for comm in (op, viewer):
+            _, event = await receive_until(comm, unknown)
+            # Last renewal at 0 s; first pass strictly past 0 + 40 s is 45 s.
+            assert (event["node"], event["t"]) == ("n-1", 45.0)
+        await op.disconnect()
+        await viewer.disconnect()
+
+    async_to_sync(scenario)()
+    actions = list(Action.objects.filter(room=room).exclude(kind__in=services.CONTROL_KINDS))
+    assert [(a.kind, a.status, a.actor) for a in actions] == [("StopKubelet", "applied", "teacher (operator)")]
+
+
+def test_export_then_simulate_gives_the_identical_timeline(celery_worker_proc, tmp_path) -> None:
+    room = make_room()
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    services.room_control(room.pk, "step", 30, "t")
+    services.room_advance(room.pk)
+    services.action_submit(room, {"type": "Cordon", "node": "n-3"}, "t")
+    services.room_control(room.pk, "step", 400, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    assert room.sim_ms >= 430_000
+    live = room_events(room)
+    assert any('"PodDeleted"' in line for line in live)
+    assert live == headless_events(room, tmp_path)
+
+
+def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker_proc) -> None:
+    room = make_room()
+    errors: list[BaseException] = []
+
+    def operator(i: int) -> None:
+        from django.db import connection
+
+        try:
+            node = f"n-{i % 3 + 1}"
+            kind = "Cordon" if i % 2 else "Uncordon"
+            services.action_submit(room, {"type": kind, "node": node}, f"op{i}")
+            from controller.tasks import room_tick_task
+
+            room_tick_task.delay(room.pk)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=operator, args=(i,)) for i in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    wait_for(lambda: not Action.objects.filter(room=room, status="pending").exists(), what="all actions applied")
+    applied = list(Action.objects.filter(room=room, status="applied").exclude(kind__in=services.CONTROL_KINDS).order_by("id"))
+    assert len(applied) == 20
+    # Exactly once, in one order: one Fault event per action, in id order.
+    faults = list(TimelineEvent.objects.filter(room=room, type="Fault").order_by("idx"))
+    assert [(f.data["fault"], f.data["node"]) for f in faults] == [(a.kind, a.payload["node"]) for a in applied]
+    assert [f.t_ms for f in faults] == sorted(f.t_ms for f in faults)
+
+
+def test_worker_killed_mid_ticking_resumes_without_lost_or_duplicated_events(celery_worker_proc, tmp_path) -> None:
+    room = make_room()
+    services.room_control(room.pk, "resume", None, "t")
+    services.room_control(room.pk, "speed", 100, "t")
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    from controller.tasks import room_tick_task
+
+    for _ in range(10):
+        room_tick_task.delay(room.pk)
+        time.sleep(0.1)
+    celery_worker_proc.kill()  # mid-ticking
+    services.forget_cache()
+    celery_worker_proc.start()
+    for _ in range(10):
+        room_tick_task.delay(room.pk)
+        time.sleep(0.1)
+    wait_for(lambda: Room.objects.get(pk=room.pk).sim_ms > 60_000, what="the room to pass 60 s")
+    services.room_control(room.pk, "pause", None, "t")
+    wait_for(lambda: not Action.objects.filter(room=room, status="pending").exists())
+    time.sleep(1.0)  # let a tick in flight finish
+    room.refresh_from_db()
+    live = room_events(room)
+    assert any('"NodeReady"' in line and '"Unknown"' in line for line in live)
+    assert live == headless_events(room, tmp_path)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_restart_of_every_process_keeps_rooms_time_and_timelines(tmp_path) -> None:
+    room = make_room()
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    services.room_control(room.pk, "step", 100, "t")
+    services.room_advance(room.pk)
+    before = Room.objects.get(pk=room.pk)
+    before_events = room_events(room)
+    services.forget_cache()  # every process restarted: nothing in memory
+    after = Room.objects.get(pk=room.pk)
+    assert (after.sim_ms, after.event_count, after.seq) == (before.sim_ms, before.event_count, before.seq)
+    assert room_events(room) == before_events
+    # ... and it goes on exactly as an uninterrupted run.
+    services.room_control(room.pk, "step", 400, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    assert room_events(room) == headless_events(room, tmp_path)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_invalid_parameter_is_refused_with_the_same_message_everywhere(admin_client) -> None:
+    room = make_room()
+    before = (room.version, Action.objects.filter(room=room).count())
+    expected = 'controllerManager.nodeEvictionRate: must be >= 0, got -1'
+    with pytest.raises(services.ActionError) as info:
+        services.parameters_submit(room, {"controllerManager": {"nodeEvictionRate": -1}}, "t")
+    assert expected in str(info.value)
+    # The admin form.
+    from controller.admin import ParametersForm
+
+    form = ParametersForm(data={"room": room.pk, "controller_manager": '{"nodeEvictionRate": -1}', "kubelet": "{}", "api_server": "{}"}, instance=room.parameters)
+    assert not form.is_valid()
+    assert expected in form.errors["controller_manager"][0]
+
+    # The websocket.
+    async def scenario() -> None:
+        op = await connect(room, room.operator_token)
+        await op.receive_json_from(timeout=10)
+        await op.send_json_to({"type": "params", "params": {"controllerManager": {"nodeEvictionRate": -1}}})
+        _, err = await receive_until(op, lambda m: m if m["type"] == "error" else None)
+        assert expected in err["message"]
+        await op.disconnect()
+
+    async_to_sync(scenario)()
+    room.refresh_from_db()
+    assert (room.version, Action.objects.filter(room=room).count()) == before
