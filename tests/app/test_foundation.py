@@ -21,7 +21,7 @@ DEMO = (services.BUILTIN_DIR / "01-single-node-failure.yaml").read_text()
 
 
 def test_settings_use_real_redis_and_no_eager_celery() -> None:
-    assert settings.REDIS_URL == TEST_REDIS.url
+    assert TEST_REDIS.url == settings.REDIS_URL
     assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
     assert settings.CELERY_TASK_ALWAYS_EAGER is False
     print(f"\nredis under test: {settings.REDIS_URL}; channel layer: {type(get_channel_layer()).__name__}")
