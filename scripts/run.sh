@@ -11,8 +11,8 @@ export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-6379}/0}
 # The demo room needs no Redis to be created; it is ticked once the worker runs.
 demo=$(.venv/bin/python manage.py load_demo)
 echo
-echo "  The playground runs at http://localhost:${PORT:-8000}/"
-echo "  Demo room (operator link): http://localhost:${PORT:-8000}${demo#demo room: }"
-echo "  Health: http://localhost:${PORT:-8000}/healthz    Stop: Ctrl-C"
+echo "  The playground runs at http://localhost:${WEB_PORT:-8000}/"
+echo "  Demo room (operator link): http://localhost:${WEB_PORT:-8000}${demo#demo room: }"
+echo "  Health: http://localhost:${WEB_PORT:-8000}/healthz    Stop: Ctrl-C"
 echo
 exec .venv/bin/honcho start -f Procfile

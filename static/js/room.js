@@ -175,7 +175,7 @@ function renderTimeline(full, newEvents = []) {
     const e = list[i];
     if (!eventMatches(e, filter)) continue;
     items.push(h("li", { class: `ev t-${e.type}` }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
-      h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.node || e.pod || e.zone || e.object || e.fault || "" }),
+      h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.pod || e.node || e.zone || e.object || e.fault || "" }),
       h("div", { class: "why", text: why(e, state) })));
     if (items.length >= 400) break;
   }
