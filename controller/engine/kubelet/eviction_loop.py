@@ -101,9 +101,10 @@ class EvictionLoop:
         finally:
             self.in_sync = False
         if result.evicted:
-            # waitForPodsCleanup: poll every 1 s until the kill completed (30 s at most).
+            # waitForPodsCleanup: the kill completes after the grace period; the next 1 s poll
+            # after that confirms it (design: "the next sync runs 1 s after that"), 30 s at most.
             longest = max(e.grace_period_s for e in result.evicted) * SECOND
-            wait = min(POD_CLEANUP_TIMEOUT_MS, max(POD_CLEANUP_POLL_MS, -(-longest // SECOND) * SECOND))
+            wait = min(POD_CLEANUP_TIMEOUT_MS, longest + POD_CLEANUP_POLL_MS)
             self.base_ms = now + wait
             self._schedule(now + wait)
             return
