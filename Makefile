@@ -2,29 +2,38 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Extra pytest arguments: make test PYTEST_ARGS="-k healthz -x"
+PYTEST_ARGS ?=
 
-.PHONY: run test test-engine lint venv bench simulate clean
+.PHONY: run test test-engine lint fmt venv bench simulate clean
 
+# The venv, (re)installed only when requirements.txt is newer than the stamp file.
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
 	touch $@
 
+# Redis (ours unless one answers on REDIS_URL), Daphne on :8000, a Celery worker and beat.
 run: venv
 	bash scripts/run.sh
 
+# The whole suite, tests/ (engine, app with real Redis and Celery, browser).
 test: venv
-	bash scripts/test.sh
+	bash scripts/test.sh $(PYTEST_ARGS)
 
 test-engine: venv
 	$(BIN)/pytest -q tests/engine
 
 lint: venv
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check controller/engine
+	$(BIN)/ruff format --check .
+
+fmt: venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 bench: venv
 	$(BIN)/python manage.py bench

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `make test`: the whole suite. Engine tests need nothing; app tests start their own
-# redis-server and Celery worker; browser tests drive Debian's Chromium.
+# `make test`: the whole suite (tests/). App tests start their own redis-server on a free port
+# and their own Celery worker, so a REDIS_URL or DATABASE_URL from the shell is not used.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WITH_CHROMIUM=1 bash scripts/ensure-system.sh
-.venv/bin/ruff check .
+pkgs=(redis-server)
+if [ -d tests/browser ]; then pkgs+=(chromium); fi
+bash scripts/ensure-system.sh "${pkgs[@]}"
+unset REDIS_URL DATABASE_URL
 exec .venv/bin/pytest "$@"
