@@ -54,7 +54,7 @@ _CACHE: dict[int, Runtime] = {}
 def _new_sim(room: Room) -> Simulation:
     scenario = load_scenario(room.scenario_yaml)
     sim = Simulation(scenario)
-    sim.start()
+    sim.run(0)  # everything at t=0: nodes, kubelets, objects, controllers' first work
     return sim
 
 

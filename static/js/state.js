@@ -109,6 +109,7 @@ export function why(e, state) {
     case "K8sEvent":
       return `${e.eventType} event ${e.reason}: ${e.message}`;
     case "NodeCondition":
+      if (e.status === "Unknown") return `controller: kubelet stopped posting status, so ${e.condition} is Unknown too`;
       return `kubelet eviction manager reports ${e.condition}=${e.status} (held for evictionPressureTransitionPeriod after the last breach)`;
     case "Fault":
       return `fault injected: ${e.fault}`;

@@ -1,0 +1,72 @@
+"""The whole stack for browser tests: Daphne, a Celery worker and beat (real processes) on
+the test Redis and the test database, and Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.redis_plugin import TEST_REDIS
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def live_stack(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+    from django.db import connection
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Debian's chromium is not installed")
+    port = _free_port()
+    env = {**os.environ, "REDIS_URL": TEST_REDIS.url, "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
+           "DEBUG": "1", "PLAYGROUND_TICK_SECONDS": "0.5"}
+    env.pop("PLAYGROUND_TEST_DB", None)
+    log = open(tmp_path / "stack.log", "wb")  # noqa: SIM115
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"], cwd=REPO, env=env, stdout=log, stderr=log),
+        subprocess.Popen([sys.executable, "-m", "celery", "-A", "playground", "worker", "--pool=threads", "--concurrency=4", "--loglevel=WARNING", "-n", f"browser{port}@%h"], cwd=REPO, env=env, stdout=log, stderr=log),
+        subprocess.Popen([sys.executable, "-m", "celery", "-A", "playground", "beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat'}"], cwd=REPO, env=env, stdout=log, stderr=log),
+    ]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.3):
+                break
+        except OSError:
+            time.sleep(0.2)
+    ARTIFACTS.mkdir(exist_ok=True)
+    yield f"http://127.0.0.1:{port}"
+    for p in procs:
+        p.kill()
+        p.wait(timeout=10)
+    log.close()
+
+
+@pytest.fixture
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
