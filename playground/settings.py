@@ -1,5 +1,18 @@
-"""Settings, all from the environment (twelve-factor): DATABASE_URL, REDIS_URL, SECRET_KEY,
-DEBUG, ALLOWED_HOSTS, plus a few knobs for the live runtime."""
+"""Settings, all from the environment (twelve-factor).
+
+DATABASE_URL   database (default: SQLite file db.sqlite3 beside manage.py)
+REDIS_URL      Celery broker and results, the Channels layer, beat's heartbeat, room locks
+               (default redis://127.0.0.1:6379/0)
+SECRET_KEY     required when DEBUG=0
+DEBUG          1/0 (default 1: the convenient local setting; deploy with DEBUG=0)
+ALLOWED_HOSTS  comma-separated (default localhost,127.0.0.1,[::1])
+HTTPS_ONLY     1/0 (default: the opposite of DEBUG): HTTPS redirect, secure cookies, HSTS;
+               DEBUG=0 HTTPS_ONLY=0 serves plain http (a local production-like run).
+               SECURE_SSL_REDIRECT, SESSION_COOKIE_SECURE, CSRF_COOKIE_SECURE,
+               SECURE_HSTS_SECONDS override each one.
+TRUST_X_FORWARDED_PROTO  1 behind a TLS-terminating proxy that sets X-Forwarded-Proto
+CSRF_TRUSTED_ORIGINS     comma-separated origins (e.g. https://playground.example.com)
+"""
 
 from __future__ import annotations
 
@@ -7,25 +20,34 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
         return default
-    return value.strip().lower() in ("1", "true", "yes", "on")
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r}: expected 1/0, true/false, yes/no or on/off")
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise RuntimeError("SECRET_KEY must be set when DEBUG=0")
-    SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production-0123456789abcdef"
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",") if h.strip()]
-CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG=0")
+    SECRET_KEY = "django-insecure-dev-only-key-never-use-it-with-debug-off-0123456789"
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
 INSTALLED_APPS = [
     "daphne",
@@ -95,7 +117,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
 WHITENOISE_USE_FINDERS = True  # serve static/ directly too (no stale collectstatic in dev)
 
-REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -124,15 +146,20 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Production hardening: on when DEBUG=0 (check --deploy is clean); plain-http local runs
-# can opt out with SECURE_SSL_REDIRECT=0.
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
-SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
-CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
-SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0" if DEBUG else "31536000"))
-SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
-SECURE_HSTS_PRELOAD = not DEBUG
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# HTTPS hardening: on when DEBUG=0, so `check --deploy` is clean; HTTPS_ONLY=0 (or each
+# setting's own variable) turns it off for plain-http runs. /healthz is exempt from the
+# redirect so a load balancer can probe it over http.
+HTTPS_ONLY = env_bool("HTTPS_ONLY", not DEBUG)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS_ONLY)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS_ONLY)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS_ONLY)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS_ONLY else 0))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS_ONLY)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS_ONLY)
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    # Only behind a proxy that sets (and strips any client-sent) X-Forwarded-Proto.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 
