@@ -68,7 +68,11 @@ class ClusterParametersAdmin(admin.ModelAdmin):
         from . import services
 
         super().save_model(request, obj, form, change)
-        params = {"controllerManager": obj.controller_manager, "kubelet": obj.kubelet, "apiServer": obj.api_server}
+        params = {
+            "controllerManager": obj.controller_manager,
+            "kubelet": obj.kubelet,
+            "apiServer": obj.api_server,
+        }
         try:
             services.parameters_submit(obj.room, params, f"{request.user} (admin)")
         except services.ActionError:

@@ -20,5 +20,7 @@ def channel_layer_is_redis(app_configs, **kwargs):  # type: ignore[no-untyped-de
 @register()
 def celery_not_eager(app_configs, **kwargs):  # type: ignore[no-untyped-def]
     if getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-        return [Error("Celery must not run tasks eagerly: ticks need the broker.", id="controller.E002")]
+        return [
+            Error("Celery must not run tasks eagerly: ticks need the broker.", id="controller.E002")
+        ]
     return []

@@ -28,7 +28,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=4404)
             return
         self.room = room
-        self.operator = await database_sync_to_async(is_operator)(room, self.scope.get("user"), token)
+        self.operator = await database_sync_to_async(is_operator)(
+            room, self.scope.get("user"), token
+        )
         self.group = services.group_name(room.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
@@ -57,7 +59,10 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         if not self.operator:
             await self.send_json(
-                {"type": "error", "message": "Only operators can change this room; you are watching."}
+                {
+                    "type": "error",
+                    "message": "Only operators can change this room; you are watching.",
+                }
             )
             return
         try:
@@ -110,11 +115,15 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         client = redis_client()
         if joining:
             role = "operator" if self.operator else "viewer"
-            client.hset(key, self.channel_name, json.dumps({"name": self.display_name, "role": role}))
+            client.hset(
+                key, self.channel_name, json.dumps({"name": self.display_name, "role": role})
+            )
             client.expire(key, PRESENCE_TTL)
         else:
             client.hdel(key, self.channel_name)
         viewers = sorted(
             (json.loads(v) for v in client.hvals(key)), key=lambda v: (v["role"], v["name"])
         )
-        async_to_sync(self.channel_layer.group_send)(self.group, {"type": "presence.message", "viewers": viewers})
+        async_to_sync(self.channel_layer.group_send)(
+            self.group, {"type": "presence.message", "viewers": viewers}
+        )

@@ -29,7 +29,9 @@ class Room(models.Model):
     )
     scenario_name = models.CharField(max_length=120)
     scenario_yaml = models.TextField()
-    speed = models.FloatField(default=10.0, help_text="Simulated seconds per wall second (0.1 to 100).")
+    speed = models.FloatField(
+        default=10.0, help_text="Simulated seconds per wall second (0.1 to 100)."
+    )
     paused = models.BooleanField(default=False)
     sim_ms = models.BigIntegerField(default=0, help_text="Simulated time reached, in ms.")
     sim_anchor_ms = models.BigIntegerField(default=0)
@@ -107,6 +109,9 @@ class TimelineEvent(models.Model):
         ordering = ["idx"]
         constraints = [models.UniqueConstraint(fields=["room", "idx"], name="event_idx_unique")]
 
+    def __str__(self) -> str:
+        return f"{self.type} at {self.t_ms / 1000:g}s"
+
 
 class ObjectView(models.Model):
     """The current state of one node, pod or zone of a room, as the page shows it."""
@@ -121,6 +126,9 @@ class ObjectView(models.Model):
             models.UniqueConstraint(fields=["room", "kind", "key"], name="view_key_unique")
         ]
 
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key}"
+
 
 class EngineSnapshot(models.Model):
     room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="snapshot")
@@ -129,3 +137,6 @@ class EngineSnapshot(models.Model):
     last_action_id = models.BigIntegerField(default=0)
     blob = models.BinaryField()
     taken_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"snapshot of {self.room_id} at {self.sim_ms / 1000:g}s"

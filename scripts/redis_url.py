@@ -1,8 +1,8 @@
 """Redis helpers for the shell scripts, driven by REDIS_URL (no redis-cli needed).
 
-    redis_url.py ping          exit 0 when something answers PING on REDIS_URL, else 1
-    redis_url.py wait [SECS]   wait (default 30 s) until it answers; exit 1 on time-out
-    redis_url.py hostport      print "HOST PORT" of REDIS_URL
+redis_url.py ping          exit 0 when something answers PING on REDIS_URL, else 1
+redis_url.py wait [SECS]   wait (default 30 s) until it answers; exit 1 on time-out
+redis_url.py hostport      print "HOST PORT" of REDIS_URL
 """
 
 from __future__ import annotations

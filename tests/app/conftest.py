@@ -17,7 +17,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _spawn(args: list[str], db_name: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "REDIS_URL": TEST_REDIS.url, "DATABASE_URL": f"sqlite:///{db_name}", "PLAYGROUND_TEST_DB": ""}
+    env = {
+        **os.environ,
+        "REDIS_URL": TEST_REDIS.url,
+        "DATABASE_URL": f"sqlite:///{db_name}",
+        "PLAYGROUND_TEST_DB": "",
+    }
     env.pop("PLAYGROUND_TEST_DB")
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "playground", *args],
@@ -34,7 +39,17 @@ class Worker:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self.proc = _spawn(["worker", "--pool=threads", "--concurrency=4", "--loglevel=WARNING", "-n", f"test{time.monotonic_ns()}@%h"], self.db_name)
+        self.proc = _spawn(
+            [
+                "worker",
+                "--pool=threads",
+                "--concurrency=4",
+                "--loglevel=WARNING",
+                "-n",
+                f"test{time.monotonic_ns()}@%h",
+            ],
+            self.db_name,
+        )
         from playground.celery import app
 
         deadline = time.monotonic() + 30
@@ -65,7 +80,10 @@ def celery_worker_proc(transactional_db: None) -> Iterator[Worker]:
 def celery_beat_proc(transactional_db: None, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     from django.db import connection
 
-    proc = _spawn(["beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat-schedule'}"], connection.settings_dict["NAME"])
+    proc = _spawn(
+        ["beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat-schedule'}"],
+        connection.settings_dict["NAME"],
+    )
     yield proc
     proc.kill()
     proc.wait(timeout=10)

@@ -24,7 +24,9 @@ def test_settings_use_real_redis_and_no_eager_celery() -> None:
     assert TEST_REDIS.url == settings.REDIS_URL
     assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
     assert settings.CELERY_TASK_ALWAYS_EAGER is False
-    print(f"\nredis under test: {settings.REDIS_URL}; channel layer: {type(get_channel_layer()).__name__}")
+    print(
+        f"\nredis under test: {settings.REDIS_URL}; channel layer: {type(get_channel_layer()).__name__}"
+    )
 
 
 def test_celery_task_runs_on_a_real_worker_through_redis(celery_worker_proc) -> None:
@@ -42,13 +44,18 @@ def test_websocket_client_receives_a_group_message_through_redis() -> None:
     room = services.room_create("ws", DEMO)
 
     async def scenario() -> None:
-        comm = WebsocketCommunicator(application, f"/ws/rooms/{room.slug}/", headers=[(b"origin", b"http://localhost")])
+        comm = WebsocketCommunicator(
+            application, f"/ws/rooms/{room.slug}/", headers=[(b"origin", b"http://localhost")]
+        )
         connected, _ = await comm.connect()
         assert connected
         snapshot = await comm.receive_json_from(timeout=10)
         assert snapshot["type"] == "snapshot" and snapshot["role"] == "viewer"
         layer = get_channel_layer()
-        await layer.group_send(services.group_name(room.pk), {"type": "room.message", "message": {"type": "hello", "via": "redis"}})
+        await layer.group_send(
+            services.group_name(room.pk),
+            {"type": "room.message", "message": {"type": "hello", "via": "redis"}},
+        )
         got = None
         for _ in range(5):
             msg = await comm.receive_json_from(timeout=5)
@@ -66,7 +73,9 @@ def _health(client):
     return response.status_code, response.json()
 
 
-def test_healthz_green_then_503_naming_redis_then_green_again(client, celery_worker_proc, celery_beat_proc) -> None:
+def test_healthz_green_then_503_naming_redis_then_green_again(
+    client, celery_worker_proc, celery_beat_proc
+) -> None:
     deadline = time.monotonic() + 30
     status, body = _health(client)
     while status != 200 and time.monotonic() < deadline:

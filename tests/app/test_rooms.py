@@ -51,7 +51,9 @@ def wait_for(predicate, timeout: float = 30.0, what: str = "condition"):
 
 async def connect(room: Room, token: str = "", name: str = "x") -> WebsocketCommunicator:
     comm = WebsocketCommunicator(
-        application, f"/ws/rooms/{room.slug}/?token={token}&name={name}", headers=[(b"origin", b"http://localhost")]
+        application,
+        f"/ws/rooms/{room.slug}/?token={token}&name={name}",
+        headers=[(b"origin", b"http://localhost")],
     )
     connected, _ = await comm.connect()
     assert connected
@@ -72,12 +74,17 @@ def headless_events(room: Room, tmp_path) -> list[str]:
     path = tmp_path / "export.yaml"
     path.write_text(services.room_export(room))
     out, err = io.StringIO(), io.StringIO()
-    assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, err.getvalue()
+    assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, (
+        err.getvalue()
+    )
     return out.getvalue().splitlines()
 
 
 def room_events(room: Room) -> list[str]:
-    return [to_json({"t": e.t_ms, "type": e.type, **e.data}) for e in TimelineEvent.objects.filter(room=room).order_by("idx")]
+    return [
+        to_json({"t": e.t_ms, "type": e.type, **e.data})
+        for e in TimelineEvent.objects.filter(room=room).order_by("idx")
+    ]
 
 
 def test_operator_fault_reaches_both_clients_and_viewer_cannot_act(celery_worker_proc) -> None:
@@ -90,7 +97,9 @@ def test_operator_fault_reaches_both_clients_and_viewer_cannot_act(celery_worker
         snap_v = await viewer.receive_json_from(timeout=10)
         assert snap_op["role"] == "operator" and snap_v["role"] == "viewer"
         # The viewer may not act: refused with a message, nothing recorded.
-        await viewer.send_json_to({"type": "action", "action": {"type": "StopKubelet", "node": "n-1"}})
+        await viewer.send_json_to(
+            {"type": "action", "action": {"type": "StopKubelet", "node": "n-1"}}
+        )
         _, err = await receive_until(viewer, lambda m: m if m["type"] == "error" else None)
         assert "Only operators" in err["message"]
         # The operator stops n-1's kubelet (applied at t=0.001 s), then steps 60 s.
@@ -101,7 +110,10 @@ def test_operator_fault_reaches_both_clients_and_viewer_cannot_act(celery_worker
         def unknown(m):
             if m.get("type") != "delta":
                 return None
-            return next((e for e in m["events"] if e["type"] == "NodeReady" and e["status"] == "Unknown"), None)
+            return next(
+                (e for e in m["events"] if e["type"] == "NodeReady" and e["status"] == "Unknown"),
+                None,
+            )
 
         for comm in (op, viewer):
             _, event = await receive_until(comm, unknown)
@@ -112,7 +124,9 @@ def test_operator_fault_reaches_both_clients_and_viewer_cannot_act(celery_worker
 
     async_to_sync(scenario)()
     actions = list(Action.objects.filter(room=room).exclude(kind__in=services.CONTROL_KINDS))
-    assert [(a.kind, a.status, a.actor) for a in actions] == [("StopKubelet", "applied", "teacher (operator)")]
+    assert [(a.kind, a.status, a.actor) for a in actions] == [
+        ("StopKubelet", "applied", "teacher (operator)")
+    ]
 
 
 def test_export_then_simulate_gives_the_identical_timeline(celery_worker_proc, tmp_path) -> None:
@@ -144,7 +158,7 @@ def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker
             from controller.tasks import room_tick_task
 
             room_tick_task.delay(room.pk)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
         finally:
             connection.close()
@@ -155,16 +169,27 @@ def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker
     for t in threads:
         t.join()
     assert not errors
-    wait_for(lambda: not Action.objects.filter(room=room, status="pending").exists(), what="all actions applied")
-    applied = list(Action.objects.filter(room=room, status="applied").exclude(kind__in=services.CONTROL_KINDS).order_by("id"))
+    wait_for(
+        lambda: not Action.objects.filter(room=room, status="pending").exists(),
+        what="all actions applied",
+    )
+    applied = list(
+        Action.objects.filter(room=room, status="applied")
+        .exclude(kind__in=services.CONTROL_KINDS)
+        .order_by("id")
+    )
     assert len(applied) == 20
     # Exactly once, in one order: one Fault event per action, in id order.
     faults = list(TimelineEvent.objects.filter(room=room, type="Fault").order_by("idx"))
-    assert [(f.data["fault"], f.data["node"]) for f in faults] == [(a.kind, a.payload["node"]) for a in applied]
+    assert [(f.data["fault"], f.data["node"]) for f in faults] == [
+        (a.kind, a.payload["node"]) for a in applied
+    ]
     assert [f.t_ms for f in faults] == sorted(f.t_ms for f in faults)
 
 
-def test_worker_killed_mid_ticking_resumes_without_lost_or_duplicated_events(celery_worker_proc, tmp_path) -> None:
+def test_worker_killed_mid_ticking_resumes_without_lost_or_duplicated_events(
+    celery_worker_proc, tmp_path
+) -> None:
     room = make_room()
     services.room_control(room.pk, "resume", None, "t")
     services.room_control(room.pk, "speed", 100, "t")
@@ -200,7 +225,11 @@ def test_restart_of_every_process_keeps_rooms_time_and_timelines(tmp_path) -> No
     before_events = room_events(room)
     services.forget_cache()  # every process restarted: nothing in memory
     after = Room.objects.get(pk=room.pk)
-    assert (after.sim_ms, after.event_count, after.seq) == (before.sim_ms, before.event_count, before.seq)
+    assert (after.sim_ms, after.event_count, after.seq) == (
+        before.sim_ms,
+        before.event_count,
+        before.seq,
+    )
     assert room_events(room) == before_events
     # ... and it goes on exactly as an uninterrupted run.
     services.room_control(room.pk, "step", 400, "t")
@@ -213,14 +242,22 @@ def test_restart_of_every_process_keeps_rooms_time_and_timelines(tmp_path) -> No
 def test_invalid_parameter_is_refused_with_the_same_message_everywhere(admin_client) -> None:
     room = make_room()
     before = (room.version, Action.objects.filter(room=room).count())
-    expected = 'controllerManager.nodeEvictionRate: must be >= 0, got -1'
+    expected = "controllerManager.nodeEvictionRate: must be >= 0, got -1"
     with pytest.raises(services.ActionError) as info:
         services.parameters_submit(room, {"controllerManager": {"nodeEvictionRate": -1}}, "t")
     assert expected in str(info.value)
     # The admin form.
     from controller.admin import ParametersForm
 
-    form = ParametersForm(data={"room": room.pk, "controller_manager": '{"nodeEvictionRate": -1}', "kubelet": "{}", "api_server": "{}"}, instance=room.parameters)
+    form = ParametersForm(
+        data={
+            "room": room.pk,
+            "controller_manager": '{"nodeEvictionRate": -1}',
+            "kubelet": "{}",
+            "api_server": "{}",
+        },
+        instance=room.parameters,
+    )
     assert not form.is_valid()
     assert expected in form.errors["controller_manager"][0]
 
@@ -228,7 +265,9 @@ def test_invalid_parameter_is_refused_with_the_same_message_everywhere(admin_cli
     async def scenario() -> None:
         op = await connect(room, room.operator_token)
         await op.receive_json_from(timeout=10)
-        await op.send_json_to({"type": "params", "params": {"controllerManager": {"nodeEvictionRate": -1}}})
+        await op.send_json_to(
+            {"type": "params", "params": {"controllerManager": {"nodeEvictionRate": -1}}}
+        )
         _, err = await receive_until(op, lambda m: m if m["type"] == "error" else None)
         assert expected in err["message"]
         await op.disconnect()
