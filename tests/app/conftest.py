@@ -1,4 +1,9 @@
-"""App fixtures: a real Celery worker (and beat) against the test Redis and test database."""
+"""App fixtures: a real Celery worker (and beat) against the test Redis and test database.
+
+The subprocesses get REDIS_URL of the private redis-server and DATABASE_URL of the test
+database file (tests.redis_plugin makes the test database a file, not :memory:), so a task
+that touches the database sees the test's rows. Their output goes to a log file that is shown
+when a worker fails to come up."""
 
 from __future__ import annotations
 
@@ -11,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.redis_plugin import TEST_REDIS
+from tests.redis_plugin import TEST_REDIS, RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _spawn(args: list[str], db_name: str) -> subprocess.Popen[bytes]:
+def _spawn(args: list[str], db_name: str, log: Path) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "REDIS_URL": TEST_REDIS.url,
@@ -24,21 +29,25 @@ def _spawn(args: list[str], db_name: str) -> subprocess.Popen[bytes]:
         "PLAYGROUND_TEST_DB": "",
     }
     env.pop("PLAYGROUND_TEST_DB")
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "playground", *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "playground", *args],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 class Worker:
-    def __init__(self, db_name: str) -> None:
+    def __init__(self, db_name: str, log: Path) -> None:
         self.db_name = db_name
+        self.log = log
+        self.name = ""
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
+        self.name = f"test{time.monotonic_ns()}"
         self.proc = _spawn(
             [
                 "worker",
@@ -46,17 +55,22 @@ class Worker:
                 "--concurrency=4",
                 "--loglevel=WARNING",
                 "-n",
-                f"test{time.monotonic_ns()}@%h",
+                f"{self.name}@%h",
             ],
             self.db_name,
+            self.log,
         )
         from playground.celery import app
 
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if app.control.ping(timeout=0.5):
+            replies = app.control.ping(timeout=0.5)
+            if any(name.startswith(f"{self.name}@") for reply in replies for name in reply):
                 return
-        raise RuntimeError("the Celery worker did not answer")
+            if self.proc.poll() is not None:
+                break
+        tail = self.log.read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"the Celery worker did not answer a ping; its log:\n{tail}")
 
     def kill(self) -> None:
         if self.proc is not None:
@@ -67,28 +81,28 @@ class Worker:
 
 
 @pytest.fixture
-def celery_worker_proc(transactional_db: None) -> Iterator[Worker]:
+def celery_worker_proc(
+    transactional_db: None, redis_server: RedisServer, tmp_path: Path
+) -> Iterator[Worker]:
     from django.db import connection
 
-    worker = Worker(connection.settings_dict["NAME"])
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
     worker.start()
     yield worker
     worker.kill()
 
 
 @pytest.fixture
-def celery_beat_proc(transactional_db: None, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+def celery_beat_proc(
+    transactional_db: None, redis_server: RedisServer, tmp_path: Path
+) -> Iterator[subprocess.Popen[bytes]]:
     from django.db import connection
 
     proc = _spawn(
         ["beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat-schedule'}"],
         connection.settings_dict["NAME"],
+        tmp_path / "beat.log",
     )
     yield proc
     proc.kill()
     proc.wait(timeout=10)
-
-
-@pytest.fixture
-def redis_server():
-    return TEST_REDIS

@@ -1,49 +1,68 @@
-"""The foundation with real parts: a Celery task through the real Redis broker run by a
-real worker, a websocket client receiving a group message over the real channels_redis
-layer, and /healthz (200 with everything up, 503 naming Redis when it is down)."""
+"""The foundation with real parts: a Celery task through the real Redis broker run by a real
+worker process, a websocket client receiving a group message over the real channels_redis
+layer, and /healthz (200 with everything up, 503 naming Redis when it is down, 200 again after
+Redis comes back, without restarting anything)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+import redis
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
+from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 
 from controller import services
 from controller.models import Room
+from controller.tasks import BEAT_KEY
 from playground.asgi import application
-from tests.redis_plugin import TEST_REDIS
 
 DEMO = (services.BUILTIN_DIR / "01-single-node-failure.yaml").read_text()
 
 
-def test_settings_use_real_redis_and_no_eager_celery() -> None:
-    assert TEST_REDIS.url == settings.REDIS_URL
-    assert settings.CHANNEL_LAYERS["default"]["BACKEND"] == "channels_redis.core.RedisChannelLayer"
-    assert settings.CELERY_TASK_ALWAYS_EAGER is False
-    print(
-        f"\nredis under test: {settings.REDIS_URL}; channel layer: {type(get_channel_layer()).__name__}"
+def test_settings_point_at_the_private_redis_and_celery_is_not_eager(
+    redis_server, evidence
+) -> None:
+    from playground.celery import app
+
+    layer = get_channel_layer()
+    assert redis_server.url == settings.REDIS_URL
+    assert type(layer) is RedisChannelLayer
+    assert app.conf.broker_url == redis_server.url
+    assert app.conf.result_backend == redis_server.url
+    assert app.conf.task_always_eager is False
+    evidence(
+        f"channel layer {type(layer).__name__}, Celery broker {app.conf.broker_url}, "
+        f"task_always_eager={app.conf.task_always_eager}"
     )
 
 
-def test_celery_task_runs_on_a_real_worker_through_redis(celery_worker_proc) -> None:
+def test_celery_task_runs_on_a_real_worker_through_redis(
+    celery_worker_proc, redis_server, evidence
+) -> None:
     from controller.tasks import ping_task
-    from playground.celery import app
 
-    assert app.conf.broker_url == TEST_REDIS.url
+    started = time.monotonic()
     result = ping_task.delay(41)
     assert result.get(timeout=20) == 42
-    print(f"\ncelery: task {result.id} ran on {list(app.control.ping(timeout=1))}")
+    # The worker process (not this one) ran it: its result came back through Redis.
+    assert type(result.backend).__name__ == "RedisBackend"
+    assert celery_worker_proc.proc.poll() is None
+    evidence(
+        f"ping_task(41) -> 42 in {time.monotonic() - started:.2f}s, sent through "
+        f"{redis_server.url} to worker process {celery_worker_proc.proc.pid} "
+        f"({celery_worker_proc.name})"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
-def test_websocket_client_receives_a_group_message_through_redis() -> None:
+def test_websocket_client_receives_a_group_message_through_redis(evidence) -> None:
     room = services.room_create("ws", DEMO)
 
-    async def scenario() -> None:
+    async def scenario() -> dict:
         comm = WebsocketCommunicator(
             application, f"/ws/rooms/{room.slug}/", headers=[(b"origin", b"http://localhost")]
         )
@@ -52,55 +71,79 @@ def test_websocket_client_receives_a_group_message_through_redis() -> None:
         snapshot = await comm.receive_json_from(timeout=10)
         assert snapshot["type"] == "snapshot" and snapshot["role"] == "viewer"
         layer = get_channel_layer()
+        assert isinstance(layer, RedisChannelLayer)
         await layer.group_send(
             services.group_name(room.pk),
             {"type": "room.message", "message": {"type": "hello", "via": "redis"}},
         )
-        got = None
+        got: dict = {}
         for _ in range(5):
             msg = await comm.receive_json_from(timeout=5)
             if msg["type"] == "hello":
                 got = msg
                 break
-        assert got == {"type": "hello", "via": "redis"}
         await comm.disconnect()
+        return got
 
-    async_to_sync(scenario)()
+    assert async_to_sync(scenario)() == {"type": "hello", "via": "redis"}
+    evidence(f"group message delivered to a WebsocketCommunicator through {settings.REDIS_URL}")
 
 
-def _health(client):
+def _health(client) -> tuple[int, dict, float]:
+    started = time.monotonic()
     response = client.get("/healthz")
-    return response.status_code, response.json()
+    return response.status_code, response.json(), time.monotonic() - started
+
+
+def _wait_for_200(client, seconds: float) -> tuple[int, dict, float]:
+    deadline = time.monotonic() + seconds
+    status, body, took = _health(client)
+    while status != 200 and time.monotonic() < deadline:
+        time.sleep(0.5)
+        status, body, took = _health(client)
+    return status, body, took
 
 
 def test_healthz_green_then_503_naming_redis_then_green_again(
-    client, celery_worker_proc, celery_beat_proc
+    client, redis_server, celery_worker_proc, celery_beat_proc, evidence
 ) -> None:
-    deadline = time.monotonic() + 30
-    status, body = _health(client)
-    while status != 200 and time.monotonic() < deadline:
-        time.sleep(0.5)
-        status, body = _health(client)
+    status, body, _ = _wait_for_200(client, 30)
     assert status == 200, body
     assert body["failing"] == []
-    TEST_REDIS.stop()
+    assert body["database"]["ok"] and body["redis"]["ok"]
+    assert any(w.startswith(celery_worker_proc.name) for w in body["celery_worker"]["workers"])
+    assert 0 <= body["celery_beat"]["age_seconds"] < 10
+    beat_tick = redis.Redis.from_url(redis_server.url).get(BEAT_KEY)  # written by the worker
+    assert beat_tick is not None
+
+    redis_server.stop()
     try:
-        status, body = _health(client)
-        assert status == 503
+        status, body, took = _health(client)
+        assert status == 503, body
         assert "redis" in body["failing"]
+        assert not body["redis"]["ok"] and body["redis"]["error"]
+        assert took < 3, f"/healthz took {took:.1f}s with Redis down"
     finally:
-        TEST_REDIS.start()
-    deadline = time.monotonic() + 30
-    status, body = _health(client)
-    while status != 200 and time.monotonic() < deadline:
-        time.sleep(0.5)
-        status, body = _health(client)
+        redis_server.start()
+    down_took = took
+
+    status, body, _ = _wait_for_200(client, 30)
     assert status == 200, body
+    evidence(
+        f"/healthz 200 -> Redis stopped -> 503 failing={['redis']} in {down_took:.2f}s "
+        "-> Redis started -> 200 (same process, no restart)"
+    )
 
 
-def test_landing_page_lists_rooms(client, db) -> None:
+def test_landing_page_says_what_the_product_is_and_lists_rooms(client, db) -> None:
     Room.objects.all().delete()
     services.room_create("Class demo", DEMO)
-    page = client.get("/").content.decode()
+    response = client.get("/")
+    page = response.content.decode()
+    assert response.status_code == 200
     assert "node-failure playground" in page.lower()
+    assert "exactly as Kubernetes v1.18 does" in page
     assert "Class demo" in page
+    assert "/static/css/playground.css" in page
+    css = client.get("/static/css/playground.css")
+    assert css.status_code == 200
