@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `make run`: migrate, make sure a Redis server answers on REDIS_URL, then run Daphne, a Celery
-# worker and Celery beat (and our own redis-server when none was running) under honcho.
-# Ctrl-C stops every process. Expects the venv (`make venv`).
+# `make run`: make sure a Redis server answers on REDIS_URL (starting our own when none does),
+# migrate, load the demo room, then run Daphne, a Celery worker and Celery beat under honcho
+# (Procfile). Ctrl-C stops every process, our redis-server last. Expects the venv (`make venv`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -12,23 +12,39 @@ export WEB_PORT=${WEB_PORT:-8000}
 export WEB_BIND=${WEB_BIND:-127.0.0.1}
 mkdir -p .run
 
-# Redis: use the server that answers on REDIS_URL; otherwise start redis-server ourselves.
-processes=(web worker beat)
+# Redis: use the server that answers on REDIS_URL; otherwise start redis-server ourselves,
+# before the set-up below (the demo room broadcasts on creation), in its own session so that
+# Ctrl-C reaches honcho's processes first; it is stopped when this script ends.
+redis_pid=""
+stop_redis() {
+  if [ -n "$redis_pid" ]; then
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
+}
+trap stop_redis EXIT
+trap 'exit 130' INT TERM
 if $PY scripts/redis_url.py ping; then
   echo "Using the Redis server that answers on $REDIS_URL"
 else
-  read -r REDIS_HOST REDIS_PORT < <($PY scripts/redis_url.py hostport)
-  case "$REDIS_HOST" in
-    127.* | localhost | ::1) ;;
+  read -r redis_host redis_port < <($PY scripts/redis_url.py hostport)
+  case "$redis_host" in
+    localhost) redis_host=127.0.0.1 ;;
+    127.* | ::1) ;;
     *)
       echo "Nothing answers on $REDIS_URL and it is not a local address: start that Redis first." >&2
       exit 1
       ;;
   esac
   bash scripts/ensure-system.sh redis-server
-  export REDIS_HOST REDIS_PORT
-  processes=(redis "${processes[@]}")
-  echo "Starting redis-server on $REDIS_HOST:$REDIS_PORT"
+  echo "Starting redis-server on $redis_host:$redis_port (log: .run/redis.log)"
+  setsid redis-server --bind "$redis_host" --port "$redis_port" --save "" --appendonly no \
+    --dir "$PWD/.run" --logfile "$PWD/.run/redis.log" &
+  redis_pid=$!
+  if ! $PY scripts/redis_url.py wait 15; then
+    tail -20 .run/redis.log >&2 || true
+    exit 1
+  fi
 fi
 
 $PY manage.py migrate --noinput -v 0
@@ -48,4 +64,4 @@ echo "  The node-failure playground runs at ${url}/"
 if [ -n "$demo" ]; then echo "  ${demo%%: *}: ${url}${demo##* }"; fi
 echo "  Health: ${url}/healthz    Stop: Ctrl-C"
 echo
-exec .venv/bin/honcho start -f Procfile "${processes[@]}"
+.venv/bin/honcho start -f Procfile
