@@ -116,3 +116,69 @@ def format_rows(rows: list[dict[str, Any]]) -> list[str]:
 if __name__ == "__main__":
     size = int(sys.argv[1])
     print(json.dumps(run_one(size, leak="--leak" in sys.argv)))
+
+
+def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[str, Any]:
+    """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
+    + broadcast (through the configured channel layer), one wall second apart."""
+    import statistics
+    import time
+    from datetime import timedelta
+
+    import yaml
+    from django.utils import timezone
+
+    from . import services
+    from .models import Room
+
+    scenario = {
+        "apiVersion": "playground/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": f"live-bench-{nodes}"},
+        "spec": {
+            "nodes": [{"generate": {"count": nodes // 3, "namePrefix": f"{z[-1]}-", "zone": z}} for z in ZONES],
+            "objects": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": {"name": f"web-{z[-1]}", "namespace": "default"},
+                    "spec": {
+                        "replicas": nodes // 3 * 10,
+                        "selector": {"matchLabels": {"app": f"web-{z[-1]}"}},
+                        "template": {
+                            "metadata": {"labels": {"app": f"web-{z[-1]}"}},
+                            "spec": {"containers": [{"name": "web", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]},
+                        },
+                    },
+                }
+                for z in ZONES
+            ],
+            "faults": [{"at": "60s", "type": "ZoneOutage", "zone": "zone-a"}],
+        },
+    }
+    t0 = time.perf_counter()
+    Room.objects.filter(slug__startswith="live-bench").delete()
+    room = services.room_create("live-bench", yaml.safe_dump(scenario), None, speed)
+    create_s = time.perf_counter() - t0
+    start = timezone.now()
+    Room.objects.filter(pk=room.pk).update(wall_anchor=start, sim_anchor_ms=0)
+    durations, sizes = [], []
+    import json
+
+    for i in range(1, ticks + 1):
+        t = time.perf_counter()
+        delta = services.room_advance(room.pk, start + timedelta(seconds=i))
+        durations.append(time.perf_counter() - t)
+        sizes.append(len(json.dumps(delta, separators=(",", ":"))) if delta else 0)
+    room.delete()
+    durations.sort()
+    return {
+        "nodes": nodes,
+        "speed": speed,
+        "ticks": ticks,
+        "create_s": round(create_s, 2),
+        "mean_tick_ms": round(statistics.mean(durations) * 1000, 1),
+        "p95_tick_ms": round(durations[int(len(durations) * 0.95) - 1] * 1000, 1),
+        "mean_bytes": int(statistics.mean(sizes)),
+        "max_bytes": max(sizes),
+    }

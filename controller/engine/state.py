@@ -97,4 +97,22 @@ def cluster_state(sim: Simulation) -> dict[str, Any]:
         "nodes": [node_state(sim, n) for n in sim.sorted_nodes()],
         "pods": [pod_state(sim, sim.cluster.pods[k]) for k in sorted(sim.cluster.pods)],
         "zones": zone_states(sim),
+        "metrics": cluster_metrics(sim),
     }
+
+
+def cluster_metrics(sim: Simulation) -> dict[str, Any]:
+    """Availability figures the page charts: pods by state, nodes by Ready per zone, and
+    desired/ready replicas per workload."""
+    pods = {"Running": 0, "Pending": 0, "Terminating": 0}
+    for pod in sim.cluster.pods.values():
+        if pod.deletion_ms is not None:
+            pods["Terminating"] += 1
+        elif pod.phase in pods:
+            pods[pod.phase] += 1
+    zones: dict[str, dict[str, int]] = {}
+    for node in sim.sorted_nodes():
+        z = zones.setdefault(zone_display(node.zone_key), {"Ready": 0, "NotReady": 0, "Unknown": 0})
+        status = node.ready_status()
+        z["Ready" if status == "True" else "NotReady" if status == "False" else "Unknown"] += 1
+    return {"t": sim.now_ms / 1000, "pods": pods, "zones": zones, "workloads": sim.workloads.metrics()}

@@ -64,3 +64,20 @@ def test_engine_uses_only_seeded_randomness() -> None:
             ):
                 offenders.append(f"{py.relative_to(ENGINE)}:{node.lineno} random.{node.attr}")
     assert offenders == []
+
+
+@pytest.mark.parametrize("path", all_scenarios(), ids=lambda p: p.name)
+def test_every_event_carries_exactly_the_fields_of_the_design(path: Path) -> None:
+    from controller.engine.scenario import load_scenario_file
+    from controller.engine.simulation import Simulation
+    from controller.engine.timeline import EVENT_FIELDS
+
+    scenario = load_scenario_file(str(path))
+    sim = Simulation(scenario)
+    sim.run(scenario.duration_ms)
+    for event in sim.timeline.events:
+        fields = set(event) - {"t", "type"}
+        if event["type"] == "Fault":
+            assert "fault" in fields
+            continue
+        assert fields == set(EVENT_FIELDS[event["type"]]), event

@@ -15,9 +15,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--sizes", default="100,1000,5000", help="comma-separated node counts")
         parser.add_argument("--leak-sizes", default="1000", help="sizes for the memory-leak row")
+        parser.add_argument("--live", type=int, default=1000, help="nodes of the live-room row (0: skip)")
+        parser.add_argument("--live-ticks", type=int, default=60)
 
     def handle(self, *args: Any, **opts: Any) -> None:
         sizes = [int(s) for s in opts["sizes"].split(",") if s]
         leak_sizes = [int(s) for s in opts["leak_sizes"].split(",") if s]
         for line in format_rows(run_all(sizes, leak_sizes)):
             self.stdout.write(line)
+        if opts["live"]:
+            from controller.bench import live_bench
+
+            r = live_bench(opts["live"], opts["live_ticks"])
+            self.stdout.write(
+                f"live room: {r['nodes']} nodes at {r['speed']}x, {r['ticks']} ticks: created in {r['create_s']} s; "
+                f"tick (advance + persist + broadcast) mean {r['mean_tick_ms']} ms, p95 {r['p95_tick_ms']} ms; "
+                f"bytes broadcast per tick mean {r['mean_bytes']}, max {r['max_bytes']}"
+            )
