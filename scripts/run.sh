@@ -48,7 +48,11 @@ else
 fi
 
 $PY manage.py migrate --noinput -v 0
-$PY manage.py collectstatic --noinput -v 0
+if [ "$DEBUG" = 1 ]; then
+  mkdir -p staticfiles # with DEBUG=1 WhiteNoise serves static/ itself, always fresh
+else
+  $PY manage.py collectstatic --noinput -v 0
+fi
 
 # --- DEMO ROOM HOOK ---------------------------------------------------------------------
 # Loads the demo room once the `load_demo` management command exists; never blocks the run.
