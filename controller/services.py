@@ -279,7 +279,7 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         zones_changed = True
     # Taint-manager countdowns and heartbeat ages move without events: the page derives
     # them from timestamps in the views.
-    changes: dict[str, Any] = {"nodes": {}, "pods": {}, "zones": None}
+    changes: dict[str, Any] = {"nodes": {}, "pods": {}, "zones": None, "workloads": None}
     upserts, deletes = [], []
     for name in sorted(nodes):
         node = sim.cluster.nodes.get(name)
@@ -295,6 +295,11 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         zs = zone_states(sim)
         changes["zones"] = zs
         upserts.append(("zone", "*", zs))
+    if pods:
+        # Ready/desired replicas per workload, for the page's chart (only when pods changed).
+        wl = {ref: list(v) for ref, v in sim.workloads.metrics().items()}
+        changes["workloads"] = wl
+        upserts.append(("metrics", "workloads", wl))
     for kind, key in deletes:
         ObjectView.objects.filter(room=room, kind=kind, key=key).delete()
     if upserts:
@@ -428,6 +433,7 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
     nodes = [d for k, _key, d in views if k == "node"]
     pods = [d for k, _key, d in views if k == "pod"]
     zones = next((d for k, _key, d in views if k == "zone"), [])
+    workloads = next((d for k, _key, d in views if k == "metrics"), {})
     return {
         "type": "snapshot",
         "seq": room.seq,
@@ -439,6 +445,7 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
         "nodes": sorted(nodes, key=lambda n: n["name"]),
         "pods": sorted(pods, key=lambda p: p["key"]),
         "zones": zones,
+        "workloads": workloads,
         "events": [
             {"idx": idx, "t": t / 1000, "type": typ, **data} for idx, t, typ, data in reversed(events)
         ],

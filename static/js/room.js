@@ -1,6 +1,7 @@
 // The topology page: a websocket client. Snapshot -> deltas; the DOM is patched per changed
 // node (keyed elements), never rebuilt wholesale; past Config.compactAbove nodes a canvas
 // draws one square per node instead.
+import { Charts } from "./charts.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, why } from "./state.js";
 
 const app = document.getElementById("app");
@@ -17,6 +18,7 @@ const els = {
   filter: document.getElementById("filter"), detail: document.getElementById("detail"),
   error: document.getElementById("error"), presence: document.getElementById("presence"),
 };
+const charts = new Charts(document.getElementById("charts"));
 const nodeEls = new Map();
 const zoneEls = new Map();
 let selected = null;
@@ -43,13 +45,17 @@ function connect() {
 function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
 
 function handle(m) {
-  if (m.type === "snapshot") { state = applySnapshot(state, m); lastWall = performance.now(); renderAll(); return; }
+  if (m.type === "snapshot") {
+    state = applySnapshot(state, m); lastWall = performance.now(); renderAll();
+    charts.reset(); charts.record(state, m.workloads); return;
+  }
   if (m.type === "delta" || m.type === "reset") {
     const r = applyDelta(state, m);
     if (r.gap) { send({ type: "snapshot" }); return; }
     if (!r.changed) return;
     state = r.state; lastWall = performance.now();
-    if (r.changed.all) renderAll(); else renderChanged(r.changed, m.events || []);
+    if (r.changed.all) { renderAll(); charts.reset(); } else renderChanged(r.changed, m.events || []);
+    charts.record(state, m.workloads);
     return;
   }
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
