@@ -10,6 +10,7 @@ Redis, channel layer and Celery mode the app tests ran against.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,11 @@ EVIDENCE = pytest.StashKey[list[str]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings
+
     config.stash[EVIDENCE] = []
+    # WhiteNoise warns about a missing STATIC_ROOT (make run creates it the same way).
+    Path(settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 
 
 def _redis_version(url: str) -> str:
