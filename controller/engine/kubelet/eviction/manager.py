@@ -1,239 +1,443 @@
-"""The kubelet eviction manager's decision logic (pkg/kubelet/eviction/eviction_manager.go,
-v1.18): one ``synchronize`` per sync, holding its state between syncs. The kubelet
-(kubelet/node_status.py) owns the loop timing, the stats and the pod kills."""
+"""The kubelet eviction manager: port of pkg/kubelet/eviction/eviction_manager.go (v1.18).
+
+``EvictionManager`` keeps the state managerImpl keeps between syncs. ``synchronize`` is one
+pass of the kubelet's eviction loop at ``now_ms``; it returns what the kubelet must do (node
+conditions to report, events, node-level reclaim done, pods to kill) instead of doing it. The
+caller owns the loop timing (every 10 s, or 1 s after an eviction's kill completed), the stats,
+the garbage collectors and the pod kills. The state round-trips through ``to_dict`` /
+``from_dict`` (plain JSON types).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
-from .helpers import (
-    RANK_FUNCS,
+from ...quantity import format_bytes
+from .api import (
+    DEFAULT_PRESSURE_TRANSITION_PERIOD_MS,
+    DISK_PRESSURE,
+    MEMORY_PRESSURE,
+    PID_PRESSURE,
+    QOS_BEST_EFFORT,
+    RESOURCE_EPHEMERAL_STORAGE,
     NodeStats,
     Observation,
     PodStats,
     Threshold,
+)
+from .helpers import (
+    RANKING_PRIORITY,
+    REASON,
+    build_signal_to_node_reclaim_funcs,
+    build_signal_to_rank_func,
     by_eviction_priority,
+    eviction_annotations,
     eviction_message,
     get_reclaimable_threshold,
     make_signal_observations,
     merge_thresholds,
+    node_condition_message,
     node_conditions,
     node_conditions_last_observed_at,
     node_conditions_observed_since,
+    pod_limits,
     thresholds_first_observed_at,
     thresholds_met,
     thresholds_met_grace_period,
     thresholds_updated_stats,
 )
+from .qos import pod_qos
 
-# buildSignalToNodeReclaimFuncs: which node-level reclaim runs for which signal.
-RECLAIM_SHARED_FS = {
-    "nodefs.available": ("ContainerGC", "ImageGC"),
-    "nodefs.inodesFree": ("ContainerGC", "ImageGC"),
-    "imagefs.available": ("ContainerGC", "ImageGC"),
-    "imagefs.inodesFree": ("ContainerGC", "ImageGC"),
-}
-RECLAIM_DEDICATED_IMAGEFS = {
-    "imagefs.available": ("ContainerGC", "ImageGC"),
-    "imagefs.inodesFree": ("ContainerGC", "ImageGC"),
-}
+# Labels Go's metrics use for local storage evictions; here the ``signal`` of such evictions.
+SIGNAL_EMPTY_DIR_FS_LIMIT = "emptydirfs.limit"
+SIGNAL_EPHEMERAL_POD_FS_LIMIT = "ephemeralpodfs.limit"
+SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT = "ephemeralcontainerfs.limit"
+EMPTY_DIR_MESSAGE_FMT = 'Usage of EmptyDir volume "{}" exceeds the limit "{}". '
+POD_EPHEMERAL_STORAGE_MESSAGE_FMT = (
+    "Pod ephemeral local storage usage exceeds the total limit of containers {}. "
+)
+CONTAINER_EPHEMERAL_STORAGE_MESSAGE_FMT = (
+    'Container {} exceeded its local ephemeral storage limit "{}". '
+)
+EVENT_THRESHOLD_MET = "EvictionThresholdMet"
 
 
-@dataclass(slots=True)
-class Eviction:
+class ReclaimResult(NamedTuple):
+    """What one node-level reclaim function freed: ``what`` is ``ContainerGC`` or ``ImageGC``."""
+
+    what: str
+    resource: str
+    amount: int
+
+
+class NodeEvent(NamedTuple):
+    """An event the manager records on the node: (reason, type, message)."""
+
+    reason: str
+    type: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class EvictionDecision:
+    """A pod the manager evicts: the kubelet sets it Failed/Evicted with ``message``, records
+    a Warning ``Evicted`` event with ``annotations`` and kills it with ``grace_period_s`` as
+    gracePeriodOverride (hard thresholds and local storage 0, soft evictionMaxPodGracePeriod).
+    ``signal`` is the threshold's signal, or ``emptydirfs.limit`` / ``ephemeralpodfs.limit`` /
+    ``ephemeralcontainerfs.limit`` for local storage evictions."""
+
     pod: str
-    signal: str | None
+    signal: str
     resource: str
     soft: bool
     grace_period_s: int
     message: str
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
 class SyncResult:
+    """The outcome of one ``synchronize``. ``node_conditions`` are the pressure conditions to
+    report (in MemoryPressure, DiskPressure, PIDPressure order); ``evicted`` holds at most one
+    pod for node pressure, possibly several for local storage violations;
+    ``rejected_critical`` lists critical pods the manager refused to evict."""
+
     node_conditions: list[str]
-    events: list[tuple[str, str, str]] = field(default_factory=list)  # (reason, type, message)
-    reclaimed: list[tuple[str, str, int]] = field(default_factory=list)  # (what, resource, bytes)
-    evicted: list[Eviction] = field(default_factory=list)
-    refused_critical: list[str] = field(default_factory=list)
+    events: list[NodeEvent] = field(default_factory=list)
+    reclaims: list[ReclaimResult] = field(default_factory=list)
+    evicted: list[EvictionDecision] = field(default_factory=list)
+    rejected_critical: list[str] = field(default_factory=list)
+
+
+NodeReclaimFunc = Callable[[str, str], Iterable[ReclaimResult | tuple[str, str, int]]]
+"""``reclaim(what, resource)``: run the named garbage collection (``ContainerGC`` or
+``ImageGC``) now and return what it freed."""
+FreshStatsFunc = Callable[[], NodeStats]
+"""``fresh_stats()``: node stats after reclaim (summaryProvider.Get with updated stats)."""
+
+
+@dataclass(slots=True)
+class ManagerConfig:
+    """Port of eviction.Config plus what NewManager and the first sync decide: the image
+    filesystem layout (HasDedicatedImageFs) and the LocalStorageCapacityIsolation gate.
+    ``ranking_policy`` is ``priority`` (1.18) or ``qos`` (the pre-priority kubelet)."""
+
+    thresholds: list[Threshold]
+    pressure_transition_period_ms: int = DEFAULT_PRESSURE_TRANSITION_PERIOD_MS
+    max_pod_grace_period_s: int = 0
+    ranking_policy: str = RANKING_PRIORITY
+    dedicated_imagefs: bool = False
+    local_storage_capacity_isolation: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form of the configuration."""
+        return {
+            "thresholds": [t.to_dict() for t in self.thresholds],
+            "pressureTransitionPeriodMs": self.pressure_transition_period_ms,
+            "maxPodGracePeriodSeconds": self.max_pod_grace_period_s,
+            "rankingPolicy": self.ranking_policy,
+            "dedicatedImageFs": self.dedicated_imagefs,
+            "localStorageCapacityIsolation": self.local_storage_capacity_isolation,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ManagerConfig:
+        """Inverse of ``to_dict``."""
+        return cls(
+            thresholds=[Threshold.from_dict(t) for t in d["thresholds"]],
+            pressure_transition_period_ms=int(d["pressureTransitionPeriodMs"]),
+            max_pod_grace_period_s=int(d["maxPodGracePeriodSeconds"]),
+            ranking_policy=d["rankingPolicy"],
+            dedicated_imagefs=bool(d["dedicatedImageFs"]),
+            local_storage_capacity_isolation=bool(d["localStorageCapacityIsolation"]),
+        )
 
 
 class EvictionManager:
-    """Port of eviction.managerImpl (state across syncs, ``synchronize``, ``Admit``)."""
+    """Port of eviction.managerImpl: ``synchronize``, ``Admit`` and the pressure queries."""
 
-    def __init__(
-        self,
-        thresholds: list[Threshold],
-        pressure_transition_period_ms: int,
-        max_pod_grace_period_s: int,
-        ranking_policy: str = "priority",
-        dedicated_imagefs: bool = False,
-        local_storage_capacity_isolation: bool = True,
-    ) -> None:
-        self.thresholds = thresholds
-        self.pressure_transition_period_ms = pressure_transition_period_ms
-        self.max_pod_grace_period_s = max_pod_grace_period_s
-        self.ranking_policy = ranking_policy
-        self.dedicated_imagefs = dedicated_imagefs
-        self.local_storage_capacity_isolation = local_storage_capacity_isolation
+    __slots__ = (
+        "config",
+        "node_conditions",
+        "node_conditions_last_observed_at",
+        "thresholds_first_observed_at",
+        "thresholds_met",
+        "last_observations",
+    )
+
+    def __init__(self, config: ManagerConfig) -> None:
+        self.config = config
+        # node conditions are the set of conditions present
         self.node_conditions: list[str] = []
-        self.thresholds_first_observed_at: dict[tuple, int] = {}
+        # when a node condition was last observed based on a threshold being met
         self.node_conditions_last_observed_at: dict[str, int] = {}
+        # when a threshold was first observed
+        self.thresholds_first_observed_at: dict[Threshold, int] = {}
+        # thresholds met (including grace period) but not yet resolved
         self.thresholds_met: list[Threshold] = []
+        # observations of the last sync
         self.last_observations: dict[str, Observation] = {}
 
-    @property
-    def quiet(self) -> bool:
-        """Nothing met, no condition held: a sync on unchanged stats would change nothing."""
-        return not self.thresholds_met and not self.node_conditions and not self.thresholds_first_observed_at
-
+    # -- the sync ---------------------------------------------------------------------------
     def synchronize(
         self,
-        now: int,
-        stats: NodeStats,
-        pods: list[PodStats],
-        reclaim: Callable[[str, str], list[tuple[str, str, int]]],
-        fresh_stats: Callable[[], NodeStats],
+        now_ms: int,
+        node_stats: NodeStats,
+        pods: Sequence[PodStats],
+        reclaim: NodeReclaimFunc,
+        fresh_stats: FreshStatsFunc,
     ) -> SyncResult:
-        """Port of managerImpl.synchronize: at most one pod evicted per sync (except local
-        storage violations, all evicted at once)."""
-        if not self.thresholds and not self.local_storage_capacity_isolation:
-            return SyncResult([])
-        observations = make_signal_observations(stats)
-        met = thresholds_met(self.thresholds, observations, False)
+        """Port of managerImpl.synchronize (1.18): update thresholds and conditions, evict
+        local storage violators, else reclaim node-level resources or evict at most one pod
+        for the most urgent threshold. ``pods`` are the active pods (GetActivePods)."""
+        config = self.config
+        if not config.thresholds and not config.local_storage_capacity_isolation:
+            return SyncResult(list(self.node_conditions))
+        observations = make_signal_observations(node_stats)
+        # the thresholds met independent of grace period
+        thresholds = thresholds_met(config.thresholds, observations, False)
+        # the thresholds previously met that have not yet satisfied their min-reclaim
         if self.thresholds_met:
-            not_resolved = thresholds_met(self.thresholds_met, observations, True)
-            met = merge_thresholds(met, not_resolved)
-        first_observed = thresholds_first_observed_at(met, self.thresholds_first_observed_at, now)
-        conditions = node_conditions(met)
-        last_observed = node_conditions_last_observed_at(
-            conditions, self.node_conditions_last_observed_at, now
+            not_yet_resolved = thresholds_met(self.thresholds_met, observations, True)
+            thresholds = merge_thresholds(thresholds, not_yet_resolved)
+        first_observed_at = thresholds_first_observed_at(
+            thresholds, self.thresholds_first_observed_at, now_ms
         )
+        conditions = node_conditions(thresholds)
+        last_observed_at = node_conditions_last_observed_at(
+            conditions, self.node_conditions_last_observed_at, now_ms
+        )
+        # node conditions report true while observed within the transition period
         conditions = node_conditions_observed_since(
-            last_observed, self.pressure_transition_period_ms, now
+            last_observed_at, config.pressure_transition_period_ms, now_ms
         )
-        eligible = thresholds_met_grace_period(met, first_observed, now)
+        # the thresholds whose grace periods are all met drive eviction
+        thresholds = thresholds_met_grace_period(first_observed_at, now_ms)
         self.node_conditions = conditions
-        self.thresholds_first_observed_at = first_observed
-        self.node_conditions_last_observed_at = {
-            c: t for c, t in last_observed.items() if now - t < self.pressure_transition_period_ms
-        }
-        self.thresholds_met = eligible
-        eligible = thresholds_updated_stats(eligible, observations, self.last_observations)
+        self.thresholds_first_observed_at = first_observed_at
+        self.node_conditions_last_observed_at = last_observed_at
+        self.thresholds_met = thresholds
+        # only thresholds whose stats were updated since the last sync
+        thresholds = thresholds_updated_stats(thresholds, observations, self.last_observations)
         self.last_observations = observations
-        result = SyncResult(list(conditions))
 
-        if self.local_storage_capacity_isolation:
-            local = self.local_storage_eviction(pods, result)
-            if local:
-                result.evicted = local
+        result = SyncResult(list(conditions))
+        if config.local_storage_capacity_isolation:
+            evicted = self.local_storage_eviction(pods, result)
+            if evicted:
+                result.evicted = evicted
                 return result
-        if not eligible:
-            return result
-        eligible = by_eviction_priority(eligible)
-        found = get_reclaimable_threshold(eligible)
+        if not thresholds:
+            return result  # no resources are starved
+        found = get_reclaimable_threshold(by_eviction_priority(thresholds))
         if found is None:
             return result
         threshold, resource = found
-        result.events.append(("EvictionThresholdMet", "Warning", f"Attempting to reclaim {resource}"))
-        if self.reclaim_node_level_resources(threshold.signal, resource, reclaim, fresh_stats, result):
-            return result
-        rank = RANK_FUNCS[self.ranking_policy].get(resource)
+        result.events.append(
+            NodeEvent(EVENT_THRESHOLD_MET, "Warning", f"Attempting to reclaim {resource}")
+        )
+        if self.reclaim_node_level_resources(
+            threshold.signal, resource, reclaim, fresh_stats, result
+        ):
+            return result  # pressure reduced without evicting pods
+        rank = build_signal_to_rank_func(
+            config.dedicated_imagefs,
+            config.ranking_policy,
+            config.local_storage_capacity_isolation,
+        ).get(threshold.signal)
         if rank is None or not pods:
             return result
-        for pod in rank(pods):
-            grace = 0 if threshold.hard else self.max_pod_grace_period_s
-            if pod.is_critical:
-                result.refused_critical.append(pod.key)  # "cannot evict a critical pod"
-                continue
-            result.evicted.append(
-                Eviction(
-                    pod.key,
-                    threshold.signal,
-                    resource,
-                    not threshold.hard,
-                    grace,
-                    eviction_message(resource, pod),
-                )
+        for pod in rank(pods):  # we kill at most a single pod during each eviction interval
+            grace_period_s = 0 if threshold.hard else config.max_pod_grace_period_s
+            decision = EvictionDecision(
+                pod=pod.key,
+                signal=threshold.signal,
+                resource=resource,
+                soft=not threshold.hard,
+                grace_period_s=grace_period_s,
+                message=eviction_message(resource, pod),
+                annotations=eviction_annotations(resource, pod),
             )
-            return result
-        return result
+            if self.evict_pod(pod, decision, result):
+                result.evicted.append(decision)
+                return result
+        return result  # unable to evict any pods from the node
+
+    def evict_pod(self, pod: PodStats, decision: EvictionDecision, result: SyncResult) -> bool:
+        """Port of managerImpl.evictPod: refuse critical pods (static, mirror, system
+        priority); otherwise the eviction goes ahead (the caller kills the pod)."""
+        if pod.is_critical:
+            if pod.key not in result.rejected_critical:
+                result.rejected_critical.append(pod.key)  # "cannot evict a critical pod"
+            return False
+        return True
 
     def reclaim_node_level_resources(
         self,
         signal: str,
         resource: str,
-        reclaim: Callable[[str, str], list[tuple[str, str, int]]],
-        fresh_stats: Callable[[], NodeStats],
+        reclaim: NodeReclaimFunc,
+        fresh_stats: FreshStatsFunc,
         result: SyncResult,
     ) -> bool:
-        """Port of reclaimNodeLevelResources: container GC then image GC, then fresh stats;
-        True when no configured threshold is met any more."""
-        table = RECLAIM_DEDICATED_IMAGEFS if self.dedicated_imagefs else RECLAIM_SHARED_FS
-        funcs = table.get(signal, ())
+        """Port of managerImpl.reclaimNodeLevelResources (1.18): run the signal's reclaim
+        functions, then True when, on fresh stats, no configured threshold is met (plain
+        ``available < value``; minReclaim is not enforced here in 1.18)."""
+        funcs = build_signal_to_node_reclaim_funcs(self.config.dedicated_imagefs).get(signal, ())
+        for what in funcs:
+            for freed in reclaim(what, resource):
+                result.reclaims.append(ReclaimResult(*freed))
         if not funcs:
             return False
-        for what in funcs:
-            result.reclaimed.extend(reclaim(what, resource))
         observations = make_signal_observations(fresh_stats())
-        return not thresholds_met(self.thresholds, observations, False)
+        return not thresholds_met(self.config.thresholds, observations, False)
 
-    def local_storage_eviction(self, pods: list[PodStats], result: SyncResult) -> list[Eviction]:
-        """Port of localStorageEviction (pod and container ephemeral-storage limits;
-        emptyDir limits are not modelled)."""
-        out = []
+    # -- local ephemeral storage --------------------------------------------------------------
+    def local_storage_eviction(
+        self, pods: Sequence[PodStats], result: SyncResult
+    ) -> list[EvictionDecision]:
+        """Port of managerImpl.localStorageEviction (1.18): for each pod with stats, the first
+        of emptyDir sizeLimit, pod ephemeral limit, container ephemeral limit it violates
+        evicts it with grace 0. Every violating pod of the sync is evicted."""
+        evicted = []
         for pod in pods:
-            message = None
-            if pod.ephemeral_limit is not None and pod.disk_usage > pod.ephemeral_limit:
-                message = (
-                    "Pod ephemeral local storage usage exceeds the total limit of containers "
-                    f"{_fmt(pod.ephemeral_limit)}. "
-                )
-            else:
-                for name, requests_limits, usage in pod.containers:
-                    limit = requests_limits.get("ephemeral-storage-limit")
-                    if limit is not None and usage.get("ephemeral-storage", 0) > limit:
-                        message = (
-                            f'Container {name} exceeded its local ephemeral storage limit "{_fmt(limit)}". '
-                        )
-                        break
-            if message is None:
+            if not pod.stats_found:
                 continue
-            if pod.is_critical:
-                result.refused_critical.append(pod.key)
-                continue
-            out.append(Eviction(pod.key, None, "ephemeral-storage", False, 0, message))
-        return out
+            for check in (
+                self.empty_dir_limit_eviction,
+                self.pod_ephemeral_storage_limit_eviction,
+                self.container_ephemeral_storage_limit_eviction,
+            ):
+                decision = check(pod)
+                if decision is None:
+                    continue
+                if self.evict_pod(pod, decision, result):
+                    evicted.append(decision)
+                    break
+        return evicted
 
-    # -- conditions and admission ---------------------------------------------------------
+    @staticmethod
+    def _local_storage_decision(pod: PodStats, signal: str, message: str) -> EvictionDecision:
+        return EvictionDecision(pod.key, signal, RESOURCE_EPHEMERAL_STORAGE, False, 0, message)
+
+    def empty_dir_limit_eviction(self, pod: PodStats) -> EvictionDecision | None:
+        """Port of managerImpl.emptyDirLimitEviction: an emptyDir used beyond its sizeLimit."""
+        for volume in pod.volumes:
+            if volume.kind != "emptyDir":
+                continue
+            size, used = volume.size_limit, volume.used
+            if used is not None and size is not None and size > 0 and used > size:
+                message = EMPTY_DIR_MESSAGE_FMT.format(volume.name, format_bytes(size))
+                return self._local_storage_decision(pod, SIGNAL_EMPTY_DIR_FS_LIMIT, message)
+        return None
+
+    def pod_ephemeral_storage_limit_eviction(self, pod: PodStats) -> EvictionDecision | None:
+        """Port of managerImpl.podEphemeralStorageLimitEviction: the pod's ephemeral usage
+        above the sum of its containers' ephemeral-storage limits (only containers that set
+        one count, as in PodRequestsAndLimits)."""
+        limits = pod_limits(pod)
+        if RESOURCE_EPHEMERAL_STORAGE not in limits:
+            return None
+        limit = limits[RESOURCE_EPHEMERAL_STORAGE]
+        if (pod.ephemeral_storage_used or 0) > limit:
+            message = POD_EPHEMERAL_STORAGE_MESSAGE_FMT.format(format_bytes(limit))
+            return self._local_storage_decision(pod, SIGNAL_EPHEMERAL_POD_FS_LIMIT, message)
+        return None
+
+    def container_ephemeral_storage_limit_eviction(self, pod: PodStats) -> EvictionDecision | None:
+        """Port of managerImpl.containerEphemeralStorageLimitEviction: a container's logs (plus
+        its rootfs unless images live on a dedicated imagefs) above its nonzero limit."""
+        for c in pod.containers:
+            limit = c.limits.get(RESOURCE_EPHEMERAL_STORAGE, 0)
+            if limit == 0:
+                continue
+            used = c.logs_used or 0
+            if not self.config.dedicated_imagefs:
+                used += c.rootfs_used or 0
+            if limit < used:
+                message = CONTAINER_EPHEMERAL_STORAGE_MESSAGE_FMT.format(
+                    c.name, format_bytes(limit)
+                )
+                return self._local_storage_decision(
+                    pod, SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT, message
+                )
+        return None
+
+    # -- conditions and admission -----------------------------------------------------------
     def is_under_memory_pressure(self) -> bool:
-        return "MemoryPressure" in self.node_conditions
+        """Port of managerImpl.IsUnderMemoryPressure."""
+        return MEMORY_PRESSURE in self.node_conditions
 
     def is_under_disk_pressure(self) -> bool:
-        return "DiskPressure" in self.node_conditions
+        """Port of managerImpl.IsUnderDiskPressure."""
+        return DISK_PRESSURE in self.node_conditions
 
     def is_under_pid_pressure(self) -> bool:
-        return "PIDPressure" in self.node_conditions
+        """Port of managerImpl.IsUnderPIDPressure."""
+        return PID_PRESSURE in self.node_conditions
 
     def admit(
-        self, is_critical: bool, qos_class: str, tolerates_memory_pressure: bool
+        self, pod_is_critical: bool, pod_qos: str, tolerates_memory_pressure: bool
     ) -> tuple[bool, str, str]:
-        """Port of managerImpl.Admit."""
+        """Port of managerImpl.Admit: (admit, reason, message). Under pressure only critical
+        pods are admitted, except that with MemoryPressure alone non-BestEffort pods and
+        BestEffort pods tolerating ``node.kubernetes.io/memory-pressure:NoSchedule`` are."""
         if not self.node_conditions:
             return True, "", ""
-        if is_critical:
+        if pod_is_critical:
             return True, "", ""
-        if self.node_conditions == ["MemoryPressure"]:
-            if qos_class != "BestEffort":
+        if self.node_conditions == [MEMORY_PRESSURE]:
+            if pod_qos != QOS_BEST_EFFORT:
                 return True, "", ""
             if tolerates_memory_pressure:
                 return True, "", ""
-        conds = " ".join(self.node_conditions)
-        return False, "Evicted", f"The node had condition: [{conds}]. "
+        return False, REASON, node_condition_message(self.node_conditions)
 
+    def admit_pod(self, pod: PodStats) -> tuple[bool, str, str]:
+        """``admit`` for a pod described by its PodStats."""
+        return self.admit(pod.is_critical, pod_qos(pod), pod.tolerates_memory_pressure)
 
-def _fmt(n: int) -> str:
-    from ...quantity import format_bytes
+    @property
+    def quiet(self) -> bool:
+        """Nothing met, nothing within a grace period, no condition held: a sync on stats
+        below every threshold would change nothing but timestamps."""
+        return not (
+            self.thresholds_met or self.thresholds_first_observed_at or self.node_conditions
+        )
 
-    return format_bytes(n)
+    # -- persistence ------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration and the state between syncs, as plain JSON types."""
+        return {
+            "config": self.config.to_dict(),
+            "nodeConditions": list(self.node_conditions),
+            "nodeConditionsLastObservedAt": dict(self.node_conditions_last_observed_at),
+            "thresholdsFirstObservedAt": [
+                [t.to_dict(), at] for t, at in self.thresholds_first_observed_at.items()
+            ],
+            "thresholdsMet": [t.to_dict() for t in self.thresholds_met],
+            "lastObservations": {
+                signal: [o.available, o.capacity, o.time_ms]
+                for signal, o in self.last_observations.items()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EvictionManager:
+        """Inverse of ``to_dict``."""
+        manager = cls(ManagerConfig.from_dict(d["config"]))
+        manager.node_conditions = list(d["nodeConditions"])
+        manager.node_conditions_last_observed_at = {
+            c: int(at) for c, at in d["nodeConditionsLastObservedAt"].items()
+        }
+        manager.thresholds_first_observed_at = {
+            Threshold.from_dict(t): int(at) for t, at in d["thresholdsFirstObservedAt"]
+        }
+        manager.thresholds_met = [Threshold.from_dict(t) for t in d["thresholdsMet"]]
+        manager.last_observations = {
+            signal: Observation(int(a), int(c), int(t))
+            for signal, (a, c, t) in d["lastObservations"].items()
+        }
+        return manager
