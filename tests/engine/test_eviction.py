@@ -1,21 +1,13 @@
-"""The kubelet eviction manager: table tests of the ported helpers and stories with exact
-simulated times (evictionMonitoringPeriod 10 s, the 1 s cleanup poll after a kill)."""
+"""The kubelet eviction manager inside the simulation: configuration errors as a scenario
+author meets them, and stories with exact simulated times (evictionMonitoringPeriod 10 s,
+the 1 s cleanup poll after a kill). The ported helpers have their own table tests in
+test_eviction_helpers.py and test_eviction_manager.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from controller.engine.kubelet.eviction.helpers import (
-    RANK_FUNCS,
-    NodeStats,
-    PodStats,
-    Threshold,
-    ThresholdConfigError,
-    ThresholdValue,
-    make_signal_observations,
-    parse_threshold_config,
-    thresholds_met,
-)
+from controller.engine.kubelet.eviction.helpers import ThresholdConfigError, parse_threshold_config
 
 from .conftest import events, simulate, times
 
@@ -51,33 +43,6 @@ def test_parse_threshold_config_errors_name_the_field(hard, soft, grace, message
         parse_threshold_config(["pods"], hard, soft, grace, {})
     assert message in str(info.value)
     assert str(info.value).startswith("spec.kubelet.eviction")
-
-
-def test_thresholds_met_with_and_without_min_reclaim() -> None:
-    stats = NodeStats(0, 8 * GI, 6 * GI + 900 * MI, 8 * GI, 0, 100 * GI, 0, 1000, 0)
-    obs = make_signal_observations(stats)  # memory.available = 1124Mi
-    t = Threshold("memory.available", ThresholdValue(quantity=1 * GI), 0, ThresholdValue(quantity=500 * MI))
-    assert thresholds_met([t], obs, enforce_min_reclaim=False) == []
-    assert thresholds_met([t], obs, enforce_min_reclaim=True) == [t]
-
-
-def pod(key, prio=0, req=0, use=0, qos="Burstable") -> PodStats:
-    return PodStats(key, prio, qos, req, use, 0, 0)
-
-
-@pytest.mark.parametrize(
-    "policy, pods, order",
-    [
-        pytest.param("priority", [pod("g", 1000, 2 * GI, GI, "Guaranteed"), pod("be", 0, 0, 600 * MI, "BestEffort"), pod("b", 0, 256 * MI, GI)],
-                     ["b", "be", "g"], id="exceeders first, then further over: Burstable 768Mi over before BestEffort 600Mi"),
-        pytest.param("priority", [pod("be-high", 100, 0, 900 * MI, "BestEffort"), pod("b-low", 0, 256 * MI, 300 * MI)],
-                     ["b-low", "be-high"], id="both exceed: lower priority first whatever the usage"),
-        pytest.param("qos", [pod("g", 1000, 2 * GI, GI, "Guaranteed"), pod("be", 0, 0, 600 * MI, "BestEffort"), pod("b", 0, 256 * MI, GI)],
-                     ["be", "b", "g"], id="the old qosComparator: BestEffort first"),
-    ],
-)
-def test_rank_memory(policy, pods, order) -> None:
-    assert [p.key for p in RANK_FUNCS[policy]["memory"](pods)] == order
 
 
 NODE = """

@@ -17,8 +17,9 @@ from ..objects import (
     Taint,
     tolerations_tolerate_taint,
 )
-from .eviction.helpers import NodeStats, PodStats, parse_threshold_config
-from .eviction.manager import EvictionManager, SyncResult
+from .eviction.api import ContainerStats, FsStats, NodeStats, PodStats
+from .eviction.helpers import parse_threshold_config
+from .eviction.manager import EvictionManager, ManagerConfig, SyncResult
 from .resources import images_bytes, node_own_usage, pod_usage
 
 if TYPE_CHECKING:
@@ -38,17 +39,19 @@ class EvictionLoop:
         self.sim = kubelet.sim
         cfg = kubelet.cfg
         self.manager = EvictionManager(
-            parse_threshold_config(
-                cfg.enforce_node_allocatable,
-                cfg.eviction_hard,
-                cfg.eviction_soft,
-                cfg.eviction_soft_grace_period,
-                cfg.eviction_minimum_reclaim,
-            ),
-            cfg.eviction_pressure_transition_period_ms,
-            cfg.eviction_max_pod_grace_period,
-            cfg.eviction_ranking_policy,
-            dedicated_imagefs=node.resources.imagefs_capacity is not None,
+            ManagerConfig(
+                parse_threshold_config(
+                    cfg.enforce_node_allocatable,
+                    cfg.eviction_hard,
+                    cfg.eviction_soft,
+                    cfg.eviction_soft_grace_period,
+                    cfg.eviction_minimum_reclaim,
+                ),
+                cfg.eviction_pressure_transition_period_ms,
+                cfg.eviction_max_pod_grace_period,
+                cfg.eviction_ranking_policy,
+                dedicated_imagefs=node.resources.imagefs_capacity is not None,
+            )
         )
         self.base_ms = kubelet.offset_ms  # syncs run at base + k * 10 s
         self.handle: Handle | None = None
@@ -119,7 +122,7 @@ class EvictionLoop:
         kubelet.set_pressure(set(result.node_conditions), now)
         for reason, etype, message in result.events:
             cluster.record_event(now, f"Node/{name}", reason, message, etype)
-        for what, resource, amount in result.reclaimed:
+        for what, resource, amount in result.reclaims:
             self.sim.timeline.emit(
                 now, "NodeReclaim", node=name, resource=resource, what=what, amount=amount
             )
@@ -186,7 +189,7 @@ class EvictionLoop:
             time_ms=now,
             memory_capacity=res.capacity.get("memory", 0),
             memory_working_set=node_own_usage(self.sim, node, "memory", now) + pods_mem,
-            allocatable_memory=res.allocatable.get("memory", 0),
+            allocatable_memory_capacity=res.allocatable.get("memory", 0),
             pods_memory_working_set=pods_mem,
             nodefs_capacity=nodefs_cap,
             nodefs_used=nodefs_used,
@@ -196,35 +199,35 @@ class EvictionLoop:
             pids_used=node_own_usage(self.sim, node, "pids", now) + pods_pids,
         )
         if res.imagefs_capacity is not None:
-            stats.imagefs_capacity = res.imagefs_capacity
-            stats.imagefs_used = images
-            stats.imagefs_inodes = res.imagefs_capacity // INODE_BYTES
+            stats.imagefs = FsStats(res.imagefs_capacity, images, res.imagefs_capacity // INODE_BYTES, 0)
         return stats
 
     def pod_stats(self, pod: Pod, now: int) -> PodStats:
+        """The pod's spec resources and usage; the engine tracks usage per pod, so the first
+        container carries all of it (rootfs for disk)."""
         mem = pod_usage(self.sim, pod, "memory", now)
         eph = pod_usage(self.sim, pod, "ephemeral-storage", now)
-        containers = []
-        for i, c in enumerate(pod.containers):
-            req = dict(c.requests)
-            if "ephemeral-storage" in c.limits:
-                req["ephemeral-storage-limit"] = c.limits["ephemeral-storage"]
-            usage = {"memory": mem, "ephemeral-storage": eph} if i == 0 else {}
-            containers.append((c.name, req, usage))
-        limits = [c.limits.get("ephemeral-storage") for c in pod.containers]
-        eph_limit = sum(x for x in limits if x is not None) if any(x is not None for x in limits) else None
+        containers = [
+            ContainerStats(
+                c.name,
+                dict(c.requests),
+                dict(c.limits),
+                memory_working_set=mem if i == 0 else 0,
+                rootfs_used=eph if i == 0 else 0,
+                logs_used=0,
+            )
+            for i, c in enumerate(pod.containers)
+        ]
         return PodStats(
             key=pod.key,
             priority=pod.priority,
-            qos_class=pod.qos_class(),
-            memory_request=pod.request("memory"),
-            memory_usage=mem,
-            disk_request=pod.request("ephemeral-storage"),
-            disk_usage=eph,
-            pids=pod_usage(self.sim, pod, "pids", now),
-            is_critical=pod.is_critical(),
             containers=containers,
-            ephemeral_limit=eph_limit,
+            init_containers=[ContainerStats(c.name, dict(c.requests), dict(c.limits)) for c in pod.init_containers],
+            memory_working_set=mem,
+            ephemeral_storage_used=eph,
+            process_count=pod_usage(self.sim, pod, "pids", now),
+            is_critical=pod.is_critical(),
+            qos_class=pod.qos_class(),
         )
 
     def _fresh_stats(self) -> NodeStats:

@@ -310,16 +310,16 @@ class Kubelet:
         from .eviction.helpers import parse_threshold_config
 
         self.cfg = config
-        self.eviction.manager.thresholds = parse_threshold_config(
+        self.eviction.manager.config.thresholds = parse_threshold_config(
             config.enforce_node_allocatable,
             config.eviction_hard,
             config.eviction_soft,
             config.eviction_soft_grace_period,
             config.eviction_minimum_reclaim,
         )
-        self.eviction.manager.pressure_transition_period_ms = config.eviction_pressure_transition_period_ms
-        self.eviction.manager.max_pod_grace_period_s = config.eviction_max_pod_grace_period
-        self.eviction.manager.ranking_policy = config.eviction_ranking_policy
+        self.eviction.manager.config.pressure_transition_period_ms = config.eviction_pressure_transition_period_ms
+        self.eviction.manager.config.max_pod_grace_period_s = config.eviction_max_pod_grace_period
+        self.eviction.manager.config.ranking_policy = config.eviction_ranking_policy
         self.eviction.wake(now_ms)
 
     # -- eviction manager (kubelet/eviction) ------------------------------------------------
