@@ -137,21 +137,17 @@ def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[
         "metadata": {"name": f"live-bench-{nodes}"},
         "spec": {
             "nodes": [{"generate": {"count": nodes // 3, "namePrefix": f"{z[-1]}-", "zone": z}} for z in ZONES],
+            # Bare pods bound by nodeName (10 per node): the live path, not the scheduler.
             "objects": [
                 {
-                    "apiVersion": "apps/v1",
-                    "kind": "Deployment",
-                    "metadata": {"name": f"web-{z[-1]}", "namespace": "default"},
-                    "spec": {
-                        "replicas": nodes // 3 * 10,
-                        "selector": {"matchLabels": {"app": f"web-{z[-1]}"}},
-                        "template": {
-                            "metadata": {"labels": {"app": f"web-{z[-1]}"}},
-                            "spec": {"containers": [{"name": "web", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}]},
-                        },
-                    },
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"{z[-1]}-{i}-pod-{j}", "namespace": "default"},
+                    "spec": {"nodeName": f"{z[-1]}-{i}", "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}]},
                 }
                 for z in ZONES
+                for i in range(1, nodes // 3 + 1)
+                for j in range(10)
             ],
             "faults": [{"at": "60s", "type": "ZoneOutage", "zone": "zone-a"}],
         },
