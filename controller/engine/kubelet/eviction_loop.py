@@ -18,9 +18,9 @@ from ..objects import (
     tolerations_tolerate_taint,
 )
 from .eviction.api import ContainerStats, FsStats, NodeStats, PodStats
-from .eviction.helpers import parse_threshold_config
+from .eviction.helpers import make_signal_observations, parse_threshold_config, thresholds_met
 from .eviction.manager import EvictionManager, ManagerConfig, SyncResult
-from .resources import images_bytes, node_own_usage, pod_usage
+from .resources import images_bytes, node_own_usage, pod_usage, pods_usage
 
 if TYPE_CHECKING:
     from .node_status import Kubelet
@@ -91,12 +91,19 @@ class EvictionLoop:
         if node is None or not kubelet.alive:
             return
         pods = self.active_pods()
+        stats = self.node_stats(now)
+        # Pod stats matter only for ranking (a threshold met now or not yet resolved) and for
+        # local-storage limits; otherwise synchronize never reads them, so skip building them.
+        met = thresholds_met(self.manager.config.thresholds, make_signal_observations(stats), False)
+        needs_pods = bool(met or self.manager.thresholds_met) or any(
+            "ephemeral-storage" in c.limits for p in pods for c in p.containers
+        )
         self.in_sync = True
         try:
             result = self.manager.synchronize(
                 now,
-                self.node_stats(now),
-                [self.pod_stats(p, now) for p in pods],
+                stats,
+                [self.pod_stats(p, now) for p in pods] if needs_pods else [],
                 self._reclaim,
                 self._fresh_stats,
             )
@@ -175,10 +182,7 @@ class EvictionLoop:
         node = self.kubelet.node
         assert node is not None
         res = node.resources
-        pods = [p for p in self.sim.cluster.pods_on_node(node.name) if p.started]
-        pods_mem = sum(pod_usage(self.sim, p, "memory", now) for p in pods)
-        pods_disk = sum(pod_usage(self.sim, p, "ephemeral-storage", now) for p in pods)
-        pods_pids = sum(pod_usage(self.sim, p, "pids", now) for p in pods)
+        pods_mem, pods_disk, pods_pids = pods_usage(self.sim, self.sim.cluster.pods_on_node(node.name), now)
         images = images_bytes(node) + res.dead_containers
         nodefs_cap = res.capacity.get("ephemeral-storage", 0)
         nodefs_used = node_own_usage(self.sim, node, "ephemeral-storage", now) + pods_disk

@@ -42,13 +42,21 @@ class Leaks:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.by_target: dict[tuple[str, str], list[Leak]] = {}
+        self.by_node: dict[str, set[tuple[str, str]]] = {}  # node -> targets leaking on it
 
     def start(
         self, target: tuple[str, str], resource: str, rate: int, now: int, until_ms: int | None
     ) -> None:
         until = now + until_ms if until_ms is not None else None
         self.by_target.setdefault(target, []).append(Leak(resource, rate, now, until))
+        node = target[1] if target[0] == "node" else self._pod_node(target[1])
+        if node:
+            self.by_node.setdefault(node, set()).add(target)
         self._wake(target, now)
+
+    def _pod_node(self, key: str) -> str:
+        pod = self.sim.cluster.pods.get(key)
+        return pod.node_name if pod is not None else ""
 
     def stop(self, target: tuple[str, str], now: int) -> None:
         for leak in self.by_target.get(target, []):
@@ -63,20 +71,21 @@ class Leaks:
         return sum(leak.grown(now) for leak in leaks if leak.resource == resource)
 
     def node_has_active_leak(self, node_name: str, now: int) -> bool:
-        for (kind, name), leaks in self.by_target.items():
-            if not any(leak.active(now) for leak in leaks):
+        for target in self.by_node.get(node_name, ()):
+            if not any(leak.active(now) for leak in self.by_target.get(target, ())):
                 continue
-            if kind == "node" and name == node_name:
+            if target[0] == "node":
                 return True
-            if kind == "pod":
-                pod = self.sim.cluster.pods.get(name)
-                if pod is not None and pod.node_name == node_name and pod.started:
-                    return True
+            pod = self.sim.cluster.pods.get(target[1])
+            if pod is not None and pod.started:
+                return True
         return False
 
     def forget_pod(self, key: str, now: int) -> None:
         """The pod's containers died: its leak ends with it."""
-        self.by_target.pop(("pod", key), None)
+        if self.by_target.pop(("pod", key), None) is not None:
+            for targets in self.by_node.values():
+                targets.discard(("pod", key))
 
     def _wake(self, target: tuple[str, str], now: int) -> None:
         if target[0] == "node":
@@ -91,7 +100,32 @@ def pod_usage(sim: Simulation, pod: Pod, resource: str, now: int) -> int:
     """A running pod's usage of memory (working set), ephemeral-storage or pids."""
     if not pod.started:
         return 0
-    return pod.usage.get(resource, 0) + sim.leaks.extra(("pod", pod.key), resource, now)
+    base = pod.usage.get(resource, 0)
+    if not sim.leaks.by_target:
+        return base
+    return base + sim.leaks.extra(("pod", pod.key), resource, now)
+
+
+def pods_usage(sim: Simulation, pods: list[Pod], now: int) -> tuple[int, int, int]:
+    """Sum of memory, ephemeral-storage and pids over the running pods (one pass)."""
+    mem = eph = pids = 0
+    for pod in pods:
+        if not pod.started:
+            continue
+        u = pod.usage
+        if u:
+            mem += u.get("memory", 0)
+            eph += u.get("ephemeral-storage", 0)
+            pids += u.get("pids", 0)
+    leaks = sim.leaks
+    if leaks.by_target:
+        for pod in pods:
+            if pod.started and ("pod", pod.key) in leaks.by_target:
+                target = ("pod", pod.key)
+                mem += leaks.extra(target, "memory", now)
+                eph += leaks.extra(target, "ephemeral-storage", now)
+                pids += leaks.extra(target, "pids", now)
+    return mem, eph, pids
 
 
 def node_own_usage(sim: Simulation, node: Node, resource: str, now: int) -> int:
