@@ -45,7 +45,8 @@ def run(objects: str, faults: str = "[]", duration: str = "600s"):
 
 
 def desired_ready(sim, ref: str) -> list[tuple[float, int, int]]:
-    return [(t / 1000, m[ref][0], m[ref][1]) for t, m in sim.workloads.series if ref in m]
+    points = sim.workloads.series()["workloads"][ref]
+    return [(p["t"] / 1000, p["desired"], p["ready"]) for p in points]
 
 
 @pytest.mark.parametrize(
@@ -67,7 +68,7 @@ def test_deployment_pods_recreated_on_healthy_nodes(tolerations: str, deleted_at
     replacements = [e for e in events(sim, "PodScheduled") if e["t"] == deleted_at * 1000]
     assert len(replacements) == len(on_dead)
     assert all(e["node"] != "n-1" for e in replacements)
-    series = desired_ready(sim, "Deployment/web")
+    series = desired_ready(sim, "Deployment/default/web")
     assert series[-1][1:] == (6, 6)
     # The dip: NotReady from 145 s (MarkPodsNotReady) until the replacements are Ready.
     assert (145.0, 6, 6 - len(on_dead)) in series
