@@ -25,7 +25,7 @@ from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
 from .engine.scenario import Fault, ScenarioError, load_scenario, parse_fault
 from .engine.simulation import Simulation
-from .engine.state import node_state, pod_state, zone_states
+from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .models import Action, ClusterParameters, EngineSnapshot, ObjectView, Room, TimelineEvent
 
 log = logging.getLogger(__name__)
@@ -243,7 +243,7 @@ def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
             nodes.add(e["node"])
         if "pod" in e and e["pod"]:
             pods.add(e["pod"])
-        if e["type"] in ("ZoneState", "ZoneRate", "TaintAdded", "NodeReady"):
+        if e["type"] in ("ZoneState", "ZoneRate", "TaintAdded", "TaintRemoved", "NodeReady", "PodDeleted"):
             zones = True
         obj = e.get("object", "")
         if obj.startswith("Node/"):
@@ -273,13 +273,17 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         batch_size=1000,
     )
     nodes, pods, zones_changed = _touched(events)
+    # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
+    observed = getattr(sim, "observed_nodes", set())
+    nodes |= observed
+    observed.clear()
     if force_snapshot:
         nodes = set(sim.cluster.nodes)
         pods = set(sim.cluster.pods)
         zones_changed = True
     # Taint-manager countdowns and heartbeat ages move without events: the page derives
     # them from timestamps in the views.
-    changes: dict[str, Any] = {"nodes": {}, "pods": {}, "zones": None, "workloads": None}
+    changes: dict[str, Any] = {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
     upserts, deletes = [], []
     for name in sorted(nodes):
         node = sim.cluster.nodes.get(name)
@@ -295,6 +299,12 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         zs = zone_states(sim)
         changes["zones"] = zs
         upserts.append(("zone", "*", zs))
+    if force_snapshot or any(
+        e["type"] == "Fault" and e.get("fault") in ("SetParameters", "RestartControllerManager") for e in events
+    ):
+        params = parameters_view(sim)
+        changes["params"] = params
+        upserts.append(("params", "*", params))
     if pods:
         # Ready/desired replicas per workload, for the page's chart (only when pods changed).
         wl = {ref: list(v) for ref, v in sim.workloads.metrics().items()}
@@ -434,6 +444,7 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
     pods = [d for k, _key, d in views if k == "pod"]
     zones = next((d for k, _key, d in views if k == "zone"), [])
     workloads = next((d for k, _key, d in views if k == "metrics"), {})
+    params = next((d for k, _key, d in views if k == "params"), None)
     return {
         "type": "snapshot",
         "seq": room.seq,
@@ -446,6 +457,7 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
         "pods": sorted(pods, key=lambda p: p["key"]),
         "zones": zones,
         "workloads": workloads,
+        "params": params,
         "events": [
             {"idx": idx, "t": t / 1000, "type": typ, **data} for idx, t, typ, data in reversed(events)
         ],
@@ -492,16 +504,23 @@ def _broadcast_after_commit(room_id: int, message: dict[str, Any]) -> None:
 BUILTIN_DIR = __import__("pathlib").Path(__file__).resolve().parent / "scenarios"
 
 
+def scenario_about(text: str) -> str:
+    """A scenario's explanation: its leading ``#`` comment lines, joined into one paragraph."""
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line[1:].strip())
+    return " ".join(x for x in lines if x)
+
+
 def builtin_scenarios() -> list[dict[str, str]]:
     """The teaching scenarios shipped in controller/scenarios/."""
     out = []
     for path in sorted(BUILTIN_DIR.glob("*.yaml")):
         text = path.read_text()
-        comment = "\n".join(
-            line[1:].strip() for line in text.splitlines() if line.startswith("#")
-        )
-        title = re.sub(r"[-_]", " ", path.stem).capitalize()
-        out.append({"id": path.stem, "title": title, "about": comment, "yaml": text})
+        title = re.sub(r"[-_]", " ", re.sub(r"^\d+-", "", path.stem)).capitalize()
+        out.append({"id": path.stem, "title": title, "about": scenario_about(text), "yaml": text})
     return out
 
 

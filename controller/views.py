@@ -62,6 +62,7 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
         "controller/room.html",
         {
             "room": room,
+            "about": services.scenario_about(room.scenario_yaml),
             "operator": operator,
             "token": token if operator else "",
             "viewer_url": viewer_url,

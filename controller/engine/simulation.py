@@ -55,6 +55,7 @@ class Simulation:
 
         self.leaks = Leaks(self)
         self._pod_gc_at: int | None = None
+        self.observed_nodes: set[str] = set()  # kubelets whose eviction signals moved (live view)
         self.started = False
 
     # -- set-up ---------------------------------------------------------------------------

@@ -49,6 +49,7 @@ def kubelet_state(kubelet: Any) -> dict[str, Any]:
         "mode": kubelet.mode,
         "runtimeReady": kubelet.runtime_ready,
         "pressure": sorted(kubelet.pressure),
+        "signals": kubelet.eviction.signals(),
     }
 
 
@@ -79,16 +80,55 @@ def zone_states(sim: Simulation) -> list[dict[str, Any]]:
     for zone in sorted(ctrl.zone_queues):
         queue = ctrl.zone_queues[zone]
         limiter = queue.limiter
+        bucket = isinstance(limiter, TokenBucket)
+        waiting = [v.value for v in queue.values_in_order()]
+        next_ms = limiter.next_accept_ms(sim.now_ms) if bucket and waiting else None
         out.append(
             {
                 "zone": zone_display(zone),
                 "state": str(ctrl.zone_states.get(zone, "Initial")),
                 "qps": ctrl.effective_qps(zone),
-                "queue": [v.value for v in queue.values_in_order()],
-                "tokens": getattr(limiter, "tokens", None) if isinstance(limiter, TokenBucket) else 0,
+                "queue": waiting,
+                # The token bucket as of ``tokensAt`` (it refills at ``qps`` up to ``burst``).
+                "tokens": limiter.available_tokens(sim.now_ms) if bucket else 0,
+                "burst": limiter.burst if bucket else 0,
+                "tokensAt": sim.now_ms / 1000,
+                "nextTokenAt": next_ms / 1000 if next_ms is not None else None,
             }
         )
     return out
+
+
+def parameters_view(sim: Simulation) -> dict[str, Any]:
+    """The settings in force, in the scenario format's names (durations in seconds): the
+    page's heartbeat bars, toleration explanations and parameter panel read them."""
+    cm = sim.config.controller_manager
+    kubelet = sim.config.kubelet
+    api = sim.config.api_server
+    return {
+        "controllerManager": {
+            "nodeMonitorPeriod": cm.node_monitor_period_ms / 1000,
+            "nodeMonitorGracePeriod": cm.node_monitor_grace_period_ms / 1000,
+            "nodeStartupGracePeriod": cm.node_startup_grace_period_ms / 1000,
+            "podEvictionTimeout": cm.pod_eviction_timeout_ms / 1000,
+            "nodeEvictionRate": cm.node_eviction_rate,
+            "secondaryNodeEvictionRate": cm.secondary_node_eviction_rate,
+            "largeClusterSizeThreshold": cm.large_cluster_size_threshold,
+            "unhealthyZoneThreshold": cm.unhealthy_zone_threshold,
+            "enableTaintManager": cm.enable_taint_manager,
+        },
+        "kubelet": {
+            "nodeLeaseDurationSeconds": kubelet.node_lease_duration_seconds,
+            "nodeStatusUpdateFrequency": kubelet.node_status_update_frequency_ms / 1000,
+            "evictionHard": kubelet.eviction_hard,
+            "evictionSoft": kubelet.eviction_soft,
+            "evictionPressureTransitionPeriod": kubelet.eviction_pressure_transition_period_ms / 1000,
+        },
+        "apiServer": {
+            "defaultNotReadyTolerationSeconds": api.default_not_ready_toleration_seconds,
+            "defaultUnreachableTolerationSeconds": api.default_unreachable_toleration_seconds,
+        },
+    }
 
 
 def cluster_state(sim: Simulation) -> dict[str, Any]:

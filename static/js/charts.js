@@ -2,6 +2,7 @@
 // vs desired replicas per workload. Samples are taken from the room state at each delta;
 // drawing is throttled so a fast room does not redraw more than twice a second.
 import uPlot from "../vendor/uplot/uPlot.esm.js";
+import { signalValues } from "./state.js";
 
 const MAX_POINTS = 3000;
 const COLORS = ["#2e7dd7", "#2e9d4f", "#d9a400", "#c0392b", "#8e44ad", "#16a085", "#7f8c8d", "#d35400"];
@@ -21,18 +22,26 @@ class Series {
     if (this.t.length > MAX_POINTS) { this.t.shift(); for (const col of this.cols.values()) col.shift(); }
   }
   draw() {
-    if (!this.t.length) return;
-    const keys = [...this.cols.keys()];
+    if (!this.t.length) {
+      if (this.plot) { this.plot.destroy(); this.plot = null; this.keys = ""; }
+      this.el.replaceChildren(Object.assign(document.createElement("p"), { className: "muted chart-empty", textContent: `${this.title}: no samples yet` }));
+      return;
+    }
+    const keys = [...this.cols.keys()].sort();
     const data = [this.t, ...keys.map((k) => this.cols.get(k))];
     if (this.plot && this.keys === keys.join("|")) { this.plot.setData(data); return; }
     if (this.plot) this.plot.destroy();
+    this.el.replaceChildren();
     this.keys = keys.join("|");
     const width = Math.max(280, this.el.clientWidth - 10);
     this.plot = new uPlot({
       title: this.title, width, height: 170,
       scales: { x: { time: false } },
       axes: [{ label: "simulated s" }, {}],
-      series: [{ label: "t" }, ...keys.map((k, i) => ({ label: k, stroke: COLORS[i % COLORS.length], width: 2, paths: uPlot.paths.stepped({ align: 1 }) }))],
+      series: [{ label: "t" }, ...keys.map((k, i) => ({
+        label: k, stroke: COLORS[(k.endsWith(" threshold") ? i - 1 : i) % COLORS.length], width: 2,
+        dash: k.endsWith(" threshold") ? [6, 4] : undefined, paths: uPlot.paths.stepped({ align: 1 }),
+      }))],
     }, data, this.el);
   }
 }
@@ -44,7 +53,40 @@ export class Charts {
     this.ready = make("Ready nodes per zone");
     this.queue = make("Nodes waiting in each zone's queue");
     this.replicas = make("Ready / desired replicas");
+    this.signals = make("Eviction signals: click a node");
+    this.signalNode = null;
+    this.nodeHistory = new Map(); // node -> [{at, values}] from the kubelet's eviction syncs
     this.pending = false;
+  }
+  // Every changed node view carries its kubelet's last eviction-manager observations.
+  recordNodes(state, names) {
+    for (const name of names) {
+      const n = state.nodes.get(name);
+      const signals = n && n.kubelet && n.kubelet.signals;
+      if (!signals || !signals.length) continue;
+      const at = signals[0].at;
+      const list = this.nodeHistory.get(name) || [];
+      if (list.length && list[list.length - 1].at === at) continue;
+      list.push({ at, values: signalValues(signals) });
+      if (list.length > MAX_POINTS) list.shift();
+      this.nodeHistory.set(name, list);
+      if (name === this.signalNode) { this.signals.push(at, list[list.length - 1].values); this.schedule(); }
+    }
+  }
+  // Show one node's eviction signals (percent of capacity available) against their thresholds.
+  selectNode(name) {
+    if (name === this.signalNode) return;
+    this.signalNode = name;
+    const s = this.signals;
+    s.t = []; s.cols.clear();
+    if (s.plot) { s.plot.destroy(); s.plot = null; s.keys = ""; }
+    s.title = `Eviction signals of ${name}: % available (dashed: threshold)`;
+    for (const p of this.nodeHistory.get(name) || []) s.push(p.at, p.values);
+    s.el.dataset.node = name;
+    this.schedule();
+  }
+  schedule() {
+    if (!this.pending) { this.pending = true; setTimeout(() => { this.pending = false; this.draw(); }, 500); }
   }
   record(state, workloads) {
     const t = state.simT;
@@ -64,8 +106,11 @@ export class Charts {
       }
       this.replicas.push(t, values);
     }
-    if (!this.pending) { this.pending = true; setTimeout(() => { this.pending = false; this.draw(); }, 500); }
+    this.schedule();
   }
-  reset() { for (const s of [this.ready, this.queue, this.replicas]) { s.t = []; s.cols.clear(); } }
-  draw() { this.ready.draw(); this.queue.draw(); this.replicas.draw(); }
+  reset() {
+    for (const s of [this.ready, this.queue, this.replicas, this.signals]) { s.t = []; s.cols.clear(); }
+    this.nodeHistory.clear();
+  }
+  draw() { this.ready.draw(); this.queue.draw(); this.replicas.draw(); this.signals.draw(); }
 }

@@ -17,6 +17,7 @@ const els = {
   conn: document.getElementById("conn"), timeline: document.getElementById("timeline"),
   filter: document.getElementById("filter"), detail: document.getElementById("detail"),
   error: document.getElementById("error"), presence: document.getElementById("presence"),
+  workloads: document.getElementById("workloads"),
 };
 const charts = new Charts(document.getElementById("charts"));
 const nodeEls = new Map();
@@ -46,15 +47,24 @@ function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj))
 
 function handle(m) {
   if (m.type === "snapshot") {
-    state = applySnapshot(state, m); lastWall = performance.now(); renderAll();
-    charts.reset(); charts.record(state, m.workloads); return;
+    state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events); renderAll();
+    charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
+    renderWorkloads(); renderParams(); return;
   }
   if (m.type === "delta" || m.type === "reset") {
     const r = applyDelta(state, m);
     if (r.gap) { send({ type: "snapshot" }); return; }
     if (!r.changed) return;
     state = r.state; lastWall = performance.now();
-    if (r.changed.all) { renderAll(); charts.reset(); } else renderChanged(r.changed, m.events || []);
+    explain(m.events || []);
+    if (r.changed.all) {
+      renderAll(); charts.reset(); charts.recordNodes(state, state.nodes.keys()); renderWorkloads(); renderParams();
+    } else {
+      renderChanged(r.changed, m.events || []);
+      charts.recordNodes(state, r.changed.nodes);
+      if (r.changed.workloads) renderWorkloads();
+      if (r.changed.params) renderParams();
+    }
     charts.record(state, m.workloads);
     return;
   }
@@ -62,6 +72,10 @@ function handle(m) {
   if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
   if (m.type === "error") { showError(m.message); return; }
 }
+
+// The "why" of each event is worked out when it arrives, while the objects it names are
+// still in the state (a deleted pod's tolerations, the taint's time).
+function explain(events) { for (const e of events) if (e.why === undefined) e.why = why(e, state); }
 
 function showError(text) {
   els.error.textContent = text; els.error.hidden = false;
@@ -104,10 +118,47 @@ function zoneColumn(zone) {
 function renderZones() {
   for (const z of state.zones) {
     const col = zoneColumn(z.zone);
+    const buttons = operator ? h("span", { class: "zone-actions" },
+      h("button", { class: "fault", "data-fault": "ZoneOutage", "data-zone": z.zone, text: "zone outage" }),
+      h("button", { class: "fault", "data-fault": "ZoneRestore", "data-zone": z.zone, text: "restore" })) : null;
     col.head.replaceChildren(h("strong", { text: `zone ${z.zone || "(none)"}` }), " ",
       h("span", { class: `state s-${z.state}`, text: z.state }), " ",
-      h("span", { class: "muted", text: `${z.qps} node/s` }));
-    col.queue.replaceChildren(z.queue.length ? h("span", { text: `queue: ${z.queue.join(", ")}` }) : h("span", { class: "muted", text: "queue empty" }));
+      h("span", { class: "muted", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: `${z.qps} node/s` }), buttons);
+    const bucket = z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
+      h("span", { class: "bucket-fill" }), h("span", { class: "bucket-text" })) : h("span", { class: "bucket stopped", text: "no tokens: evictions stopped" });
+    col.queue.replaceChildren(bucket, " ",
+      z.queue.length ? h("span", { class: "queue-list", text: `waiting: ${z.queue.join(", ")}` }) : h("span", { class: "muted", text: "queue empty" }));
+    col.zoneData = z;
+  }
+}
+
+// Tokens now, from the bucket as the server last saw it, refilled at qps up to burst.
+function bucketTokens(z, t) {
+  if (!z.burst) return 0;
+  return Math.min(z.burst, z.tokens + Math.max(0, t - z.tokensAt) * z.qps);
+}
+
+function renderWorkloads() {
+  if (!els.workloads) return;
+  const rows = Object.entries(state.workloads || {}).map(([ref, [desired, ready]]) => {
+    const kind = ref.split("/")[0];
+    const scale = operator && kind !== "DaemonSet" ? h("span", {},
+      h("button", { class: "scale", "data-workload": ref, "data-replicas": Math.max(0, desired - 1), text: "−", title: "scale down" }),
+      h("button", { class: "scale", "data-workload": ref, "data-replicas": desired + 1, text: "+", title: "scale up" })) : null;
+    return h("tr", { "data-workload": ref }, h("td", { text: ref }),
+      h("td", { class: ready < desired ? "short" : "", text: `${ready} / ${desired} ready` }), h("td", {}, scale));
+  });
+  els.workloads.replaceChildren(...(rows.length ? rows : [h("tr", {}, h("td", { class: "muted", text: "no workloads" }))]));
+}
+
+function renderParams() {
+  const form = document.getElementById("params");
+  const p = state.params;
+  if (!form || !p) return;
+  for (const input of form.querySelectorAll("input")) {
+    const [group, field] = input.name.split(".");
+    const v = p[group] && p[group][field];
+    if (v !== undefined && v !== null) input.placeholder = typeof v === "number" && input.dataset.unit === "s" ? `${v}s` : String(v);
   }
 }
 
@@ -117,8 +168,10 @@ function nodeCard(n, pods) {
   const buttons = operator ? h("div", { class: "node-actions" },
     ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
         ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
-        ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["DeleteNode", "delete"]]
-      .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label }))) : null;
+        ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["LeakMemory", "memory leak"], ["FillDisk", "fill disk"],
+        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"]]
+      .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label,
+        disabled: type === "LeakMemory" && !leakTarget(pods) }))) : null;
   const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
   const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
   const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));
@@ -129,6 +182,12 @@ function nodeCard(n, pods) {
     h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
   el.addEventListener("click", (ev) => { if (!ev.target.closest("button")) showDetail("node", n.name); });
   return el;
+}
+
+// The pod a node's "memory leak" button leaks into: its first running pod that no DaemonSet owns.
+function leakTarget(pods) {
+  const p = pods.find((x) => !x.terminating && x.phase === "Running" && !(x.owner || "").startsWith("DaemonSet/"));
+  return p ? p.key : null;
 }
 
 function podTile(p) {
@@ -156,6 +215,17 @@ function renderChanged(changed, newEvents) {
   if (selected) showDetail(selected.kind, selected.key, true);
 }
 
+let compactHits = [];
+els.compact.addEventListener("click", (ev) => {
+  const r = els.compact.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top - 5;
+  for (const z of compactHits) {
+    const col = Math.floor((x - z.x0) / (z.size + z.gap)), row = Math.floor(y / (z.size + z.gap));
+    if (col < 0 || col >= z.perRow || row < 0) continue;
+    const n = z.nodes[row * z.perRow + col];
+    if (n) { showDetail("node", n.name); return; }
+  }
+});
+
 function drawCompact() {
   const c = els.compact, zones = nodesByZone(state);
   const width = els.zones.clientWidth || 1200, size = 6, gap = 1, perRow = Math.floor((width / Math.max(zones.size, 1) - 20) / (size + gap));
@@ -163,8 +233,10 @@ function drawCompact() {
   c.width = width; c.height = rows * (size + gap) + 10;
   const ctx = c.getContext("2d"); ctx.clearRect(0, 0, c.width, c.height);
   let zi = 0;
+  compactHits = [];
   for (const [, nodes] of zones) {
     const x0 = zi * (width / zones.size);
+    compactHits.push({ x0, nodes, perRow, size, gap });
     nodes.forEach((n, i) => {
       ctx.fillStyle = n.ready === "True" ? (n.taints.length ? "#d9a400" : "#2e9d4f") : n.ready === "False" ? "#c0392b" : "#7f8c8d";
       ctx.fillRect(x0 + (i % perRow) * (size + gap), 5 + Math.floor(i / perRow) * (size + gap), size, size);
@@ -182,7 +254,7 @@ function renderTimeline(full, newEvents = []) {
     if (!eventMatches(e, filter)) continue;
     items.push(h("li", { class: `ev t-${e.type}` }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
       h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.pod || e.node || e.zone || e.object || e.fault || "" }),
-      h("div", { class: "why", text: why(e, state) })));
+      h("div", { class: "why", text: e.why ?? why(e, state) })));
     if (items.length >= 400) break;
   }
   if (full) els.timeline.replaceChildren(...items);
@@ -191,9 +263,14 @@ function renderTimeline(full, newEvents = []) {
 
 function showDetail(kind, key, quiet = false) {
   selected = { kind, key };
+  if (kind === "node") charts.selectNode(key);
   const obj = kind === "node" ? state.nodes.get(key) : state.pods.get(key);
   const history = state.events.filter((e) => (kind === "node" ? e.node === key || e.object === `Node/${key}` : e.pod === key || e.object === `Pod/${key}`));
-  els.detail.replaceChildren(h("h3", { text: `${kind} ${key}` }), h("pre", { class: "yaml", text: obj ? toYaml(obj) : "(gone)" }),
+  const podButtons = operator && kind === "pod" && obj ? h("div", { class: "node-actions" },
+    h("button", { class: "fault", "data-fault": "LeakMemory", "data-pod": key, text: "leak memory (50Mi/s)" }),
+    h("button", { class: "fault", "data-fault": "StopLeak", "data-pod": key, text: "stop leak" }),
+    h("button", { class: "fault", "data-fault": "DeletePod", "data-pod": key, text: "delete pod" })) : null;
+  els.detail.replaceChildren(h("h3", { text: `${kind} ${key}` }), ...(podButtons ? [podButtons] : []), h("pre", { class: "yaml", text: obj ? toYaml(obj) : "(gone)" }),
     h("h3", { text: "history" }), h("ol", { class: "timeline small" }, ...history.slice(-50).reverse().map((e) => h("li", { text: `${fmtTime(e.t)} ${e.type} ${e.status || e.reason || e.key || ""} ${e.message || ""}` }))));
   if (!quiet) els.detail.scrollIntoView({ block: "nearest" });
 }
@@ -214,22 +291,44 @@ function tick() {
     const left = Number(el.dataset.evictAt) - t;
     el.querySelector(".countdown").textContent = left > 0 ? ` ${Math.ceil(left)}s` : "";
   }
+  const grace = (state.params && state.params.controllerManager.nodeMonitorGracePeriod) || 40;
   for (const el of nodeEls.values()) {
     const n = state.nodes.get(el.dataset.node);
     if (!n || n.leaseRenewTime === null) continue;
     const age = Math.max(0, (n.kubelet && n.kubelet.state === "Running" ? 0 : t - n.leaseRenewTime));
     const bar = el.querySelector(".hb-bar");
-    bar.style.width = `${Math.min(100, (age / 40) * 100)}%`;
-    bar.title = `last heartbeat ${age.toFixed(1)} s ago (grace 40 s)`;
+    bar.style.width = `${Math.min(100, (age / grace) * 100)}%`;
+    bar.title = `last heartbeat ${age.toFixed(1)} s ago (nodeMonitorGracePeriod ${grace} s)`;
+  }
+  for (const z of zoneEls.values()) {
+    const b = z.queue.querySelector(".bucket-fill");
+    if (!b || !z.zoneData) continue;
+    const tokens = bucketTokens(z.zoneData, t);
+    b.style.width = `${Math.min(100, (tokens / z.zoneData.burst) * 100)}%`;
+    z.queue.querySelector(".bucket-text").textContent = `bucket ${tokens.toFixed(2)}/${z.zoneData.burst} token`;
   }
   requestAnimationFrame(tick);
 }
 
 // -- operator controls -------------------------------------------------------------------------
+// A fault button's dataset -> the action, in the scenario format (design.md, faults).
+function faultAction(d) {
+  const type = d.fault;
+  if (d.zone !== undefined) return { type, zone: d.zone };
+  if (d.pod) return type === "LeakMemory" ? { type, pod: d.pod, rate: "50Mi" } : { type, pod: d.pod };
+  if (type === "LeakMemory") {
+    const pod = leakTarget(podsByNode(state).get(d.node) || []);
+    return { type, pod, rate: "50Mi" };
+  }
+  if (type === "FillDisk") return { type, node: d.node, rate: "500Mi" };
+  return { type, node: d.node };
+}
 if (operator) {
   document.addEventListener("click", (ev) => {
     const b = ev.target.closest("button.fault");
-    if (b) send({ type: "action", action: { type: b.dataset.fault, node: b.dataset.node } });
+    if (b) send({ type: "action", action: faultAction(b.dataset) });
+    const sc = ev.target.closest("button.scale");
+    if (sc) send({ type: "action", action: { type: "ScaleWorkload", workload: sc.dataset.workload, replicas: Number(sc.dataset.replicas) } });
     const c = ev.target.closest("button[data-ctl]");
     if (c) {
       const kind = c.dataset.ctl;
@@ -256,5 +355,7 @@ if (operator) {
   });
 }
 els.filter.addEventListener("input", () => renderTimeline(true));
+// For measurements and tests: the applied state (read-only use).
+window.playgroundRoom = { state: () => state };
 connect();
 requestAnimationFrame(tick);

@@ -9,7 +9,7 @@ export const Config = {
 
 export function emptyState() {
   return { seq: -1, t: 0, simT: 0, speed: 1, paused: false, role: "viewer",
-           nodes: new Map(), pods: new Map(), zones: [], events: [], room: null };
+           nodes: new Map(), pods: new Map(), zones: [], events: [], room: null, params: null, workloads: {} };
 }
 
 export function applySnapshot(state, snap) {
@@ -20,6 +20,8 @@ export function applySnapshot(state, snap) {
   for (const n of snap.nodes) s.nodes.set(n.name, n);
   for (const p of snap.pods) s.pods.set(p.key, p);
   s.zones = snap.zones || [];
+  s.params = snap.params || state.params || null;
+  s.workloads = snap.workloads || {};
   s.events = (snap.events || []).slice(-Config.maxEvents);
   return s;
 }
@@ -47,6 +49,8 @@ export function applyDelta(state, delta) {
     changed.pods.add(key);
   }
   if (delta.zones) { state.zones = delta.zones; changed.zones = true; }
+  if (delta.params) { state.params = delta.params; changed.params = true; }
+  if (delta.workloads) { state.workloads = delta.workloads; changed.workloads = true; }
   if (delta.events && delta.events.length) {
     state.events.push(...delta.events);
     if (state.events.length > Config.maxEvents) state.events.splice(0, state.events.length - Config.maxEvents);
@@ -84,14 +88,17 @@ export function fmtTime(t) {
 // One line saying which rule made an event happen, and which parameter governs it.
 export function why(e, state) {
   const pod = e.pod && state ? state.pods.get(e.pod) : null;
+  const cm = (state && state.params && state.params.controllerManager) || {};
+  const zone = e.node && state ? (state.nodes.get(e.node) || {}).zone : undefined;
+  const zoneState = zone !== undefined ? (state.zones || []).find((z) => z.zone === zone) : null;
   switch (e.type) {
     case "NodeReady":
-      if (e.status === "Unknown") return `controller: no Lease renewal or status from ${e.node} for longer than nodeMonitorGracePeriod (strictly past, checked every nodeMonitorPeriod)`;
+      if (e.status === "Unknown") return `controller: no Lease renewal or status from ${e.node} for longer than nodeMonitorGracePeriod${cm.nodeMonitorGracePeriod ? ` (${cm.nodeMonitorGracePeriod} s)` : ""}, strictly past, checked every nodeMonitorPeriod${cm.nodeMonitorPeriod ? ` (${cm.nodeMonitorPeriod} s)` : ""}`;
       if (e.status === "False") return `kubelet on ${e.node} reports its runtime is down (KubeletNotReady)`;
       return `kubelet on ${e.node} posted Ready`;
     case "TaintAdded":
       if (e.effect === "NoSchedule") return `doNoScheduleTaintingPass: condition -> ${e.key} taint, at once (no rate limit)`;
-      return `doNoExecuteTaintingPass: ${e.node} reached the head of its zone's rate-limited queue (nodeEvictionRate, one token each)`;
+      return `doNoExecuteTaintingPass: ${e.node} reached the head of zone ${zone || "(none)"}'s rate-limited queue and got a token (${zoneState ? zoneState.qps + " node/s, " : ""}nodeEvictionRate${cm.nodeEvictionRate !== undefined ? " " + cm.nodeEvictionRate : ""}, secondaryNodeEvictionRate for a partially disrupted large zone)`;
     case "TaintRemoved":
       return e.effect === "NoExecute" ? `markNodeAsReachable: ${e.node} observed Ready again (or all zones fully disrupted)` : `doNoScheduleTaintingPass: the condition behind ${e.key} cleared`;
     case "ZoneState":
@@ -99,8 +106,8 @@ export function why(e, state) {
     case "ZoneRate":
       return e.qps === 0 ? `setLimiterInZone: evictions stopped in ${e.zone} (small partially disrupted zone, or every zone down)` : `setLimiterInZone: ${e.zone} tainted at ${e.qps} node/s`;
     case "PodDeleted":
-      if (e.by === "TaintManager") return `taint manager deleted ${e.pod}: its node is tainted NoExecute and the pod's toleration ran out${pod && pod.tolerations ? " (" + tolSeconds(pod) + ")" : ""}`;
-      if (e.by === "NodeLifecycleController") return `legacy eviction: ${e.node} silent for podEvictionTimeout; every non-DaemonSet pod deleted`;
+      if (e.by === "TaintManager") return taintManagerWhy(e, pod, state);
+      if (e.by === "NodeLifecycleController") return `legacy eviction (taint manager off): ${e.node} not Ready for podEvictionTimeout${cm.podEvictionTimeout ? ` (${cm.podEvictionTimeout} s)` : ""} and its zone's queue gave it a token; every non-DaemonSet pod deleted`;
       return `deleted by ${e.by}`;
     case "PodEvicted":
       return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
@@ -118,13 +125,55 @@ export function why(e, state) {
   }
 }
 
-function tolSeconds(pod) {
-  const t = pod.tolerations.find((x) => x.effect === "NoExecute" && x.tolerationSeconds !== undefined);
-  return t ? `tolerationSeconds ${t.tolerationSeconds}` : "tolerated";
+const DEFAULT_TOLERATION_PARAM = {
+  "node.kubernetes.io/unreachable": "defaultUnreachableTolerationSeconds",
+  "node.kubernetes.io/not-ready": "defaultNotReadyTolerationSeconds",
+};
+
+// "taint manager deleted default/web-1: node a-1 tainted unreachable:NoExecute at 02:30,
+// pod tolerates it 300 s (defaultUnreachableTolerationSeconds)"
+function taintManagerWhy(e, pod, state) {
+  const node = state ? state.nodes.get(e.node) : null;
+  const taints = node ? node.taints.filter((t) => t.effect === "NoExecute") : [];
+  if (!taints.length) return `taint manager deleted ${e.pod}: ${e.node} carried a NoExecute taint the pod does not tolerate long enough`;
+  const tols = pod ? pod.tolerations || [] : [];
+  const matching = (t) => tols.filter((x) => (x.effect === "NoExecute" || !x.effect) && (x.operator === "Exists" ? !x.key || x.key === t.key : x.key === t.key && (x.value || "") === (t.value || "")));
+  const parts = taints.map((t) => {
+    const short = `${t.key.replace("node.kubernetes.io/", "")}:NoExecute`;
+    const at = t.timeAdded !== undefined && t.timeAdded !== null ? ` at ${fmtShort(t.timeAdded)}` : "";
+    const m = matching(t);
+    if (!pod) return `node ${e.node} tainted ${short}${at}`;
+    if (!m.length) return `node ${e.node} tainted ${short}${at}, pod does not tolerate it`;
+    const secs = Math.min(...m.map((x) => (x.tolerationSeconds === undefined ? Infinity : x.tolerationSeconds)));
+    if (secs === Infinity) return `node ${e.node} tainted ${short}${at}, pod tolerates it forever`;
+    const param = DEFAULT_TOLERATION_PARAM[t.key];
+    const api = state && state.params ? state.params.apiServer : null;
+    const source = param && api && api[param] === secs ? param : "the pod's tolerationSeconds";
+    return `node ${e.node} tainted ${short}${at}, pod tolerates it ${secs} s (${source})`;
+  });
+  return `taint manager deleted ${e.pod}: ${parts.join("; ")}`;
+}
+
+export function fmtShort(t) {
+  const s = fmtTime(t);
+  return s.endsWith(".000") ? s.slice(0, -4) : s;
 }
 
 export function eventMatches(e, filter) {
   if (!filter) return true;
   const f = filter.toLowerCase();
   return [e.type, e.node, e.pod, e.zone, e.object, e.fault, e.reason].some((v) => v && String(v).toLowerCase().includes(f));
+}
+
+// {"memory.available": 37.2, "memory.available threshold": 1.2, ...} in percent of capacity;
+// with several thresholds on a signal (hard and soft) the highest one is drawn.
+export function signalValues(signals) {
+  const out = {};
+  for (const s of signals) {
+    if (!s.capacity) continue;
+    out[s.signal] = Math.round((s.available / s.capacity) * 10000) / 100;
+    const top = Math.max(...s.thresholds.map((x) => x.value));
+    out[`${s.signal} threshold`] = Math.round((top / s.capacity) * 10000) / 100;
+  }
+  return out;
 }

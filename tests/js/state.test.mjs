@@ -1,7 +1,7 @@
 // node --test tests/js: the delta-apply logic of the page (static/js/state.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, why } from "../../static/js/state.js";
+import { applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, signalValues, why } from "../../static/js/state.js";
 
 const snap = { type: "snapshot", seq: 5, t: 10, speed: 10, paused: false, role: "viewer",
   nodes: [{ name: "a-1", zone: "a", ready: "True", taints: [], conditions: [] }],
@@ -30,4 +30,42 @@ test("times print as mm:ss.mmm and the timeline filter matches names", () => {
   assert.ok(eventMatches({ type: "TaintAdded", node: "a-1" }, "a-1"));
   assert.ok(!eventMatches({ type: "TaintAdded", node: "a-1" }, "b-2"));
   assert.match(why({ type: "NodeReady", node: "a-1", status: "Unknown" }), /nodeMonitorGracePeriod/);
+});
+
+const params = { controllerManager: { nodeMonitorGracePeriod: 40, nodeMonitorPeriod: 5, nodeEvictionRate: 0.1 },
+  apiServer: { defaultUnreachableTolerationSeconds: 300, defaultNotReadyTolerationSeconds: 300 } };
+const tainted = { name: "a-1", zone: "a", ready: "Unknown", conditions: [],
+  taints: [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", timeAdded: 150 }] };
+const defaultTols = [
+  { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 },
+  { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 300 }];
+
+test("a taint-manager deletion names the taint, its time, the toleration and the parameter behind it", () => {
+  const s = applySnapshot(emptyState(), { ...snap, params, nodes: [tainted],
+    pods: [{ key: "default/web-1", node: "a-1", phase: "Running", ready: false, terminating: true, tolerations: defaultTols }] });
+  const e = { t: 450, type: "PodDeleted", pod: "default/web-1", node: "a-1", by: "TaintManager" };
+  assert.equal(why(e, s), "taint manager deleted default/web-1: node a-1 tainted unreachable:NoExecute at 02:30, pod tolerates it 300 s (defaultUnreachableTolerationSeconds)");
+  const own = [{ key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute", tolerationSeconds: 20 }];
+  s.pods.set("default/web-1", { ...s.pods.get("default/web-1"), tolerations: own });
+  assert.match(why(e, s), /pod tolerates it 20 s \(the pod's tolerationSeconds\)$/);
+  s.pods.set("default/web-1", { ...s.pods.get("default/web-1"), tolerations: [] });
+  assert.match(why(e, s), /tainted unreachable:NoExecute at 02:30, pod does not tolerate it$/);
+});
+
+test("the Unknown explanation quotes the room's grace period; params and workloads ride on deltas", () => {
+  const s = applySnapshot(emptyState(), { ...snap, params });
+  assert.match(why({ t: 105, type: "NodeReady", node: "a-1", status: "Unknown" }, s), /nodeMonitorGracePeriod \(40 s\)/);
+  const faster = { ...params, controllerManager: { ...params.controllerManager, nodeMonitorGracePeriod: 20 } };
+  const r = applyDelta(s, { type: "delta", seq: 6, t: 12, nodes: {}, pods: {}, params: faster, workloads: { "Deployment/default/web": [3, 2] } });
+  assert.ok(r.changed.params && r.changed.workloads);
+  assert.deepEqual(r.state.workloads, { "Deployment/default/web": [3, 2] });
+  assert.match(why({ t: 105, type: "NodeReady", node: "a-1", status: "Unknown" }, r.state), /nodeMonitorGracePeriod \(20 s\)/);
+});
+
+test("eviction signals chart as percent available against the highest threshold", () => {
+  const v = signalValues([
+    { signal: "memory.available", available: 1073741824, capacity: 8589934592, at: 20,
+      thresholds: [{ value: 104857600, gracePeriod: 0 }, { value: 2147483648, gracePeriod: 30 }] },
+    { signal: "nodefs.available", available: 0, capacity: 0, at: 20, thresholds: [{ value: 0, gracePeriod: 0 }] }]);
+  assert.deepEqual(v, { "memory.available": 12.5, "memory.available threshold": 25 });
 });

@@ -17,7 +17,14 @@ from ..objects import (
     Taint,
     tolerations_tolerate_taint,
 )
-from .eviction.api import ContainerStats, FsStats, NodeStats, PodStats
+from .eviction.api import (
+    ContainerStats,
+    FsStats,
+    NodeStats,
+    Observation,
+    PodStats,
+    get_threshold_quantity,
+)
 from .eviction.helpers import make_signal_observations, parse_threshold_config, thresholds_met
 from .eviction.manager import EvictionManager, ManagerConfig, SyncResult
 from .resources import images_bytes, node_own_usage, pod_usage, pods_usage
@@ -54,6 +61,7 @@ class EvictionLoop:
             )
         )
         self.base_ms = kubelet.offset_ms  # syncs run at base + k * 10 s
+        self.observed: dict[str, Observation] = {}  # the last sync's signal observations
         self.handle: Handle | None = None
         self.at: int | None = None
         self.killing: dict[str, Handle] = {}
@@ -94,7 +102,9 @@ class EvictionLoop:
         stats = self.node_stats(now)
         # Pod stats matter only for ranking (a threshold met now or not yet resolved) and for
         # local-storage limits; otherwise synchronize never reads them, so skip building them.
-        met = thresholds_met(self.manager.config.thresholds, make_signal_observations(stats), False)
+        observations = make_signal_observations(stats)
+        self._observe(node.name, observations)
+        met = thresholds_met(self.manager.config.thresholds, observations, False)
         needs_pods = bool(met or self.manager.thresholds_met) or any(
             "ephemeral-storage" in c.limits for p in pods for c in p.containers
         )
@@ -121,6 +131,43 @@ class EvictionLoop:
         self.base_ms = now
         if not self.manager.quiet or self.sim.leaks.node_has_active_leak(node.name, now):
             self._schedule(now + EVICTION_MONITORING_PERIOD_MS)
+
+    def _observe(self, name: str, observations: dict[str, Observation]) -> None:
+        """Keep what this sync observed; tell the live view when an available amount moved."""
+        before = getattr(self, "observed", {})
+        if {k: (o.available, o.capacity) for k, o in before.items()} != {
+            k: (o.available, o.capacity) for k, o in observations.items()
+        }:
+            self.sim.observed_nodes.add(name)
+        self.observed = observations
+
+    def signals(self) -> list[dict[str, object]]:
+        """The eviction signals of the last sync (makeSignalObservations) that have a
+        threshold, each with its thresholds resolved to amounts (GetThresholdQuantity against
+        the observed capacity): what the page charts for a selected node."""
+        observed = getattr(self, "observed", {})
+        out: list[dict[str, object]] = []
+        for signal in sorted(observed):
+            thresholds = [t for t in self.manager.config.thresholds if t.signal == signal]
+            if not thresholds:
+                continue
+            o = observed[signal]
+            out.append(
+                {
+                    "signal": signal,
+                    "available": o.available,
+                    "capacity": o.capacity,
+                    "at": o.time_ms / 1000,
+                    "thresholds": [
+                        {
+                            "value": get_threshold_quantity(t.value, o.capacity),
+                            "gracePeriod": t.grace_period_ms / 1000,
+                        }
+                        for t in thresholds
+                    ],
+                }
+            )
+        return out
 
     def _apply(self, result: SyncResult, now: int) -> None:
         kubelet = self.kubelet

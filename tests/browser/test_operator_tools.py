@@ -1,0 +1,98 @@
+"""The operator's other tools, in a real Chromium: the scenario's "what to watch for", scaling
+a workload from the workloads table, a memory leak on a node and that node's eviction
+signals charted against the threshold until the kubelet evicts, a zone outage from the zone
+header and the zone's token bucket. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller import services
+
+from .conftest import ARTIFACTS
+
+pytestmark = pytest.mark.browser
+
+SCENARIO = """\
+# A small room for the operator tools. Watch for: the leaking pod evicted once
+# memory.available drops under 3Gi.
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: operator-tools}
+spec:
+  kubelet:
+    evictionHard: {memory.available: 3Gi}
+  nodes:
+    - {name: a-1, zone: zone-a, capacity: {cpu: "4", memory: 4Gi, pods: "110"}}
+    - {name: a-2, zone: zone-a, capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+    - {name: b-1, zone: zone-b, capacity: {cpu: "4", memory: 8Gi, pods: "110"}}
+  objects:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: leaky, namespace: default}
+      spec:
+        nodeName: a-1
+        containers: [{name: app, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web, namespace: default}
+      spec:
+        replicas: 2
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec:
+            nodeSelector: {kubernetes.io/hostname: a-2}
+            containers: [{name: web, resources: {requests: {cpu: 100m, memory: 128Mi}}}]
+"""
+
+
+@pytest.fixture
+def room(live_stack):
+    room = services.room_create("tools", SCENARIO, None, 1.0)
+    services.room_control(room.pk, "pause", None, "test")
+    return room
+
+
+def step(page, times: int = 1) -> None:
+    for _ in range(times):
+        page.click('button[data-ctl="step"]')
+
+
+def test_scale_leak_and_zone_outage_from_the_page(live_stack, room, browser) -> None:
+    page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
+    assert "memory.available drops under 3Gi" in page.inner_text("#about")
+    row = 'tr[data-workload="Deployment/default/web"]'
+    page.wait_for_selector(f"{row} >> text=2 / 2 ready", timeout=20_000)
+
+    # Scale up from the workloads table: a third replica is created and becomes ready.
+    page.click(f'{row} button.scale[title="scale up"]')
+    page.wait_for_selector(f"{row} >> text=/\\d / 3 ready/", timeout=20_000)
+    step(page)
+    page.wait_for_selector(f"{row} >> text=3 / 3 ready", timeout=20_000)
+
+    # A memory leak on a-1 (50Mi/s into its pod); the node's signals chart follows it.
+    page.click('article.node[data-node="a-1"] button[data-fault="LeakMemory"]')
+    page.wait_for_selector("#timeline >> text=LeakMemory", timeout=20_000)
+    page.click('article.node[data-node="a-1"] header')
+    step(page, 3)
+    page.wait_for_selector('.chart[data-node="a-1"] .uplot', timeout=20_000)
+    assert "memory.available threshold" in page.inner_text('.chart[data-node="a-1"]')
+    # 4Gi capacity, 3Gi threshold: the kubelet evicts the leaking pod within ~20 s of leak.
+    step(page, 3)
+    page.wait_for_selector("#timeline .t-PodEvicted", timeout=20_000)
+    assert "memory.available below its hard threshold" in page.inner_text("#timeline")
+    page.screenshot(path=ARTIFACTS / "5-leak-evicted.png", full_page=True)
+
+    # Zone outage from zone-b's header: b-1 goes Unknown after the grace period.
+    page.click('.zone[data-zone="zone-b"] button[data-fault="ZoneOutage"]')
+    page.wait_for_selector("#timeline >> text=ZoneOutage", timeout=20_000)
+    step(page, 6)
+    page.wait_for_selector('article.node.unknown[data-node="b-1"]', timeout=20_000)
+    page.wait_for_selector('.zone[data-zone="zone-b"] .state.s-FullDisruption', timeout=20_000)
+    assert page.locator('.zone[data-zone="zone-a"] .bucket-text').inner_text().startswith("bucket ")
+    page.screenshot(path=ARTIFACTS / "6-zone-outage.png", full_page=True)
+    assert errors == []
