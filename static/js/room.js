@@ -251,7 +251,7 @@ function renderTimeline(full, newEvents = []) {
   const items = [];
   for (let i = list.length - 1; i >= 0; i--) {
     const e = list[i];
-    if (!eventMatches(e, filter)) continue;
+    if (!eventMatches(e, filter, state)) continue;
     items.push(h("li", { class: `ev t-${e.type}` }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
       h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.pod || e.node || e.zone || e.object || e.fault || "" }),
       h("div", { class: "why", text: e.why ?? why(e, state) })));

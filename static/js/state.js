@@ -159,10 +159,14 @@ export function fmtShort(t) {
   return s.endsWith(".000") ? s.slice(0, -4) : s;
 }
 
-export function eventMatches(e, filter) {
+// The timeline filter: every word must match the event's type, node, pod, zone (an event on a
+// node matches its node's zone), object, fault or reason; "zone-a PodDeleted" narrows to both.
+export function eventMatches(e, filter, state) {
   if (!filter) return true;
-  const f = filter.toLowerCase();
-  return [e.type, e.node, e.pod, e.zone, e.object, e.fault, e.reason].some((v) => v && String(v).toLowerCase().includes(f));
+  const node = e.node && state ? state.nodes.get(e.node) : null;
+  const fields = [e.type, e.node, e.pod, e.zone, e.object, e.fault, e.reason, node ? node.zone : null]
+    .filter((v) => v !== null && v !== undefined).map((v) => String(v).toLowerCase());
+  return filter.toLowerCase().split(/\s+/).filter(Boolean).every((w) => fields.some((v) => v.includes(w)));
 }
 
 // {"memory.available": 37.2, "memory.available threshold": 1.2, ...} in percent of capacity;

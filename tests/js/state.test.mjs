@@ -69,3 +69,14 @@ test("eviction signals chart as percent available against the highest threshold"
     { signal: "nodefs.available", available: 0, capacity: 0, at: 20, thresholds: [{ value: 0, gracePeriod: 0 }] }]);
   assert.deepEqual(v, { "memory.available": 12.5, "memory.available threshold": 25 });
 });
+
+test("the timeline filter combines words and matches an event by its node's zone", () => {
+  const s = applySnapshot(emptyState(), { ...snap, nodes: [tainted] });
+  const e = { t: 450, type: "PodDeleted", pod: "default/web-1", node: "a-1", by: "TaintManager" };
+  const zoneB = { name: "b-1", zone: "zone-b", ready: "True", taints: [], conditions: [] };
+  s.nodes.set("a-1", { ...tainted, zone: "zone-a" }); s.nodes.set("b-1", zoneB);
+  assert.ok(eventMatches(e, "zone-a", s));
+  assert.ok(!eventMatches(e, "zone-b", s));
+  assert.ok(eventMatches(e, "poddeleted a-1", s));
+  assert.ok(!eventMatches(e, "poddeleted zone-b", s));
+});
