@@ -392,9 +392,20 @@ class WorkloadControllers:
                     node = self.ds_target.get(key) or pod.node_name
                     self._mark_ds_node(w, node)
                 self._mark(okey, now)
+                if not alive and w.kind == "ReplicaSet" and w.owner is not None:
+                    self._recreate_deployment_emptied(w.owner.name, w.namespace, now)
         if not alive:
             self.ds_target.pop(key, None)
         self._ensure_reconcile(now)
+
+    def _recreate_deployment_emptied(self, name: str, namespace: str, now: int) -> None:
+        """Port of DeploymentController.deletePod: a Recreate Deployment is synced again when
+        the last pod of all its ReplicaSets is gone (rolloutRecreate waits for that)."""
+        d = self.workloads.get(f"Deployment/{namespace}/{name}")
+        if d is None or d.strategy != RECREATE:
+            return
+        if all(not self.owned.get(rs.key) for rs in self._replica_sets_of(name, namespace)):
+            self._mark(d.key, now)
 
     def on_node_changed(self, name: str, now: int) -> None:
         """A node was added, deleted, or its taints (and with them its Ready state) changed."""
@@ -575,7 +586,10 @@ class WorkloadControllers:
         by how many active pods of the same Deployment share their node."""
         if diff >= len(active):
             return list(active)
-        related: list[Pod] = list(active)
+        # getIndirectlyRelatedPods: the pods of every ReplicaSet with the same controller; a
+        # ReplicaSet without one has none (getReplicaSetsWithSameController returns nil), so
+        # all its pods rank 0.
+        related: list[Pod] = []
         if rs.owner is not None:
             related = [
                 p
