@@ -243,7 +243,13 @@ class Simulation:
 
     # -- kubelet-side pod work -------------------------------------------------------------
     def kubelet_sync_pod(self, kubelet: Kubelet, pod: Pod, now: int) -> None:
-        """What the kubelet does for one of its pods when it sees it (syncPod)."""
+        """What the kubelet does for one of its pods when it sees it (syncPod).
+
+        While the container runtime is down nothing happens: Kubelet.syncLoop skips
+        syncLoopIteration ("skipping pod synchronization") as long as runtimeState reports an
+        error, so pods are neither started nor killed; set_runtime_ready(True) resyncs them."""
+        if not kubelet.runtime_ready:
+            return
         if pod.deletion_ms is not None:
             if pod.key in self._terminations:
                 return
@@ -278,6 +284,8 @@ class Simulation:
         if pod is None:
             return
         kubelet = self.kubelets.get(pod.node_name)
+        if kubelet is not None and kubelet.alive and not kubelet.runtime_ready:
+            return  # the kill cannot complete; the resync when the runtime is back redoes it
         if kubelet is None or not kubelet.reaches_api:
             # The containers stop, but the API cannot be told: the pod stays Terminating.
             if pod.started and kubelet is not None and kubelet.alive:

@@ -185,10 +185,16 @@ class Kubelet:
             self.start(now_ms)
 
     def set_runtime_ready(self, ready: bool, now_ms: int, message: str = "") -> None:
+        """The container runtime went down or came back. Back: the skipped pod work (starts,
+        kills of pods deleted meanwhile) is done at once, where the kubelet's syncLoop
+        retries within its 100 ms-5 s backoff."""
+        was = self.runtime_ready
         self.runtime_ready = ready
         if message:
             self.runtime_message = message
         self.mark_dirty(now_ms)
+        if ready and not was and self.alive:
+            self.sync_pods(now_ms)
 
     def set_pressure(self, conditions: set[str], now_ms: int) -> None:
         if conditions != self.pressure:
