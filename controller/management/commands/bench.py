@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controller.bench import format_rows, run_all
 
@@ -24,7 +24,21 @@ class Command(BaseCommand):
         for line in format_rows(run_all(sizes, leak_sizes)):
             self.stdout.write(line)
         if opts["live"]:
+            from django.conf import settings
+            from django.core.management import call_command
+            from redis import Redis
+            from redis.exceptions import RedisError
+
             from controller.bench import live_bench
+
+            try:
+                Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping()
+            except RedisError as exc:
+                raise CommandError(
+                    f"live row: Redis at REDIS_URL={settings.REDIS_URL} does not answer ({exc}); "
+                    "start one (make run does) or skip the row with --live 0"
+                ) from None
+            call_command("migrate", verbosity=0, interactive=False)  # the room lives in the database
 
             r = live_bench(opts["live"], opts["live_ticks"])
             self.stdout.write(
