@@ -136,6 +136,10 @@ def room_create(name: str, scenario_yaml: str, owner: Any = None, speed: float =
         sim = _new_sim(room)
         rt = Runtime(sim, 0)
         delta = _persist(room, rt, force_snapshot=True)
+    # Simulated time starts now, not when creation began (building and storing a 1,000-node
+    # room takes tens of seconds, which at 10x would skip minutes). Unless a tick already ran.
+    room.wall_anchor = timezone.now()
+    Room.objects.filter(pk=room.pk, seq=room.seq, sim_ms=0).update(wall_anchor=room.wall_anchor)
     _CACHE[room.pk] = rt
     _broadcast_after_commit(room.pk, delta)
     return room

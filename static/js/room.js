@@ -127,7 +127,9 @@ function renderZones() {
     const bucket = z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
       h("span", { class: "bucket-fill" }), h("span", { class: "bucket-text" })) : h("span", { class: "bucket stopped", text: "no tokens: evictions stopped" });
     col.queue.replaceChildren(bucket, " ",
-      z.queue.length ? h("span", { class: "queue-list", text: `waiting: ${z.queue.join(", ")}` }) : h("span", { class: "muted", text: "queue empty" }));
+      z.queue.length ? h("span", { class: "queue-list", title: z.queue.join(", "),
+        text: `waiting (${z.queue.length}): ${z.queue.slice(0, 8).join(", ")}${z.queue.length > 8 ? `, … ${z.queue.length - 8} more` : ""}` })
+        : h("span", { class: "muted", text: "queue empty" }));
     col.zoneData = z;
   }
 }
@@ -283,10 +285,16 @@ function toYaml(v, indent = "") {
 }
 
 // -- the clock and countdowns (interpolated between deltas) ---------------------------------
+// The clock moves every frame; countdowns, heartbeat bars and buckets four times a second
+// (walking every node card each frame costs frames on a 300-card page).
+let lastSlow = 0;
 function tick() {
-  const t = state.paused ? state.simT : state.simT + ((performance.now() - lastWall) / 1000) * state.speed;
+  const now = performance.now();
+  const t = state.paused ? state.simT : state.simT + ((now - lastWall) / 1000) * state.speed;
   els.clock.textContent = fmtTime(Math.max(0, t));
   els.speed.textContent = state.paused ? "paused" : `${state.speed}×`;
+  if (now - lastSlow < 250) { requestAnimationFrame(tick); return; }
+  lastSlow = now;
   for (const el of document.querySelectorAll(".pod[data-evict-at]")) {
     const left = Number(el.dataset.evictAt) - t;
     el.querySelector(".countdown").textContent = left > 0 ? ` ${Math.ceil(left)}s` : "";
