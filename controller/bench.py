@@ -121,11 +121,11 @@ if __name__ == "__main__":
 def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[str, Any]:
     """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
     + broadcast (through the configured channel layer), one wall second apart."""
+    import json
     import statistics
     import time
     from datetime import timedelta
 
-    import yaml
     from django.utils import timezone
 
     from . import services
@@ -154,13 +154,12 @@ def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[
     }
     t0 = time.perf_counter()
     Room.objects.filter(slug__startswith="live-bench").delete()
-    room = services.room_create("live-bench", yaml.safe_dump(scenario), None, speed)
+    # JSON is YAML, and compact: 10,000 pod manifests stay under the 2 MiB scenario limit.
+    room = services.room_create("live-bench", json.dumps(scenario, separators=(",", ":")), None, speed)
     create_s = time.perf_counter() - t0
     start = timezone.now()
     Room.objects.filter(pk=room.pk).update(wall_anchor=start, sim_anchor_ms=0)
     durations, sizes = [], []
-    import json
-
     for i in range(1, ticks + 1):
         t = time.perf_counter()
         delta = services.room_advance(room.pk, start + timedelta(seconds=i))
@@ -175,6 +174,7 @@ def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[
         "create_s": round(create_s, 2),
         "mean_tick_ms": round(statistics.mean(durations) * 1000, 1),
         "p95_tick_ms": round(durations[int(len(durations) * 0.95) - 1] * 1000, 1),
+        "max_tick_ms": round(durations[-1] * 1000, 1),
         "mean_bytes": int(statistics.mean(sizes)),
         "max_bytes": max(sizes),
     }

@@ -43,6 +43,6 @@ class Command(BaseCommand):
             r = live_bench(opts["live"], opts["live_ticks"])
             self.stdout.write(
                 f"live room: {r['nodes']} nodes at {r['speed']}x, {r['ticks']} ticks: created in {r['create_s']} s; "
-                f"tick (advance + persist + broadcast) mean {r['mean_tick_ms']} ms, p95 {r['p95_tick_ms']} ms; "
+                f"tick (advance + persist + broadcast) mean {r['mean_tick_ms']} ms, p95 {r['p95_tick_ms']} ms, max {r['max_tick_ms']} ms; "
                 f"bytes broadcast per tick mean {r['mean_bytes']}, max {r['max_bytes']}"
             )
