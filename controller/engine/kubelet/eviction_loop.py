@@ -138,7 +138,8 @@ class EvictionLoop:
         if {k: (o.available, o.capacity) for k, o in before.items()} != {
             k: (o.available, o.capacity) for k, o in observations.items()
         }:
-            self.sim.observed_nodes.add(name)
+            # setdefault: engines pickled before this field existed still load and run
+            self.sim.__dict__.setdefault("observed_nodes", set()).add(name)
         self.observed = observations
 
     def signals(self) -> list[dict[str, object]]:
