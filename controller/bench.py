@@ -48,7 +48,10 @@ def bench_scenario(nodes: int, pods_per_node: int = 30, leak: bool = False) -> S
                     "spec": {
                         "nodeName": name,
                         "containers": [
-                            {"name": "app", "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}}}
+                            {
+                                "name": "app",
+                                "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}},
+                            }
                         ],
                     },
                 }
@@ -136,14 +139,20 @@ def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[
         "kind": "Scenario",
         "metadata": {"name": f"live-bench-{nodes}"},
         "spec": {
-            "nodes": [{"generate": {"count": nodes // 3, "namePrefix": f"{z[-1]}-", "zone": z}} for z in ZONES],
+            "nodes": [
+                {"generate": {"count": nodes // 3, "namePrefix": f"{z[-1]}-", "zone": z}}
+                for z in ZONES
+            ],
             # Bare pods bound by nodeName (10 per node): the live path, not the scheduler.
             "objects": [
                 {
                     "apiVersion": "v1",
                     "kind": "Pod",
                     "metadata": {"name": f"{z[-1]}-{i}-pod-{j}", "namespace": "default"},
-                    "spec": {"nodeName": f"{z[-1]}-{i}", "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}]},
+                    "spec": {
+                        "nodeName": f"{z[-1]}-{i}",
+                        "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}],
+                    },
                 }
                 for z in ZONES
                 for i in range(1, nodes // 3 + 1)
@@ -155,7 +164,9 @@ def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[
     t0 = time.perf_counter()
     Room.objects.filter(slug__startswith="live-bench").delete()
     # JSON is YAML, and compact: 10,000 pod manifests stay under the 2 MiB scenario limit.
-    room = services.room_create("live-bench", json.dumps(scenario, separators=(",", ":")), None, speed)
+    room = services.room_create(
+        "live-bench", json.dumps(scenario, separators=(",", ":")), None, speed
+    )
     create_s = time.perf_counter() - t0
     start = timezone.now()
     Room.objects.filter(pk=room.pk).update(wall_anchor=start, sim_anchor_ms=0)

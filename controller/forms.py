@@ -8,9 +8,13 @@ def scenario_choices() -> list[tuple[str, str]]:
 
 
 class RoomCreateForm(forms.Form):
-    name = forms.CharField(max_length=120, required=False, help_text="Defaults to the scenario's name.")
+    name = forms.CharField(
+        max_length=120, required=False, help_text="Defaults to the scenario's name."
+    )
     scenario = forms.ChoiceField(choices=scenario_choices, required=False)
-    upload = forms.FileField(required=False, help_text="Or upload your own scenario YAML (2 MiB at most).")
+    upload = forms.FileField(
+        required=False, help_text="Or upload your own scenario YAML (2 MiB at most)."
+    )
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
 
     def clean(self):  # type: ignore[no-untyped-def]

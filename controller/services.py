@@ -78,7 +78,9 @@ def _restore(room: Room) -> Simulation:
     else:
         sim = _new_sim(room)
         after_id = 0
-    for action in room.actions.filter(status=Action.APPLIED, id__gt=after_id).exclude(kind__in=CONTROL_KINDS):
+    for action in room.actions.filter(status=Action.APPLIED, id__gt=after_id).exclude(
+        kind__in=CONTROL_KINDS
+    ):
         _schedule_action(sim, _fault_from_action(action, None, sim))
     sim.timeline.events.clear()
     already = room.event_count
@@ -126,7 +128,7 @@ def room_create(name: str, scenario_yaml: str, owner: Any = None, speed: float =
             speed=speed,
             wall_anchor=timezone.now(),
         )
-        raw_spec = (scenario.raw.get("spec") or {})
+        raw_spec = scenario.raw.get("spec") or {}
         ClusterParameters.objects.create(
             room=room,
             controller_manager=dict(raw_spec.get("controllerManager") or {}),
@@ -151,7 +153,9 @@ def _check_speed(speed: Any) -> float:
     except (TypeError, ValueError):
         raise ActionError(f"speed: {speed!r} is not a number") from None
     if not MIN_SPEED <= value <= MAX_SPEED:
-        raise ActionError(f"speed: must be between {MIN_SPEED:g}x and {MAX_SPEED:g}x, got {value:g}")
+        raise ActionError(
+            f"speed: must be between {MIN_SPEED:g}x and {MAX_SPEED:g}x, got {value:g}"
+        )
     return value
 
 
@@ -167,7 +171,10 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         parse_fault({**payload, "at": 0}, known, scenario.config.kubelet, {}, "action")
     except ScenarioError as exc:
         raise ActionError(str(exc)) from None
-    if "pod" in payload and not ObjectView.objects.filter(room=room, kind="pod", key=payload["pod"]).exists():
+    if (
+        "pod" in payload
+        and not ObjectView.objects.filter(room=room, kind="pod", key=payload["pod"]).exists()
+    ):
         raise ActionError(f'action.pod: unknown pod "{payload["pod"]}"')
     return payload
 
@@ -175,7 +182,9 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
 def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
     """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
     payload = validate_action(room, payload)
-    return Action.objects.create(room=room, actor=actor[:120], kind=payload["type"], payload=payload)
+    return Action.objects.create(
+        room=room, actor=actor[:120], kind=payload["type"], payload=payload
+    )
 
 
 def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
@@ -197,7 +206,9 @@ def _now_target(room: Room, wall_now: datetime) -> int:
     return max(room.sim_ms, room.sim_anchor_ms + int(elapsed * room.speed * 1000))
 
 
-def room_advance(room_id: int, wall_now: datetime | None = None, extra_ms: int = 0) -> dict[str, Any] | None:
+def room_advance(
+    room_id: int, wall_now: datetime | None = None, extra_ms: int = 0
+) -> dict[str, Any] | None:
     """The tick: apply pending actions, advance the engine to the room's "now", persist
     what changed and broadcast it after commit. Callers hold the room's Redis lock."""
     wall_now = wall_now or timezone.now()
@@ -247,7 +258,14 @@ def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
             nodes.add(e["node"])
         if "pod" in e and e["pod"]:
             pods.add(e["pod"])
-        if e["type"] in ("ZoneState", "ZoneRate", "TaintAdded", "TaintRemoved", "NodeReady", "PodDeleted"):
+        if e["type"] in (
+            "ZoneState",
+            "ZoneRate",
+            "TaintAdded",
+            "TaintRemoved",
+            "NodeReady",
+            "PodDeleted",
+        ):
             zones = True
         obj = e.get("object", "")
         if obj.startswith("Node/"):
@@ -287,13 +305,23 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         zones_changed = True
     # Taint-manager countdowns and heartbeat ages move without events: the page derives
     # them from timestamps in the views.
-    changes: dict[str, Any] = {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
+    changes: dict[str, Any] = {
+        "nodes": {},
+        "pods": {},
+        "zones": None,
+        "workloads": None,
+        "params": None,
+    }
     upserts, deletes = [], []
     for name in sorted(nodes):
         node = sim.cluster.nodes.get(name)
         data = node_state(sim, node) if node is not None else None
         changes["nodes"][name] = data
-        (upserts.append(("node", name, data)) if data is not None else deletes.append(("node", name)))
+        (
+            upserts.append(("node", name, data))
+            if data is not None
+            else deletes.append(("node", name))
+        )
     for key in sorted(pods):
         pod = sim.cluster.pods.get(key)
         data = pod_state(sim, pod) if pod is not None else None
@@ -304,7 +332,8 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         changes["zones"] = zs
         upserts.append(("zone", "*", zs))
     if force_snapshot or any(
-        e["type"] == "Fault" and e.get("fault") in ("SetParameters", "RestartControllerManager") for e in events
+        e["type"] == "Fault" and e.get("fault") in ("SetParameters", "RestartControllerManager")
+        for e in events
     ):
         params = parameters_view(sim)
         changes["params"] = params
@@ -327,7 +356,18 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
     room.seq += 1
     room.version += 1
     rt.version = room.version
-    room.save(update_fields=["sim_ms", "sim_anchor_ms", "wall_anchor", "event_count", "seq", "version", "speed", "paused"])
+    room.save(
+        update_fields=[
+            "sim_ms",
+            "sim_anchor_ms",
+            "wall_anchor",
+            "event_count",
+            "seq",
+            "version",
+            "speed",
+            "paused",
+        ]
+    )
     if force_snapshot or time.monotonic() - rt.snapshot_at > SNAPSHOT_EVERY_S:
         _snapshot(room, rt)
     return {
@@ -342,7 +382,12 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
 
 
 def _snapshot(room: Room, rt: Runtime) -> None:
-    last = room.actions.filter(status=Action.APPLIED).order_by("-id").values_list("id", flat=True).first()
+    last = (
+        room.actions.filter(status=Action.APPLIED)
+        .order_by("-id")
+        .values_list("id", flat=True)
+        .first()
+    )
     listeners = rt.sim.timeline.listeners
     rt.sim.timeline.listeners = []
     blob = zlib.compress(pickle.dumps(rt.sim, protocol=pickle.HIGHEST_PROTOCOL), 1)
@@ -401,9 +446,17 @@ def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
             raise ActionError(f"unknown control {kind!r}")
         room.save(update_fields=["speed", "paused", "sim_anchor_ms", "wall_anchor"])
         Action.objects.create(
-            room=room, actor=actor[:120], kind=kind, payload={"value": value}, status=Action.APPLIED, at_ms=room.sim_ms
+            room=room,
+            actor=actor[:120],
+            kind=kind,
+            payload={"value": value},
+            status=Action.APPLIED,
+            at_ms=room.sim_ms,
         )
-    _broadcast_after_commit(room_id, {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000})
+    _broadcast_after_commit(
+        room_id,
+        {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+    )
     return Room.objects.get(pk=room_id)
 
 
@@ -414,7 +467,9 @@ def room_rewind(room_id: int, t_s: float, actor: str) -> Room:
         room = Room.objects.select_for_update().get(pk=room_id)
         if not 0 <= t_ms <= room.sim_ms:
             raise ActionError(f"rewind: t must be between 0 and {room.sim_ms / 1000:g} s")
-        room.actions.filter(status=Action.APPLIED, at_ms__gt=t_ms).exclude(kind__in=CONTROL_KINDS).update(status=Action.REWOUND)
+        room.actions.filter(status=Action.APPLIED, at_ms__gt=t_ms).exclude(
+            kind__in=CONTROL_KINDS
+        ).update(status=Action.REWOUND)
         sim = _new_sim(room)
         for action in room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS):
             _schedule_action(sim, _fault_from_action(action, None, sim))
@@ -428,7 +483,14 @@ def room_rewind(room_id: int, t_s: float, actor: str) -> Room:
         room.wall_anchor = timezone.now()
         rt = Runtime(sim, room.version)
         delta = _persist(room, rt, force_snapshot=True)
-        Action.objects.create(room=room, actor=actor[:120], kind="rewind", payload={"t": t_s}, status=Action.APPLIED, at_ms=t_ms)
+        Action.objects.create(
+            room=room,
+            actor=actor[:120],
+            kind="rewind",
+            payload={"t": t_s},
+            status=Action.APPLIED,
+            at_ms=t_ms,
+        )
     _CACHE[room.pk] = rt
     delta["type"] = "reset"
     _broadcast_after_commit(room.pk, delta)
@@ -442,7 +504,9 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
         room = Room.objects.get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
         events = list(
-            TimelineEvent.objects.filter(room=room).order_by("-idx")[:last_events].values_list("idx", "t_ms", "type", "data")
+            TimelineEvent.objects.filter(room=room)
+            .order_by("-idx")[:last_events]
+            .values_list("idx", "t_ms", "type", "data")
         )
     nodes = [d for k, _key, d in views if k == "node"]
     pods = [d for k, _key, d in views if k == "pod"]
@@ -463,7 +527,8 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
         "workloads": workloads,
         "params": params,
         "events": [
-            {"idx": idx, "t": t / 1000, "type": typ, **data} for idx, t, typ, data in reversed(events)
+            {"idx": idx, "t": t / 1000, "type": typ, **data}
+            for idx, t, typ, data in reversed(events)
         ],
     }
 
@@ -475,7 +540,9 @@ def room_export(room: Room) -> str:
     root = copy.deepcopy(root)
     spec = root.setdefault("spec", {})
     faults = list(spec.get("faults") or [])
-    for action in room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS).order_by("id"):
+    for action in (
+        room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS).order_by("id")
+    ):
         faults.append({"at": f"{action.at_ms}ms", **action.payload})
     spec["faults"] = faults
     spec["duration"] = f"{max(room.sim_ms, 1)}ms"
@@ -498,7 +565,9 @@ def _broadcast_after_commit(room_id: int, message: dict[str, Any]) -> None:
         if layer is None:
             return
         try:
-            async_to_sync(layer.group_send)(group_name(room_id), {"type": "room.message", "message": message})
+            async_to_sync(layer.group_send)(
+                group_name(room_id), {"type": "room.message", "message": message}
+            )
         except Exception:  # the layer (Redis) is down: clients resync by snapshot later
             log.exception("broadcast to room %s failed", room_id)
 

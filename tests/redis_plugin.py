@@ -35,7 +35,19 @@ class RedisServer:
     def start(self) -> None:
         assert REDIS_BIN, "redis-server is not installed (make test installs it)"
         self.proc = subprocess.Popen(
-            [REDIS_BIN, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", self.dir],
+            [
+                REDIS_BIN,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -60,4 +72,6 @@ if REDIS_BIN and "REDIS_URL" not in os.environ:
     TEST_REDIS.start()
     atexit.register(TEST_REDIS.stop)
     os.environ["REDIS_URL"] = TEST_REDIS.url
-os.environ.setdefault("PLAYGROUND_TEST_DB", os.path.join(tempfile.gettempdir(), f"pg-test-{os.getpid()}.sqlite3"))
+os.environ.setdefault(
+    "PLAYGROUND_TEST_DB", os.path.join(tempfile.gettempdir(), f"pg-test-{os.getpid()}.sqlite3")
+)

@@ -72,7 +72,9 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return run(args.scenario, args.until, args.format, args.final_state, args.check, sys.stdout, sys.stderr)
+    return run(
+        args.scenario, args.until, args.format, args.final_state, args.check, sys.stdout, sys.stderr
+    )
 
 
 if __name__ == "__main__":

@@ -70,7 +70,9 @@ def check(e: dict[str, Any], events: list[Event]) -> str | None:
         for ev in events
         if (lo is None or ev["t"] >= lo) and (hi is None or ev["t"] <= hi) and matches(e, ev)
     ]
-    times = ", ".join(f"{ev['t'] / 1000:g}" for ev in found[:5]) + (" ..." if len(found) > 5 else "")
+    times = ", ".join(f"{ev['t'] / 1000:g}" for ev in found[:5]) + (
+        " ..." if len(found) > 5 else ""
+    )
     if e.get("absent"):
         if found:
             return f"expected no such event, found {len(found)} (at {times})"
@@ -95,7 +97,9 @@ def check(e: dict[str, Any], events: list[Event]) -> str | None:
     return None
 
 
-def check_all(expect: list[dict[str, Any]], events: list[Event]) -> list[tuple[int, dict[str, Any], str]]:
+def check_all(
+    expect: list[dict[str, Any]], events: list[Event]
+) -> list[tuple[int, dict[str, Any], str]]:
     """Every failed expectation: (index, expectation, why)."""
     failures = []
     for i, e in enumerate(expect):

@@ -136,7 +136,9 @@ def uncordon(sim: Simulation, a: dict[str, Any], now: int) -> None:
 
 
 def _taints(a: dict[str, Any]) -> list[Taint]:
-    return [Taint(t["key"], t.get("effect", ""), str(t.get("value", "") or "")) for t in a["taints"]]
+    return [
+        Taint(t["key"], t.get("effect", ""), str(t.get("value", "") or "")) for t in a["taints"]
+    ]
 
 
 def taint(sim: Simulation, a: dict[str, Any], now: int) -> None:
@@ -148,7 +150,9 @@ def untaint(sim: Simulation, a: dict[str, Any], now: int) -> None:
     node = _node(sim, a)
     remove: list[Taint] = []
     for t in _taints(a):
-        remove.extend(x for x in node.taints if x.key == t.key and (not t.effect or x.effect == t.effect))
+        remove.extend(
+            x for x in node.taints if x.key == t.key and (not t.effect or x.effect == t.effect)
+        )
     sim.cluster.swap_node_taints(node, [], remove, now)
 
 

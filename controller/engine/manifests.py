@@ -68,9 +68,12 @@ def pod_from_manifest(
     pname = name or _str(meta.get("name"), f"{path}.metadata.name")
     ns = namespace or meta.get("namespace", "default")
     _str(ns, f"{path}.metadata.namespace")
-    labels = {str(k): str(v) for k, v in _map(meta.get("labels"), f"{path}.metadata.labels").items()}
+    labels = {
+        str(k): str(v) for k, v in _map(meta.get("labels"), f"{path}.metadata.labels").items()
+    }
     annotations = {
-        str(k): str(v) for k, v in _map(meta.get("annotations"), f"{path}.metadata.annotations").items()
+        str(k): str(v)
+        for k, v in _map(meta.get("annotations"), f"{path}.metadata.annotations").items()
     }
     usage: dict[str, int] = {}
     for key in USAGE_KEYS:
@@ -114,7 +117,8 @@ def pod_from_manifest(
     if "priority" in spec:
         priority = _int(spec["priority"], f"{path}.spec.priority", minimum=None)
     node_selector = {
-        str(k): str(v) for k, v in _map(spec.get("nodeSelector"), f"{path}.spec.nodeSelector").items()
+        str(k): str(v)
+        for k, v in _map(spec.get("nodeSelector"), f"{path}.spec.nodeSelector").items()
     }
     node_name = spec.get("nodeName", "")
     if node_name:
@@ -135,7 +139,8 @@ def pod_from_manifest(
         priority=priority,
         priority_class_name=priority_class,
         termination_grace_period_s=_int(
-            spec.get("terminationGracePeriodSeconds", 30), f"{path}.spec.terminationGracePeriodSeconds"
+            spec.get("terminationGracePeriodSeconds", 30),
+            f"{path}.spec.terminationGracePeriodSeconds",
         ),
         host_network=_bool(spec.get("hostNetwork", False), f"{path}.spec.hostNetwork"),
         usage=usage,
@@ -151,7 +156,9 @@ def _container(c: Any, path: str) -> Container:
     for k, v in limits.items():
         requests.setdefault(k, v)  # API defaulting: requests default to limits
         if requests[k] > v:
-            raise ScenarioError(f"{path}.resources.requests.{k}", "must be less than or equal to the limit")
+            raise ScenarioError(
+                f"{path}.resources.requests.{k}", "must be less than or equal to the limit"
+            )
     return Container(name, requests, limits)
 
 
@@ -162,12 +169,16 @@ def _toleration(t: Any, path: str) -> Toleration:
         raise ScenarioError(f"{path}.operator", f'must be "Equal" or "Exists", got {_show(op)}')
     effect = t.get("effect", "") or ""
     if effect and effect not in EFFECTS:
-        raise ScenarioError(f"{path}.effect", f"must be one of {', '.join(EFFECTS)}, got {_show(effect)}")
+        raise ScenarioError(
+            f"{path}.effect", f"must be one of {', '.join(EFFECTS)}, got {_show(effect)}"
+        )
     secs = t.get("tolerationSeconds")
     if secs is not None:
         secs = _int(secs, f"{path}.tolerationSeconds", minimum=None)
         if effect != "NoExecute":
-            raise ScenarioError(f"{path}.tolerationSeconds", "only NoExecute tolerations may set it")
+            raise ScenarioError(
+                f"{path}.tolerationSeconds", "only NoExecute tolerations may set it"
+            )
     key = t.get("key", "") or ""
     if op == "Exists" and t.get("value"):
         raise ScenarioError(f"{path}.value", "must be empty when operator is Exists")

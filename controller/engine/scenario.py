@@ -359,10 +359,15 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
     duration_ms = _dur(spec.get("duration", "600s"), "spec.duration", minimum_ms=1)
     config = ClusterConfig(
         controller_manager=apply_fields(
-            ControllerManagerConfig(), spec.get("controllerManager"), CM_FIELDS, "spec.controllerManager"
+            ControllerManagerConfig(),
+            spec.get("controllerManager"),
+            CM_FIELDS,
+            "spec.controllerManager",
         ),
         kubelet=apply_fields(KubeletConfig(), spec.get("kubelet"), KUBELET_FIELDS, "spec.kubelet"),
-        api_server=apply_fields(ApiServerConfig(), spec.get("apiServer"), API_FIELDS, "spec.apiServer"),
+        api_server=apply_fields(
+            ApiServerConfig(), spec.get("apiServer"), API_FIELDS, "spec.apiServer"
+        ),
         feature_gates=apply_fields(
             FeatureGates(), spec.get("featureGates"), GATE_FIELDS, "spec.featureGates"
         ),
@@ -375,8 +380,12 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
     for i, obj in enumerate(objects):
         validate_manifest(obj, f"spec.objects[{i}]")
     node_names = {n.name for n in nodes}
-    faults = parse_faults(spec.get("faults"), node_names, config.kubelet, kubelet_raw, "spec.faults")
-    expect = [_map(e, f"spec.expect[{i}]") for i, e in enumerate(_list(spec.get("expect"), "spec.expect"))]
+    faults = parse_faults(
+        spec.get("faults"), node_names, config.kubelet, kubelet_raw, "spec.faults"
+    )
+    expect = [
+        _map(e, f"spec.expect[{i}]") for i, e in enumerate(_list(spec.get("expect"), "spec.expect"))
+    ]
     from .expect import validate_expectation
 
     for i, e in enumerate(expect):
@@ -431,7 +440,9 @@ def parse_nodes(
             template = {k: v for k, v in gen.items() if k not in ("count", "namePrefix")}
             _no_unknown(template, NODE_FIELDS - {"name"}, f"{p}.generate")
             for n in range(1, count + 1):
-                spec = parse_node({**template, "name": f"{prefix}{n}"}, kubelet, kubelet_raw, f"{p}.generate")
+                spec = parse_node(
+                    {**template, "name": f"{prefix}{n}"}, kubelet, kubelet_raw, f"{p}.generate"
+                )
                 _add_unique(out, seen, spec, p)
         else:
             spec = parse_node(entry, kubelet, kubelet_raw, p)
@@ -442,7 +453,8 @@ def parse_nodes(
 def _add_unique(out: list[NodeSpec], seen: dict[str, str], spec: NodeSpec, path: str) -> None:
     if spec.name in seen:
         raise ScenarioError(
-            f"{path}.name", f'duplicate node name "{spec.name}" (first defined at {seen[spec.name]})'
+            f"{path}.name",
+            f'duplicate node name "{spec.name}" (first defined at {seen[spec.name]})',
         )
     seen[spec.name] = path
     out.append(spec)
@@ -456,7 +468,8 @@ def parse_node(
     if not DNS1123.match(name) or len(name) > 253:
         raise ScenarioError(f"{p}.name", f'"{name}" is not a valid node name (DNS-1123 subdomain)')
     labels = {
-        str(k): _label_value(v, f"{p}.labels.{k}") for k, v in _map(entry.get("labels"), f"{p}.labels").items()
+        str(k): _label_value(v, f"{p}.labels.{k}")
+        for k, v in _map(entry.get("labels"), f"{p}.labels").items()
     }
     labels.setdefault("kubernetes.io/hostname", name)
     labels.setdefault("kubernetes.io/os", "linux")
@@ -547,7 +560,13 @@ FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
     "RunEvictionSync": (("node",), set()),
     "SetParameters": ((), {"controllerManager", "kubelet", "apiServer"}),
 }
-NODE_CONDITIONS_SETTABLE = {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable"}
+NODE_CONDITIONS_SETTABLE = {
+    "Ready",
+    "MemoryPressure",
+    "DiskPressure",
+    "PIDPressure",
+    "NetworkUnavailable",
+}
 
 
 def parse_faults(
@@ -576,7 +595,8 @@ def parse_fault(
     ftype = d.get("type")
     if ftype not in FAULT_TYPES:
         raise ScenarioError(
-            f"{p}.type", f"unknown fault type {_show(ftype)} (known: {', '.join(sorted(FAULT_TYPES))})"
+            f"{p}.type",
+            f"unknown fault type {_show(ftype)} (known: {', '.join(sorted(FAULT_TYPES))})",
         )
     targets, extras = FAULT_TYPES[ftype]
     allowed = {"at", "type", "note"} | extras
@@ -594,7 +614,9 @@ def parse_fault(
         spec = parse_node(_map(d.get("node"), f"{p}.node"), kubelet, kubelet_raw, f"{p}.node")
         mode = d.get("kubeletMode", "Running")
         if mode not in ("Running", "Stopped", "LeaseOnly"):
-            raise ScenarioError(f"{p}.kubeletMode", f'must be Running, Stopped or LeaseOnly, got {_show(mode)}')
+            raise ScenarioError(
+                f"{p}.kubeletMode", f"must be Running, Stopped or LeaseOnly, got {_show(mode)}"
+            )
         if known_nodes is not None and spec.name in known_nodes:
             raise ScenarioError(f"{p}.node.name", f'node "{spec.name}" already exists')
         spec.kubelet_mode = mode
@@ -612,7 +634,9 @@ def parse_fault(
     if ftype == "SetNodeCondition":
         cond = d.get("condition")
         if cond not in NODE_CONDITIONS_SETTABLE:
-            raise ScenarioError(f"{p}.condition", f"must be one of {sorted(NODE_CONDITIONS_SETTABLE)}")
+            raise ScenarioError(
+                f"{p}.condition", f"must be one of {sorted(NODE_CONDITIONS_SETTABLE)}"
+            )
         if d.get("status") not in ("True", "False", "Unknown"):
             raise ScenarioError(f"{p}.status", 'must be "True", "False" or "Unknown"')
     if ftype in ("Taint", "Untaint"):
@@ -625,7 +649,9 @@ def parse_fault(
             _str(t.get("key"), f"{tp}.key")
             if ftype == "Taint" or "effect" in t:
                 if t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
-                    raise ScenarioError(f"{tp}.effect", "must be NoSchedule, PreferNoSchedule or NoExecute")
+                    raise ScenarioError(
+                        f"{tp}.effect", "must be NoSchedule, PreferNoSchedule or NoExecute"
+                    )
         args["taints"] = taints
     if ftype == "SetUsage":
         for k in ("memory", "ephemeral-storage", "pids"):
@@ -649,14 +675,22 @@ def parse_fault(
             "ReplicaSet",
             "StatefulSet",
         ):
-            raise ScenarioError(f"{p}.workload", f'must be "Kind/name" (Deployment, ReplicaSet, StatefulSet), got {_show(wl)}')
+            raise ScenarioError(
+                f"{p}.workload",
+                f'must be "Kind/name" (Deployment, ReplicaSet, StatefulSet), got {_show(wl)}',
+            )
         _int(d.get("replicas"), f"{p}.replicas")
     if ftype == "Apply":
         from .manifests import validate_manifest
 
         validate_manifest(d.get("object"), f"{p}.object")
     if ftype == "SetParameters":
-        apply_fields(ControllerManagerConfig(), d.get("controllerManager"), CM_FIELDS, f"{p}.controllerManager")
+        apply_fields(
+            ControllerManagerConfig(),
+            d.get("controllerManager"),
+            CM_FIELDS,
+            f"{p}.controllerManager",
+        )
         apply_fields(KubeletConfig(), d.get("kubelet"), KUBELET_FIELDS, f"{p}.kubelet")
         apply_fields(ApiServerConfig(), d.get("apiServer"), API_FIELDS, f"{p}.apiServer")
     if ftype == "RunControllerPass" and d.get("pass", "monitor") not in ("monitor", "tainting"):

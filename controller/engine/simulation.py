@@ -43,7 +43,9 @@ class Simulation:
         self._sorted_nodes: list[Node] | None = None
         self.controller = NodeLifecycleController(self, 0)
         self.taint_manager: NoExecuteTaintManager | None = (
-            NoExecuteTaintManager(self) if self.config.controller_manager.enable_taint_manager else None
+            NoExecuteTaintManager(self)
+            if self.config.controller_manager.enable_taint_manager
+            else None
         )
         from .scheduler import KubeScheduler
         from .workloads import WorkloadControllers
@@ -108,7 +110,10 @@ class Simulation:
             resources=res,
             unschedulable=spec.unschedulable,
             excluded_from_disruption=is_node_excluded_from_disruption_checks(
-                spec.name, spec.labels, gates.legacy_node_role_behavior, gates.node_disruption_exclusion
+                spec.name,
+                spec.labels,
+                gates.legacy_node_role_behavior,
+                gates.node_disruption_exclusion,
             ),
         )
         admission.taint_node_on_create(node, self.config.api_server, now)
@@ -264,7 +269,9 @@ class Simulation:
         if pod.phase == "Pending" and not pod.started:
             ok, reason, message = self.kubelet_admit(kubelet, pod, now)
             if not ok:
-                self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
+                self.timeline.emit(
+                    now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason
+                )
                 self.cluster.set_pod_phase(pod, "Failed", now, reason, message)
                 return
             pod.started = True
@@ -355,7 +362,9 @@ class Simulation:
             self.taint_manager.stop()
         self.controller = NodeLifecycleController(self, now)
         self.taint_manager = (
-            NoExecuteTaintManager(self) if self.config.controller_manager.enable_taint_manager else None
+            NoExecuteTaintManager(self)
+            if self.config.controller_manager.enable_taint_manager
+            else None
         )
         self.controller.run()
         if self.taint_manager is not None:
@@ -366,7 +375,10 @@ class Simulation:
 
 
 def is_node_excluded_from_disruption_checks(
-    name: str, labels: dict[str, str], legacy_node_role_behavior: bool, node_disruption_exclusion: bool
+    name: str,
+    labels: dict[str, str],
+    legacy_node_role_behavior: bool,
+    node_disruption_exclusion: bool,
 ) -> bool:
     """Port of isNodeExcludedFromDisruptionChecks (1.18) with legacyIsMasterNode."""
     if legacy_node_role_behavior:

@@ -31,7 +31,9 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
         "kubelet": kubelet_state(kubelet) if kubelet is not None else None,
         "leaseRenewTime": lease / 1000 if lease is not None else None,
         "probeTimestamp": health.probe_ms / 1000 if health is not None else None,
-        "readyTransitionTimestamp": health.ready_transition_ms / 1000 if health is not None else None,
+        "readyTransitionTimestamp": health.ready_transition_ms / 1000
+        if health is not None
+        else None,
     }
 
 
@@ -122,7 +124,8 @@ def parameters_view(sim: Simulation) -> dict[str, Any]:
             "nodeStatusUpdateFrequency": kubelet.node_status_update_frequency_ms / 1000,
             "evictionHard": kubelet.eviction_hard,
             "evictionSoft": kubelet.eviction_soft,
-            "evictionPressureTransitionPeriod": kubelet.eviction_pressure_transition_period_ms / 1000,
+            "evictionPressureTransitionPeriod": kubelet.eviction_pressure_transition_period_ms
+            / 1000,
         },
         "apiServer": {
             "defaultNotReadyTolerationSeconds": api.default_not_ready_toleration_seconds,
@@ -155,4 +158,9 @@ def cluster_metrics(sim: Simulation) -> dict[str, Any]:
         z = zones.setdefault(zone_display(node.zone_key), {"Ready": 0, "NotReady": 0, "Unknown": 0})
         status = node.ready_status()
         z["Ready" if status == "True" else "NotReady" if status == "False" else "Unknown"] += 1
-    return {"t": sim.now_ms / 1000, "pods": pods, "zones": zones, "workloads": sim.workloads.metrics()}
+    return {
+        "t": sim.now_ms / 1000,
+        "pods": pods,
+        "zones": zones,
+        "workloads": sim.workloads.metrics(),
+    }

@@ -115,7 +115,9 @@ def _describe(event: Event) -> tuple[str, str]:
         return e["pod"], f"phase {e['phase']}" + (f" ({e['reason']})" if e["reason"] else "")
     if t == "PodEvicted":
         kind = "soft" if e["soft"] else "hard"
-        return e["pod"], f"evicted by kubelet on {e['node']} ({e['signal']}, {kind}): {e['message']}"
+        return e[
+            "pod"
+        ], f"evicted by kubelet on {e['node']} ({e['signal']}, {kind}): {e['message']}"
     if t == "PodRejected":
         return e["pod"], f"rejected by {e['node']}: {e['reason']}"
     if t == "NodeReclaim":

@@ -20,8 +20,14 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -38,14 +44,67 @@ def live_stack(transactional_db: None, tmp_path: Path) -> Iterator[str]:
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed")
     port = _free_port()
-    env = {**os.environ, "REDIS_URL": TEST_REDIS.url, "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
-           "DEBUG": "1", "PLAYGROUND_TICK_SECONDS": "0.5"}
+    env = {
+        **os.environ,
+        "REDIS_URL": TEST_REDIS.url,
+        "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
+        "DEBUG": "1",
+        "PLAYGROUND_TICK_SECONDS": "0.5",
+    }
     env.pop("PLAYGROUND_TEST_DB", None)
     log = open(tmp_path / "stack.log", "wb")  # noqa: SIM115
     procs = [
-        subprocess.Popen([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"], cwd=REPO, env=env, stdout=log, stderr=log),
-        subprocess.Popen([sys.executable, "-m", "celery", "-A", "playground", "worker", "--pool=threads", "--concurrency=4", "--loglevel=WARNING", "-n", f"browser{port}@%h"], cwd=REPO, env=env, stdout=log, stderr=log),
-        subprocess.Popen([sys.executable, "-m", "celery", "-A", "playground", "beat", "--loglevel=WARNING", f"--schedule={tmp_path / 'beat'}"], cwd=REPO, env=env, stdout=log, stderr=log),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "daphne",
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "playground.asgi:application",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=log,
+        ),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "playground",
+                "worker",
+                "--pool=threads",
+                "--concurrency=4",
+                "--loglevel=WARNING",
+                "-n",
+                f"browser{port}@%h",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=log,
+        ),
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "playground",
+                "beat",
+                "--loglevel=WARNING",
+                f"--schedule={tmp_path / 'beat'}",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=log,
+        ),
     ]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -77,9 +77,13 @@ def test_operator_breaks_a_node_and_both_browsers_see_it(live_stack, room, brows
     for _ in range(2):
         operator.click('button[data-ctl="step"]')
     for page in (operator, viewer):
-        page.wait_for_function("document.querySelectorAll('article.node[data-node=\"n-1\"] .pod:not(.terminating)').length === 0", timeout=20_000)
+        page.wait_for_function(
+            "document.querySelectorAll('article.node[data-node=\"n-1\"] .pod:not(.terminating)').length === 0",
+            timeout=20_000,
+        )
     operator.wait_for_function(
-        "[...document.querySelectorAll('article.node:not([data-node=\"n-1\"]) .pod.ok')].length === 6", timeout=20_000
+        "[...document.querySelectorAll('article.node:not([data-node=\"n-1\"]) .pod.ok')].length === 6",
+        timeout=20_000,
     )
     assert pods_on(viewer, "n-2") + pods_on(viewer, "n-3") == 6
     timeline = operator.inner_text("#timeline")

@@ -24,7 +24,9 @@ def _run_and_check(path: Path) -> None:
     assert not failures, report
 
 
-@pytest.mark.skipif(not SHARED_SCENARIOS.is_dir(), reason="../shared/scenarios is not beside the clone")
+@pytest.mark.skipif(
+    not SHARED_SCENARIOS.is_dir(), reason="../shared/scenarios is not beside the clone"
+)
 @pytest.mark.parametrize(
     "path",
     sorted(SHARED_SCENARIOS.glob("*.yaml")) if SHARED_SCENARIOS.is_dir() else [],

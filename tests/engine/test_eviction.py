@@ -21,8 +21,14 @@ GI, MI = 2**30, 2**20
         pytest.param({}, {}, {}, {}, 0, id="an empty evictionHard map drops every default"),
         pytest.param({"memory.available": "0%"}, {}, {}, {}, 0, id="0% is ignored"),
         pytest.param({"nodefs.available": "100%"}, {}, {}, {}, 0, id="100% is ignored"),
-        pytest.param({"memory.available": "1Gi"}, {"memory.available": "2Gi"}, {"memory.available": "30s"}, {"memory.available": "500Mi"}, 3,
-                     id="hard + soft + the allocatable copy of the hard one"),
+        pytest.param(
+            {"memory.available": "1Gi"},
+            {"memory.available": "2Gi"},
+            {"memory.available": "30s"},
+            {"memory.available": "500Mi"},
+            3,
+            id="hard + soft + the allocatable copy of the hard one",
+        ),
     ],
 )
 def test_parse_threshold_config_counts(hard, soft, grace, reclaim, expected) -> None:
@@ -32,10 +38,26 @@ def test_parse_threshold_config_counts(hard, soft, grace, reclaim, expected) -> 
 @pytest.mark.parametrize(
     "hard, soft, grace, message",
     [
-        pytest.param({"memory.available": "-1"}, {}, {}, "must be positive", id="negative quantity"),
-        pytest.param({"memory.free": "1Gi"}, {}, {}, "unsupported eviction signal memory.free", id="unknown signal"),
-        pytest.param({}, {"memory.available": "1Gi"}, {}, "grace period must be specified", id="soft without grace period"),
-        pytest.param({"memory.available": "1GB"}, {}, {}, "is not a Kubernetes quantity", id="bad quantity"),
+        pytest.param(
+            {"memory.available": "-1"}, {}, {}, "must be positive", id="negative quantity"
+        ),
+        pytest.param(
+            {"memory.free": "1Gi"},
+            {},
+            {},
+            "unsupported eviction signal memory.free",
+            id="unknown signal",
+        ),
+        pytest.param(
+            {},
+            {"memory.available": "1Gi"},
+            {},
+            "grace period must be specified",
+            id="soft without grace period",
+        ),
+        pytest.param(
+            {"memory.available": "1GB"}, {}, {}, "is not a Kubernetes quantity", id="bad quantity"
+        ),
     ],
 )
 def test_parse_threshold_config_errors_name_the_field(hard, soft, grace, message) -> None:
@@ -76,19 +98,35 @@ spec:
 """
 
 
-def node_run(kubelet: str, faults: str, duration: str = "200s", node_extra: str = "", objects: str = ""):
-    return simulate(NODE % {"kubelet": kubelet, "faults": faults, "duration": duration, "node_extra": node_extra, "objects": objects})
+def node_run(
+    kubelet: str, faults: str, duration: str = "200s", node_extra: str = "", objects: str = ""
+):
+    return simulate(
+        NODE
+        % {
+            "kubelet": kubelet,
+            "faults": faults,
+            "duration": duration,
+            "node_extra": node_extra,
+            "objects": objects,
+        }
+    )
 
 
 def test_memory_leak_in_burstable_pod_evicts_it_first_at_the_sync_that_sees_it() -> None:
     # 8Gi node, 1Gi system + 1Gi + 300Mi + 1Gi pods = 3.3Gi used. The leak adds 50Mi/s from
     # 20 s: available < 2Gi once 2.7Gi more is used, i.e. after 55.3 s, at 75.3 s; the
     # 80 s sync sees it and evicts the leaking pod (above its request, priority 0).
-    sim = node_run("{evictionHard: {memory.available: 2Gi}}", "[{at: 20s, type: LeakMemory, pod: default/burst, rate: 50Mi}]")
+    sim = node_run(
+        "{evictionHard: {memory.available: 2Gi}}",
+        "[{at: 20s, type: LeakMemory, pod: default/burst, rate: 50Mi}]",
+    )
     evicted = events(sim, "PodEvicted")
     assert [(e["t"] / 1000, e["pod"]) for e in evicted] == [(80.0, "default/burst")]
     assert "Container leaky was using" in evicted[0]["message"]
-    assert times(sim, "NodeCondition", node="m", condition="MemoryPressure", status="True") == [80.0]
+    assert times(sim, "NodeCondition", node="m", condition="MemoryPressure", status="True") == [
+        80.0
+    ]
 
 
 def test_soft_threshold_crossed_briefly_does_not_evict_then_evicts_after_its_grace_period() -> None:
@@ -101,9 +139,13 @@ def test_soft_threshold_crossed_briefly_does_not_evict_then_evicts_after_its_gra
     # Met at the 20 s and 30 s syncs (10 s < 30 s grace), gone at 40 s: no eviction. Met again
     # from 70 s; the 100 s sync is 30 s later: evicted with evictionMaxPodGracePeriod 5 s.
     evicted = events(sim, "PodEvicted")
-    assert [(e["t"] / 1000, e["pod"], e["soft"], e["gracePeriodSeconds"]) for e in evicted] == [(100.0, "default/burst", True, 5)]
+    assert [(e["t"] / 1000, e["pod"], e["soft"], e["gracePeriodSeconds"]) for e in evicted] == [
+        (100.0, "default/burst", True, 5)
+    ]
     # The condition goes True at the first sync that sees the threshold (no grace needed).
-    assert times(sim, "NodeCondition", node="m", condition="MemoryPressure", status="True") == [20.0]
+    assert times(sim, "NodeCondition", node="m", condition="MemoryPressure", status="True") == [
+        20.0
+    ]
 
 
 def test_min_reclaim_keeps_evicting_over_successive_syncs() -> None:
@@ -126,7 +168,11 @@ DISK = """      images: [{name: "app:v1", size: 20Gi, inUse: false}, {name: "app
     [
         # nodefs: system usage + 6Gi written by the pod + 25Gi of images + 2Gi of dead containers.
         pytest.param("60Gi", [], id="93Gi used, GC frees 22Gi: no pod evicted"),
-        pytest.param("84Gi", ["default/writer"], id="117Gi used, GC is not enough: the pod above its disk request goes"),
+        pytest.param(
+            "84Gi",
+            ["default/writer"],
+            id="117Gi used, GC is not enough: the pod above its disk request goes",
+        ),
     ],
 )
 def test_disk_pressure_reclaims_node_level_resources_first(usage: str, evicted: list[str]) -> None:
@@ -134,8 +180,13 @@ def test_disk_pressure_reclaims_node_level_resources_first(usage: str, evicted: 
       kind: Pod
       metadata: {name: writer, namespace: default, annotations: {usage.playground/ephemeral-storage: 6Gi}}
       spec: {nodeName: m, priority: 10, containers: [{name: w, resources: {requests: {ephemeral-storage: 2Gi}}}]}"""
-    sim = node_run("{evictionHard: {nodefs.available: 10%}}", f"[{{at: 150s, type: SetUsage, node: m, ephemeral-storage: {usage}}}]",
-                   duration="200s", node_extra=DISK, objects=objects)
+    sim = node_run(
+        "{evictionHard: {nodefs.available: 10%}}",
+        f"[{{at: 150s, type: SetUsage, node: m, ephemeral-storage: {usage}}}]",
+        duration="200s",
+        node_extra=DISK,
+        objects=objects,
+    )
     reclaims = [(e["what"], e["amount"]) for e in events(sim, "NodeReclaim")]
     assert reclaims == [("ContainerGC", 2 * GI), ("ImageGC", 20 * GI)]
     assert times(sim, "NodeReclaim")[0] == 150.0
@@ -158,11 +209,18 @@ def test_besteffort_pod_rejected_at_admission_under_memory_pressure() -> None:
         kind: Pod
         metadata: {name: late-burstable, namespace: default}
         spec: {nodeName: m, containers: [{name: x, resources: {requests: {memory: 10Mi}}}]}"""
-    text = NODE % {"kubelet": "{evictionHard: {memory.available: 2Gi}}", "duration": "80s", "node_extra": "", "objects": "",
-                   "faults": "\n    - {at: 15s, type: SetUsage, node: m, memory: 4Gi}\n  " + late}
+    text = NODE % {
+        "kubelet": "{evictionHard: {memory.available: 2Gi}}",
+        "duration": "80s",
+        "node_extra": "",
+        "objects": "",
+        "faults": "\n    - {at: 15s, type: SetUsage, node: m, memory: 4Gi}\n  " + late,
+    }
     sim = simulate(text)
     rejected = events(sim, "PodRejected")
-    assert [(e["t"] / 1000, e["pod"], e["reason"]) for e in rejected] == [(60.0, "default/late-be", "Evicted")]
+    assert [(e["t"] / 1000, e["pod"], e["reason"]) for e in rejected] == [
+        (60.0, "default/late-be", "Evicted")
+    ]
     be = sim.cluster.pods["default/late-be"]
     assert (be.phase, be.message) == ("Failed", "The node had condition: [MemoryPressure]. ")
     assert sim.cluster.pods["default/late-burstable"].phase == "Running"

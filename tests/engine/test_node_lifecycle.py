@@ -56,9 +56,13 @@ def test_kubelet_stopped_at_105_goes_unknown_at_145_and_pods_go_at_450() -> None
     # Last renewal at 100 s; the pass at 140 s is not strictly past 100 + 40.
     sim = simulate(scenario("[{at: 105s, type: StopKubelet, node: a-1}]"))
     assert times(sim, "NodeReady", node="a-1", status="Unknown") == [145.0]
-    assert times(sim, "TaintAdded", node="a-1", key="node.kubernetes.io/unreachable", effect="NoSchedule") == [145.0]
+    assert times(
+        sim, "TaintAdded", node="a-1", key="node.kubernetes.io/unreachable", effect="NoSchedule"
+    ) == [145.0]
     # One pass later: the taint path uses the condition as observed at the start of the pass.
-    assert times(sim, "TaintAdded", node="a-1", key="node.kubernetes.io/unreachable", effect="NoExecute") == [150.0]
+    assert times(
+        sim, "TaintAdded", node="a-1", key="node.kubernetes.io/unreachable", effect="NoExecute"
+    ) == [150.0]
     assert times(sim, "PodDeleted", pod="default/quick") == [170.0]
     assert times(sim, "PodDeleted", pod="default/web") == [450.0]
     assert events(sim, "PodDeleted", pod="kube-system/ds-pod") == []
@@ -80,12 +84,18 @@ def test_restart_brings_node_back_and_removes_taints_and_cancels_deletions() -> 
         )
     )
     assert times(sim, "NodeReady", node="a-1", status="True") == [0.0, 200.0]
-    assert times(sim, "TaintRemoved", node="a-1", key="node.kubernetes.io/unreachable", effect="NoSchedule") == [200.0]
+    assert times(
+        sim, "TaintRemoved", node="a-1", key="node.kubernetes.io/unreachable", effect="NoSchedule"
+    ) == [200.0]
     # The NoExecute taint goes at the first monitor pass that observes Ready=True.
-    assert times(sim, "TaintRemoved", node="a-1", key="node.kubernetes.io/unreachable", effect="NoExecute") == [200.0]
+    assert times(
+        sim, "TaintRemoved", node="a-1", key="node.kubernetes.io/unreachable", effect="NoExecute"
+    ) == [200.0]
     assert events(sim, "PodDeleted", pod="default/web") == []
     cancel = events(sim, "K8sEvent", object="Pod/default/web", reason="TaintManagerEviction")
-    assert [(e["t"], e["message"]) for e in cancel] == [(200_000, "Cancelling deletion of Pod default/web")]
+    assert [(e["t"], e["message"]) for e in cancel] == [
+        (200_000, "Cancelling deletion of Pod default/web")
+    ]
 
 
 def test_kubelet_reported_not_ready_taints_at_once_without_node_not_ready_event() -> None:
@@ -93,8 +103,12 @@ def test_kubelet_reported_not_ready_taints_at_once_without_node_not_ready_event(
     # Posted at the kubelet's next status tick (110 s), NoSchedule at once, NoExecute at the
     # first pass >= 110 that sees it.
     assert times(sim, "NodeReady", node="a-1", status="False") == [110.0]
-    assert times(sim, "TaintAdded", node="a-1", key="node.kubernetes.io/not-ready", effect="NoSchedule") == [0.0, 110.0]
-    assert times(sim, "TaintAdded", node="a-1", key="node.kubernetes.io/not-ready", effect="NoExecute") == [110.0]
+    assert times(
+        sim, "TaintAdded", node="a-1", key="node.kubernetes.io/not-ready", effect="NoSchedule"
+    ) == [0.0, 110.0]
+    assert times(
+        sim, "TaintAdded", node="a-1", key="node.kubernetes.io/not-ready", effect="NoExecute"
+    ) == [110.0]
     assert times(sim, "PodDeleted", pod="default/web") == [410.0]
     node_not_ready = events(sim, "K8sEvent", object="Node/a-1", reason="NodeNotReady")
     # Only the kubelet's own event: the pass at 110 already observes False (the kubelet posts

@@ -369,7 +369,6 @@ def test_rolling_update_cleans_up_unhealthy_old_pods_first() -> None:
             [],
             40.0,
             id="grace 30 s: new pods at 40 s, when the old ones are gone",
-
         ),
         pytest.param(5, [], 15.0, id="grace 5 s: new pods at 15 s"),
         pytest.param(

@@ -31,21 +31,59 @@ spec:
 """
 
 
-def make(mem: str = "16Gi", rate: str = "0.1", ftype: str = "StopKubelet", fnode: str = "n-1") -> str:
+def make(
+    mem: str = "16Gi", rate: str = "0.1", ftype: str = "StopKubelet", fnode: str = "n-1"
+) -> str:
     return BASE % {"mem": mem, "rate": rate, "ftype": ftype, "fnode": fnode}
 
 
 @pytest.mark.parametrize(
     "text, path, why",
     [
-        pytest.param(make(mem='"16GB"'), "spec.nodes[3].capacity.memory", '"16GB" is not a Kubernetes quantity', id="wrong quantity names the node's field"),
-        pytest.param(make(ftype="ExplodeNode"), "spec.faults[0].type", "unknown fault type", id="unknown fault type"),
-        pytest.param(make(fnode="n-9"), "spec.faults[0].node", 'unknown node "n-9"', id="unknown node"),
-        pytest.param(make(rate="-1"), "spec.controllerManager.nodeEvictionRate", "must be >= 0", id="negative rate"),
-        pytest.param(make().replace("name: n-2", "name: n-1"), "spec.nodes[1].name", 'duplicate node name "n-1"', id="duplicate node names"),
-        pytest.param(make() + "  bogus: 1\n", "spec.bogus", "unknown field", id="unknown spec field"),
-        pytest.param(make().replace("controllerManager: {", "controllerManager: {nodeMonitorGracePeriod: 40 seconds, "), "spec.controllerManager.nodeMonitorGracePeriod", "is not a duration", id="bad duration"),
-        pytest.param(make() + "  kubelet: {evictionSoft: {memory.available: 1Gi}}\n", "spec.kubelet", "grace", id="soft threshold without a grace period"),
+        pytest.param(
+            make(mem='"16GB"'),
+            "spec.nodes[3].capacity.memory",
+            '"16GB" is not a Kubernetes quantity',
+            id="wrong quantity names the node's field",
+        ),
+        pytest.param(
+            make(ftype="ExplodeNode"),
+            "spec.faults[0].type",
+            "unknown fault type",
+            id="unknown fault type",
+        ),
+        pytest.param(
+            make(fnode="n-9"), "spec.faults[0].node", 'unknown node "n-9"', id="unknown node"
+        ),
+        pytest.param(
+            make(rate="-1"),
+            "spec.controllerManager.nodeEvictionRate",
+            "must be >= 0",
+            id="negative rate",
+        ),
+        pytest.param(
+            make().replace("name: n-2", "name: n-1"),
+            "spec.nodes[1].name",
+            'duplicate node name "n-1"',
+            id="duplicate node names",
+        ),
+        pytest.param(
+            make() + "  bogus: 1\n", "spec.bogus", "unknown field", id="unknown spec field"
+        ),
+        pytest.param(
+            make().replace(
+                "controllerManager: {", "controllerManager: {nodeMonitorGracePeriod: 40 seconds, "
+            ),
+            "spec.controllerManager.nodeMonitorGracePeriod",
+            "is not a duration",
+            id="bad duration",
+        ),
+        pytest.param(
+            make() + "  kubelet: {evictionSoft: {memory.available: 1Gi}}\n",
+            "spec.kubelet",
+            "grace",
+            id="soft threshold without a grace period",
+        ),
     ],
 )
 def test_bad_scenario_is_refused_with_the_path_and_why(text: str, path: str, why: str) -> None:

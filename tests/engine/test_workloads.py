@@ -52,7 +52,9 @@ def desired_ready(sim, ref: str) -> list[tuple[float, int, int]]:
 @pytest.mark.parametrize(
     "tolerations, deleted_at",
     [
-        pytest.param("", 450.0, id="default 300 s toleration: unreachable NoExecute at 150 s + 300 s"),
+        pytest.param(
+            "", 450.0, id="default 300 s toleration: unreachable NoExecute at 150 s + 300 s"
+        ),
         pytest.param(
             "tolerations: [{key: node.kubernetes.io/unreachable, operator: Exists, effect: NoExecute, tolerationSeconds: 20}]",
             170.0,
@@ -96,8 +98,16 @@ def test_daemonset_pod_stays_and_statefulset_replacement_waits_for_removal() -> 
             nodeSelector: {kubernetes.io/hostname: n-1}
             containers: [{name: db}]
 """
-    sim = run(objects, "[{at: 105s, type: StopKubelet, node: n-1}, {at: 600s, type: StartKubelet, node: n-1}]", "700s")
-    agent_on_n1 = [e["pod"] for e in events(sim, "PodScheduled", node="n-1") if e["pod"].startswith("kube-system/agent-")]
+    sim = run(
+        objects,
+        "[{at: 105s, type: StopKubelet, node: n-1}, {at: 600s, type: StartKubelet, node: n-1}]",
+        "700s",
+    )
+    agent_on_n1 = [
+        e["pod"]
+        for e in events(sim, "PodScheduled", node="n-1")
+        if e["pod"].startswith("kube-system/agent-")
+    ]
     assert len(agent_on_n1) == 1
     assert events(sim, "PodDeleted", pod=agent_on_n1[0]) == []
     # db-0 is deleted by the taint manager at 450 s but stays Terminating while n-1 is silent;
@@ -122,7 +132,10 @@ def test_scheduler_keeps_pods_off_bad_nodes_and_explains_pending() -> None:
     sim = run(objects, "[{at: 0s, type: Cordon, node: n-2}]", "30s")
     big = sim.cluster.pods["default/big"]
     assert big.phase == "Pending" and not big.node_name
-    assert big.unschedulable_reason == "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient memory."
+    assert (
+        big.unschedulable_reason
+        == "0/3 nodes are available: 1 node(s) were unschedulable, 2 Insufficient memory."
+    )
     # n-3 has the most room for cpu; memory 1Gi vs 16Gi makes n-1 the least requested.
     assert sim.cluster.pods["default/small"].node_name == "n-1"
 
@@ -137,10 +150,16 @@ def test_pending_pod_explains_every_node_then_schedules_when_one_frees_up() -> N
     faults = """[{at: 0s, type: Cordon, node: n-1}, {at: 0s, type: Cordon, node: n-2},
                  {at: 100s, type: Uncordon, node: n-1}]"""
     sim = simulate(
-        (NODES % {"objects": objects, "faults": "[]", "duration": "120s"}).replace(
-            "  objects:", "  objects:", 1
-        ).replace("  faults: []", "  faults: " + faults)
+        (NODES % {"objects": objects, "faults": "[]", "duration": "120s"})
+        .replace("  objects:", "  objects:", 1)
+        .replace("  faults: []", "  faults: " + faults)
     )
-    reasons = [e["message"] for e in events(sim, "K8sEvent", object="Pod/default/late", reason="FailedScheduling")]
-    assert reasons[0] == "0/3 nodes are available: 1 Insufficient memory, 2 node(s) were unschedulable."
+    reasons = [
+        e["message"]
+        for e in events(sim, "K8sEvent", object="Pod/default/late", reason="FailedScheduling")
+    ]
+    assert (
+        reasons[0]
+        == "0/3 nodes are available: 1 Insufficient memory, 2 node(s) were unschedulable."
+    )
     assert times(sim, "PodScheduled", pod="default/late") == [100.0]

@@ -206,7 +206,9 @@ class EvictionLoop:
         if grace_ms <= 0:
             self._killed(pod.key)
             return
-        self.killing[pod.key] = self.sim.sched.schedule(now + grace_ms, Phase.KUBELET_POD, self._killed, pod.key)
+        self.killing[pod.key] = self.sim.sched.schedule(
+            now + grace_ms, Phase.KUBELET_POD, self._killed, pod.key
+        )
 
     def _killed(self, key: str) -> None:
         self.killing.pop(key, None)
@@ -230,7 +232,9 @@ class EvictionLoop:
         node = self.kubelet.node
         assert node is not None
         res = node.resources
-        pods_mem, pods_disk, pods_pids = pods_usage(self.sim, self.sim.cluster.pods_on_node(node.name), now)
+        pods_mem, pods_disk, pods_pids = pods_usage(
+            self.sim, self.sim.cluster.pods_on_node(node.name), now
+        )
         images = images_bytes(node) + res.dead_containers
         nodefs_cap = res.capacity.get("ephemeral-storage", 0)
         nodefs_used = node_own_usage(self.sim, node, "ephemeral-storage", now) + pods_disk
@@ -251,7 +255,9 @@ class EvictionLoop:
             pids_used=node_own_usage(self.sim, node, "pids", now) + pods_pids,
         )
         if res.imagefs_capacity is not None:
-            stats.imagefs = FsStats(res.imagefs_capacity, images, res.imagefs_capacity // INODE_BYTES, 0)
+            stats.imagefs = FsStats(
+                res.imagefs_capacity, images, res.imagefs_capacity // INODE_BYTES, 0
+            )
         return stats
 
     def pod_stats(self, pod: Pod, now: int) -> PodStats:
@@ -274,7 +280,10 @@ class EvictionLoop:
             key=pod.key,
             priority=pod.priority,
             containers=containers,
-            init_containers=[ContainerStats(c.name, dict(c.requests), dict(c.limits)) for c in pod.init_containers],
+            init_containers=[
+                ContainerStats(c.name, dict(c.requests), dict(c.limits))
+                for c in pod.init_containers
+            ],
             memory_working_set=mem,
             ephemeral_storage_used=eph,
             process_count=pod_usage(self.sim, pod, "pids", now),
@@ -304,7 +313,9 @@ class EvictionLoop:
         assert node is not None
         min_age = self.kubelet.cfg.image_minimum_gc_age_ms
         keep, freed = [], 0
-        for img in sorted(node.resources.images, key=lambda i: (i.last_used_ms, i.first_detected_ms)):
+        for img in sorted(
+            node.resources.images, key=lambda i: (i.last_used_ms, i.first_detected_ms)
+        ):
             if img.in_use or now - img.first_detected_ms < min_age:
                 keep.append(img)
             else:
@@ -314,5 +325,7 @@ class EvictionLoop:
 
     # -- admission ------------------------------------------------------------------------
     def admit(self, pod: Pod, now: int) -> tuple[bool, str, str]:
-        tolerates = tolerations_tolerate_taint(pod.tolerations, Taint(TAINT_MEMORY_PRESSURE, NO_SCHEDULE))
+        tolerates = tolerations_tolerate_taint(
+            pod.tolerations, Taint(TAINT_MEMORY_PRESSURE, NO_SCHEDULE)
+        )
         return self.manager.admit(pod.is_critical(), pod.qos_class(), tolerates)

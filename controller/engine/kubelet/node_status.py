@@ -323,7 +323,9 @@ class Kubelet:
             config.eviction_soft_grace_period,
             config.eviction_minimum_reclaim,
         )
-        self.eviction.manager.config.pressure_transition_period_ms = config.eviction_pressure_transition_period_ms
+        self.eviction.manager.config.pressure_transition_period_ms = (
+            config.eviction_pressure_transition_period_ms
+        )
         self.eviction.manager.config.max_pod_grace_period_s = config.eviction_max_pod_grace_period
         self.eviction.manager.config.ranking_policy = config.eviction_ranking_policy
         self.eviction.wake(now_ms)

@@ -209,7 +209,10 @@ class NodeLifecycleController:
         if current is None:
             # The kubelet never posted status: a synthetic Unknown condition dated at creation.
             observed = NodeCondition(
-                READY, UNKNOWN, last_heartbeat_ms=node.creation_ms, last_transition_ms=node.creation_ms
+                READY,
+                UNKNOWN,
+                last_heartbeat_ms=node.creation_ms,
+                last_transition_ms=node.creation_ms,
             )
             grace = self.cfg.node_startup_grace_period_ms
             if health is not None:

@@ -168,7 +168,10 @@ class NoExecuteTaintManager:
         if work.handle is not None and not work.handle.cancelled:
             work.handle.cancel()
             self.cluster.record_event(
-                now, f"Pod/{pod.key}", "TaintManagerEviction", f"Cancelling deletion of Pod {pod.key}"
+                now,
+                f"Pod/{pod.key}",
+                "TaintManagerEviction",
+                f"Cancelling deletion of Pod {pod.key}",
             )
 
     def _fire(self, key: str) -> None:

@@ -15,7 +15,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--sizes", default="100,1000,5000", help="comma-separated node counts")
         parser.add_argument("--leak-sizes", default="1000", help="sizes for the memory-leak row")
-        parser.add_argument("--live", type=int, default=1000, help="nodes of the live-room row (0: skip)")
+        parser.add_argument(
+            "--live", type=int, default=1000, help="nodes of the live-room row (0: skip)"
+        )
         parser.add_argument("--live-ticks", type=int, default=60)
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -38,7 +40,9 @@ class Command(BaseCommand):
                     f"live row: Redis at REDIS_URL={settings.REDIS_URL} does not answer ({exc}); "
                     "start one (make run does) or skip the row with --live 0"
                 ) from None
-            call_command("migrate", verbosity=0, interactive=False)  # the room lives in the database
+            call_command(
+                "migrate", verbosity=0, interactive=False
+            )  # the room lives in the database
 
             r = live_bench(opts["live"], opts["live_ticks"])
             self.stdout.write(
