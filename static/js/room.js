@@ -132,6 +132,21 @@ function renderZones() {
         : h("span", { class: "muted", text: "queue empty" }));
     col.zoneData = z;
   }
+  paintBuckets(simNow());
+}
+
+function simNow() {
+  return state.paused ? state.simT : state.simT + ((performance.now() - lastWall) / 1000) * state.speed;
+}
+
+function paintBuckets(t) {
+  for (const z of zoneEls.values()) {
+    const b = z.queue.querySelector(".bucket-fill");
+    if (!b || !z.zoneData) continue;
+    const tokens = bucketTokens(z.zoneData, t);
+    b.style.width = `${Math.min(100, (tokens / z.zoneData.burst) * 100)}%`;
+    z.queue.querySelector(".bucket-text").textContent = `bucket ${tokens.toFixed(2)}/${z.zoneData.burst} token`;
+  }
 }
 
 // Tokens now, from the bucket as the server last saw it, refilled at qps up to burst.
@@ -290,7 +305,7 @@ function toYaml(v, indent = "") {
 let lastSlow = 0;
 function tick() {
   const now = performance.now();
-  const t = state.paused ? state.simT : state.simT + ((now - lastWall) / 1000) * state.speed;
+  const t = simNow();
   els.clock.textContent = fmtTime(Math.max(0, t));
   els.speed.textContent = state.paused ? "paused" : `${state.speed}×`;
   if (now - lastSlow < 250) { requestAnimationFrame(tick); return; }
@@ -308,13 +323,7 @@ function tick() {
     bar.style.width = `${Math.min(100, (age / grace) * 100)}%`;
     bar.title = `last heartbeat ${age.toFixed(1)} s ago (nodeMonitorGracePeriod ${grace} s)`;
   }
-  for (const z of zoneEls.values()) {
-    const b = z.queue.querySelector(".bucket-fill");
-    if (!b || !z.zoneData) continue;
-    const tokens = bucketTokens(z.zoneData, t);
-    b.style.width = `${Math.min(100, (tokens / z.zoneData.burst) * 100)}%`;
-    z.queue.querySelector(".bucket-text").textContent = `bucket ${tokens.toFixed(2)}/${z.zoneData.burst} token`;
-  }
+  paintBuckets(t);
   requestAnimationFrame(tick);
 }
 
