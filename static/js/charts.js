@@ -81,7 +81,9 @@ export class Charts {
     s.t = []; s.cols.clear();
     if (s.plot) { s.plot.destroy(); s.plot = null; s.keys = ""; }
     s.title = `Eviction signals of ${name}: % available (dashed: threshold)`;
-    for (const p of this.nodeHistory.get(name) || []) s.push(p.at, p.values);
+    const history = this.nodeHistory.get(name) || [];
+    for (const p of history) s.push(p.at, p.values);
+    if (history.length && this.lastT > history[history.length - 1].at) s.push(this.lastT, history[history.length - 1].values);
     s.el.dataset.node = name;
     this.schedule();
   }
@@ -90,6 +92,7 @@ export class Charts {
   }
   record(state, workloads) {
     const t = state.simT;
+    this.lastT = t;
     const ready = {};
     for (const n of state.nodes.values()) {
       const z = n.zone || "(none)";
@@ -99,7 +102,11 @@ export class Charts {
     const queue = {};
     for (const z of state.zones) queue[z.zone || "(none)"] = z.queue.length;
     this.queue.push(t, queue);
-    if (workloads) {
+    // A kubelet whose numbers do not move skips its eviction syncs: its last observation
+    // holds until now, so the selected node's signals are carried forward to this delta.
+    const history = this.signalNode && this.nodeHistory.get(this.signalNode);
+    if (history && history.length) this.signals.push(t, history[history.length - 1].values);
+    if (workloads && Object.keys(workloads).length) {
       const values = {};
       for (const [ref, [desired, readyCount]] of Object.entries(workloads)) {
         values[`${ref} ready`] = readyCount; values[`${ref} desired`] = desired;
