@@ -121,6 +121,25 @@ if __name__ == "__main__":
     print(json.dumps(run_one(size, leak="--leak" in sys.argv)))
 
 
+def bare_pods(per_zone: int, per_node: int) -> list[dict[str, Any]]:
+    """``per_node`` bare pods (100m cpu) bound by nodeName to each of the ``per_zone`` nodes
+    of every zone in ZONES (nodes named ``a-1``, ``b-1``...)."""
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{z[-1]}-{i}-pod-{j}", "namespace": "default"},
+            "spec": {
+                "nodeName": f"{z[-1]}-{i}",
+                "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}],
+            },
+        }
+        for z in ZONES
+        for i in range(1, per_zone + 1)
+        for j in range(per_node)
+    ]
+
+
 def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[str, Any]:
     """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
     + broadcast (through the configured channel layer), one wall second apart."""
@@ -144,20 +163,7 @@ def live_bench(nodes: int = 1000, ticks: int = 60, speed: float = 10.0) -> dict[
                 for z in ZONES
             ],
             # Bare pods bound by nodeName (10 per node): the live path, not the scheduler.
-            "objects": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {"name": f"{z[-1]}-{i}-pod-{j}", "namespace": "default"},
-                    "spec": {
-                        "nodeName": f"{z[-1]}-{i}",
-                        "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}],
-                    },
-                }
-                for z in ZONES
-                for i in range(1, nodes // 3 + 1)
-                for j in range(10)
-            ],
+            "objects": bare_pods(nodes // 3, 10),
             "faults": [{"at": "60s", "type": "ZoneOutage", "zone": "zone-a"}],
         },
     }

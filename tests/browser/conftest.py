@@ -53,58 +53,14 @@ def live_stack(transactional_db: None, tmp_path: Path) -> Iterator[str]:
     }
     env.pop("PLAYGROUND_TEST_DB", None)
     log = open(tmp_path / "stack.log", "wb")  # noqa: SIM115
+    daphne = ["daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"]
+    worker = ["celery", "-A", "playground", "worker", "--pool=threads", "--concurrency=4"]
+    worker += ["--loglevel=WARNING", "-n", f"browser{port}@%h"]
+    beat = ["celery", "-A", "playground", "beat", "--loglevel=WARNING"]
+    beat += [f"--schedule={tmp_path / 'beat'}"]
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(port),
-                "playground.asgi:application",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=log,
-        ),
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "playground",
-                "worker",
-                "--pool=threads",
-                "--concurrency=4",
-                "--loglevel=WARNING",
-                "-n",
-                f"browser{port}@%h",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=log,
-        ),
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "playground",
-                "beat",
-                "--loglevel=WARNING",
-                f"--schedule={tmp_path / 'beat'}",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=log,
-            stderr=log,
-        ),
+        subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, env=env, stdout=log, stderr=log)
+        for args in (daphne, worker, beat)
     ]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -52,9 +52,10 @@ import yaml
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from controller.bench import ZONES, bare_pods
+
 REPO = Path(settings.BASE_DIR)
 ARTIFACTS = REPO / "test-artifacts"
-ZONES = ("zone-a", "zone-b", "zone-c")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # As tests/browser/conftest.py (not imported: importing it starts a test redis-server),
 # plus precise figures from performance.memory.
@@ -136,20 +137,7 @@ def bench_scenario(nodes: int, pods_per_node: int, replicas: int) -> dict[str, A
     (a third of the nodes turn Unknown at once, then are tainted at the zone's rate)."""
     per_zone = max(1, nodes // len(ZONES))
     requests = {"cpu": "100m", "memory": "128Mi"}
-    pods = [
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"{z[-1]}-{i}-pod-{j}", "namespace": "default"},
-            "spec": {
-                "nodeName": f"{z[-1]}-{i}",
-                "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}],
-            },
-        }
-        for z in ZONES
-        for i in range(1, per_zone + 1)
-        for j in range(pods_per_node)
-    ]
+    pods = bare_pods(per_zone, pods_per_node)
     toleration = {
         "key": "node.kubernetes.io/unreachable",
         "operator": "Exists",
