@@ -180,15 +180,66 @@ def selector_spread_scores(counts: list[int], zones: list[str]) -> list[int]:
 
 
 def zone_interleaved(nodes: list[Node]) -> list[Node]:
-    """The scheduler cache's node order (nodeTree.next): one node from each zone in turn."""
-    by_zone: dict[str, list[Node]] = {}
-    for node in nodes:  # already sorted by name
-        by_zone.setdefault(node.zone_key, []).append(node)
-    zones = [by_zone[z] for z in sorted(by_zone)]
-    out: list[Node] = []
-    for i in range(max((len(z) for z in zones), default=0)):
-        out.extend(z[i] for z in zones if i < len(z))
-    return out
+    """The scheduler cache's node order for ``nodes`` given in the order they were added
+    (a nodeTree built by addNode, read by list/next): one node from each zone in turn, zones
+    in the order their first node was added, an exhausted zone skipped."""
+    tree = NodeTree()
+    for node in nodes:
+        tree.add(node.name, node.zone_key)
+    by_name = {n.name: n for n in nodes}
+    return [by_name[name] for name in tree.list()]
+
+
+class NodeTree:
+    """Port of the scheduler cache's nodeTree (pkg/scheduler/internal/cache/node_tree.go):
+    node names per zone in the order they were added, zones in the order they first
+    appeared; removeNode drops an emptied zone. ``list`` is the round robin that
+    nodeTree.next yields over one full pass starting at the first zone (v1.18's next keeps
+    its cursor between snapshot rebuilds, which can rotate the starting zone; not kept)."""
+
+    def __init__(self) -> None:
+        self.tree: dict[str, list[str]] = {}
+        self.zones: list[str] = []
+        self.zone_of: dict[str, str] = {}
+
+    def add(self, name: str, zone: str) -> None:
+        """nodeTree.addNode."""
+        if name in self.zone_of:
+            return
+        if zone not in self.tree:
+            self.zones.append(zone)
+            self.tree[zone] = []
+        self.tree[zone].append(name)
+        self.zone_of[name] = zone
+
+    def remove(self, name: str) -> None:
+        """nodeTree.removeNode (and removeZone when the zone empties)."""
+        zone = self.zone_of.pop(name, None)
+        if zone is None:
+            return
+        names = self.tree[zone]
+        names.remove(name)
+        if not names:
+            del self.tree[zone]
+            self.zones.remove(zone)
+
+    def sync(self, nodes: list[Node]) -> None:
+        """Apply the informer's adds and deletes (and zone changes: updateNode) since the
+        last call; ``nodes`` in the order they were added to the cluster."""
+        current = {n.name: n.zone_key for n in nodes}
+        for name, zone in list(self.zone_of.items()):
+            if current.get(name) != zone:
+                self.remove(name)
+        for name, zone in current.items():
+            self.add(name, zone)
+
+    def list(self) -> list[str]:
+        """nodeTree.list: the zones in turn, one node from each."""
+        out: list[str] = []
+        lists = [self.tree[z] for z in self.zones]
+        for i in range(max((len(x) for x in lists), default=0)):
+            out.extend(x[i] for x in lists if i < len(x))
+        return out
 
 
 @dataclass(slots=True)
@@ -245,6 +296,7 @@ class KubeScheduler:
         self.next_start_node_index = 0
         self._nodes: list[NodeEntry] = []
         self._nodes_src: object = None
+        self.node_tree = NodeTree()
         self._version = 0  # bumped by anything that may let a pending pod fit
         self._unfit: dict[tuple[object, ...], tuple[int, str]] = {}  # signature -> message
         self._spread: dict[str, dict[str, int]] = {}  # owner -> node -> pods (this pass)
@@ -565,9 +617,18 @@ class KubeScheduler:
                     n.resources.allocatable.get("pods", 0),
                     n.zone_key,
                 )
-                for n in zone_interleaved(src)
+                for n in self._tree_order()
             ]
         return self._nodes
+
+    def _tree_order(self) -> list[Node]:
+        """The nodes in the scheduler cache's order (NodeTree, kept across node changes)."""
+        nodes = self.sim.cluster.nodes
+        tree = getattr(self, "node_tree", None)
+        if tree is None:  # an engine pickled before the tree existed
+            tree = self.node_tree = NodeTree()
+        tree.sync(list(nodes.values()))
+        return [nodes[name] for name in tree.list()]
 
     def _spread_owner(self, pod: Pod) -> str | None:
         owner = pod.owner

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from controller.engine.scheduler import (
+    NodeTree,
     balanced_resource_score,
     fit_error_message,
     least_requested_score,
@@ -738,3 +739,24 @@ def test_failed_daemon_pods_are_replaced_with_exponential_backoff() -> None:
         f"Found failed daemon pod {e['pod']} on node n-1, will try to kill it" for e in deleted
     ]
     assert times(sim, "PodCreated") == [0.0, *kills]
+
+
+def test_node_tree_keeps_the_order_nodes_were_added_not_their_names() -> None:
+    """nodeTree.addNode appends: zones in the order their first node came, nodes in the order
+    they came; removeNode drops an emptied zone, and a zone that comes back goes last."""
+    names = [("b-10", "zone-b"), ("a-2", "zone-a"), ("b-9", "zone-b"), ("a-1", "zone-a")]
+    sim = run([node(n, z) for n, z in names], [], until_s=1)
+    assert [n.name for n in zone_interleaved(list(sim.cluster.nodes.values()))] == [
+        "b-10",
+        "a-2",
+        "b-9",
+        "a-1",
+    ]
+    tree = NodeTree()
+    for n, z in names + [("c-1", "zone-c")]:
+        tree.add(n, z)
+    tree.remove("b-10")
+    tree.remove("b-9")
+    tree.add("b-1", "zone-b")
+    assert tree.zones == ["zone-a", "zone-c", "zone-b"]
+    assert tree.list() == ["a-2", "c-1", "b-1", "a-1"]
