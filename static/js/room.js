@@ -271,6 +271,7 @@ function renderTimeline(full, newEvents = []) {
     if (!eventMatches(e, filter, state)) continue;
     items.push(h("li", { class: `ev t-${e.type}` }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
       h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.pod || e.node || e.zone || e.object || e.fault || "" }),
+      operator ? h("button", { class: "rewind-here", "data-t": e.t, title: `rewind the room to ${fmtTime(e.t)}, just after this event`, text: "⟲" }) : null,
       h("div", { class: "why", text: e.why ?? why(e, state) })));
     if (items.length >= 400) break;
   }
@@ -344,6 +345,8 @@ if (operator) {
   document.addEventListener("click", (ev) => {
     const b = ev.target.closest("button.fault");
     if (b) send({ type: "action", action: faultAction(b.dataset) });
+    const rw = ev.target.closest("button.rewind-here");
+    if (rw) send({ type: "rewind", t: Number(rw.dataset.t) });
     const sc = ev.target.closest("button.scale");
     if (sc) send({ type: "action", action: { type: "ScaleWorkload", workload: sc.dataset.workload, replicas: Number(sc.dataset.replicas) } });
     const c = ev.target.closest("button[data-ctl]");

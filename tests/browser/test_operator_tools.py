@@ -95,4 +95,16 @@ def test_scale_leak_and_zone_outage_from_the_page(live_stack, room, browser) -> 
     page.wait_for_selector('.zone[data-zone="zone-b"] .state.s-FullDisruption', timeout=20_000)
     assert page.locator('.zone[data-zone="zone-a"] .bucket-text').inner_text().startswith("bucket ")
     page.screenshot(path=ARTIFACTS / "6-zone-outage.png", full_page=True)
+
+    # Rewind from the timeline to just after the outage was injected: b-1 is Ready again.
+    unknown = page.locator(
+        "#timeline li.t-NodeReady", has_text="no Lease renewal or status from b-1"
+    )
+    assert unknown.count() == 1
+    fault = page.locator("#timeline li.t-Fault", has_text="zone-b")
+    at = float(fault.locator("button.rewind-here").get_attribute("data-t"))
+    fault.locator("button.rewind-here").click()
+    page.wait_for_selector('article.node.ready[data-node="b-1"]', timeout=20_000)
+    assert unknown.count() == 0, "the rewound timeline ends before b-1 went Unknown"
+    assert page.inner_text("#clock").startswith(f"{int(at // 60):02d}:{int(at % 60):02d}")
     assert errors == []
