@@ -122,6 +122,9 @@ class Simulation:
         self.cluster.add_node(node, now)
         for t in node.taints:
             self.timeline.emit(now, "TaintAdded", node=node.name, key=t.key, effect=t.effect)
+        # The node informer's AddFunc queues doNoScheduleTaintingPass: a node with no
+        # conditions yet loses the admission-added not-ready:NoSchedule at once.
+        self.controller.do_no_schedule_tainting_pass(node, now)
         if start_kubelet and spec.kubelet_mode != STOPPED:
             kubelet.start(now)
         return node

@@ -312,12 +312,13 @@ def test_filters_and_taint_scores_choose_the_nodes(
             [node("n-1", cpu="1")],
             [],
             [
-                at(5, "AddNode", node={"name": "n-2", "zone": "z"}, kubeletMode="Stopped"),
-                at(5, "Apply", object=pod("p", requests={"cpu": "2"})),
+                at(5, "AddNode", node={"name": "n-2", "zone": "z"}),
+                at(6, "SetNodeNotReady", node="n-2"),
+                at(30, "Apply", object=pod("p", requests={"cpu": "2"})),
             ],
             "0/2 nodes are available: 1 Insufficient cpu, "
             "1 node(s) had taint {node.kubernetes.io/not-ready: }, that the pod didn't tolerate.",
-            id="a node whose kubelet never posted keeps the not-ready NoSchedule taint",
+            id="a node whose kubelet reports NotReady carries the not-ready NoSchedule taint",
         ),
     ],
 )
@@ -336,6 +337,23 @@ def test_unschedulable_pod_stays_pending_with_the_fit_error(
     created = times(sim, "PodCreated", pod="default/p")
     assert [e["t"] / 1000 for e in failed] == created
     assert events(sim, "PodScheduled", pod="default/p") == []
+
+
+def test_a_node_whose_kubelet_never_posted_takes_pods_as_in_kubernetes() -> None:
+    # doNoScheduleTaintingPass on the node's Add event: no conditions, so no condition taints,
+    # and the admission-added not-ready:NoSchedule goes at once. The scheduler (no node
+    # condition filter since TaintNodesByCondition) binds to it until it goes Unknown.
+    sim = run(
+        [node("n-1", cpu="1")],
+        [],
+        [
+            at(5, "AddNode", node={"name": "n-2", "zone": "z"}, kubeletMode="Stopped"),
+            at(5, "Apply", object=pod("p", requests={"cpu": "2"})),
+        ],
+    )
+    p = sim.cluster.pods["default/p"]
+    assert p.node_name == "n-2"
+    assert times(sim, "PodScheduled", pod="default/p") == [5.0]
 
 
 # -- 3d. resource accounting ------------------------------------------------------------------------
@@ -574,12 +592,6 @@ NEW_NODE = {"name": "n-4", "zone": "z"}
         ),
         pytest.param(
             {},
-            [at(20, "AddNode", node=NEW_NODE, kubeletMode="Stopped")],
-            {"n-1": 0.0, "n-2": 0.0, "n-3": 0.0},
-            id="a node that never reports Ready keeps not-ready:NoSchedule, not tolerated",
-        ),
-        pytest.param(
-            {},
             [taint(0, "n-2")],
             {"n-1": 0.0, "n-3": 0.0},
             id="an untolerated NoSchedule taint: no pod there",
@@ -654,6 +666,21 @@ def test_daemonset_runs_one_pod_on_each_eligible_node(
     pods = [p for p in sim.cluster.pods.values() if p.deletion_ms is None]
     assert sorted(p.node_name for p in pods) == sorted(expected)
     assert all(p.phase == "Running" and p.ready for p in pods)
+
+
+def test_a_node_that_never_posted_gets_its_daemon_pod_which_never_starts() -> None:
+    # The node's Add event runs doNoScheduleTaintingPass: no conditions, so the admission-added
+    # not-ready:NoSchedule is removed at once and the DaemonSet binds its pod there. With no
+    # kubelet the pod stays Pending on the node.
+    sim = run(
+        [node("n-1"), node("n-2"), node("n-3")],
+        [daemonset()],
+        [at(20, "AddNode", node=NEW_NODE, kubeletMode="Stopped")],
+        until_s=40,
+    )
+    assert daemon_nodes(sim) == {"n-1": 0.0, "n-2": 0.0, "n-3": 0.0, "n-4": 20.0}
+    (stuck,) = [p for p in sim.cluster.pods.values() if p.node_name == "n-4"]
+    assert (stuck.phase, stuck.ready) == ("Pending", None)  # no kubelet set its Ready condition
 
 
 @pytest.mark.parametrize(

@@ -284,7 +284,9 @@ class Kubelet:
             if before.get(ctype) != status:
                 self._node_event(now_ms, ev_true if status == TRUE else ev_false)
         ready = next(c for c in desired if c.type == READY)
-        if before.get(READY) != ready.status:
+        # setters.ReadyCondition records an event only when an existing Ready condition changes
+        # status (needToRecordEvent), never when it appends the first one.
+        if READY in before and before[READY] != ready.status:
             self._node_event(now_ms, "NodeReady" if ready.status == TRUE else "NodeNotReady")
         if self.needs_pod_resync:
             self.needs_pod_resync = False

@@ -362,7 +362,7 @@ class NodeLifecycleController:
     def evict_pods(self, node: Node, pods: list[Pod], now: int) -> None:
         """Port of Controller.evictPods."""
         if self.node_eviction_map.get(node.name) == EVICTED:
-            self.delete_pods(pods, node, now)
+            self.delete_pods(pods, node.name, now)
             return
         self.node_eviction_map[node.name] = TO_BE_EVICTED
         if self.zone_queues[node.zone_key].add(node.name, node.uid, now):
@@ -381,26 +381,26 @@ class NodeLifecycleController:
 
     def _evict_fn(self, value: TimedValue) -> tuple[bool, int]:
         now = self.sim.sched.now_ms
-        node = self.cluster.nodes.get(value.value)
-        if node is None:
-            return True, 0
-        self.delete_pods(self.cluster.pods_on_node(node.name), node, now)
-        self.node_eviction_map[node.name] = EVICTED
+        # Go logs a node missing from the lister and still deletes the pods bound to its name;
+        # setStatus is skipped for a node unregistered in the meantime.
+        self.delete_pods(self.cluster.pods_on_node(value.value), value.value, now)
+        if value.value in self.node_eviction_map:
+            self.node_eviction_map[value.value] = EVICTED
         return True, 0
 
-    def delete_pods(self, pods: list[Pod], node: Node, now: int) -> bool:
+    def delete_pods(self, pods: list[Pod], node_name: str, now: int) -> bool:
         """Port of nodeutil.DeletePods: NodeLost reason on every pod, DELETE all but
         DaemonSet pods and pods already being deleted. Returns ``remaining``."""
         remaining = False
         if pods:
             self.cluster.record_event(
                 now,
-                f"Node/{node.name}",
+                f"Node/{node_name}",
                 "DeletingAllPods",
-                f"Node {node.name} event: Deleting all Pods from Node {node.name}.",
+                f"Node {node_name} event: Deleting all Pods from Node {node_name}.",
             )
         for pod in pods:
-            if pod.node_name != node.name:
+            if pod.node_name != node_name:
                 continue
             if pod.reason != "NodeLost":
                 self.cluster.set_pod_phase(
@@ -408,7 +408,7 @@ class NodeLifecycleController:
                     pod.phase,
                     now,
                     "NodeLost",
-                    f"Node {node.name} which was running pod {pod.name} is unresponsive",
+                    f"Node {node_name} which was running pod {pod.name} is unresponsive",
                 )
             if pod.deletion_grace_s is not None:
                 remaining = True
@@ -419,7 +419,7 @@ class NodeLifecycleController:
                 now,
                 f"Pod/{pod.key}",
                 "NodeControllerEviction",
-                f"Marking for deletion Pod {pod.name} from Node {node.name}",
+                f"Marking for deletion Pod {pod.name} from Node {node_name}",
             )
             self.cluster.delete_pod(pod, now, "NodeLifecycleController", "NodeLost")
             remaining = True
@@ -508,7 +508,11 @@ class NodeLifecycleController:
                 self._set_zone_state(zone, new_states[zone], now)
             return
         for zone in sorted(self.zone_states):
-            new_state = new_states[zone]
+            new_state = new_states.get(zone)
+            if new_state is None:
+                # Go reads the zero value "": setLimiterInZone matches no case and the zone keeps
+                # its limiter; the next pass's allWasFullyDisrupted loop may drop it.
+                continue
             if self.zone_states[zone] == new_state:
                 continue
             self.set_limiter_in_zone(zone, len(zone_conds[zone]), new_state, now)

@@ -89,14 +89,14 @@ class NoExecuteTaintManager:
         """Port of NoExecuteTaintManager.handleNodeUpdate."""
         node = self.cluster.nodes.get(node_name)
         if node is None:
+            # NotFound: Go only forgets the node; pending deletions stay until the pods go.
             self.tainted_nodes.pop(node_name, None)
-            taints: list[Taint] = []
+            return
+        taints = [t for t in node.taints if t.effect == NO_EXECUTE]
+        if taints:
+            self.tainted_nodes[node_name] = taints
         else:
-            taints = [t for t in node.taints if t.effect == NO_EXECUTE]
-            if taints:
-                self.tainted_nodes[node_name] = taints
-            else:
-                self.tainted_nodes.pop(node_name, None)
+            self.tainted_nodes.pop(node_name, None)
         pods = self.cluster.pods_on_node(node_name)
         if not pods:
             return
