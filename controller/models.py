@@ -135,6 +135,9 @@ class EngineSnapshot(models.Model):
     sim_ms = models.BigIntegerField()
     event_count = models.BigIntegerField()
     last_action_id = models.BigIntegerField(default=0)
+    # The engine code the blob was pickled by (services.ENGINE_VERSION); another version's
+    # snapshot is not trusted and the room is replayed from its scenario and action log.
+    engine_version = models.CharField(max_length=64, default="")
     blob = models.BinaryField()
     taken_at = models.DateTimeField(auto_now=True)
 

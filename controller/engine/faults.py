@@ -24,9 +24,48 @@ def fault_event(fault: Fault) -> dict[str, Any]:
 
 
 def apply_fault(sim: Simulation, fault: Fault, now: int) -> None:
+    check_fault(sim, fault)
     sim.timeline.emit(now, "Fault", **fault_event(fault))
     handler = HANDLERS[fault.type]
     handler(sim, fault.args, now)
+
+
+KUBELET_FAULTS = frozenset(
+    {
+        "StopKubelet",
+        "StartKubelet",
+        "PartitionNode",
+        "HealNode",
+        "PowerOffNode",
+        "PowerOnNode",
+        "SetNodeNotReady",
+        "SetNodeReady",
+        "RunEvictionSync",
+    }
+)
+
+
+def check_fault(sim: Simulation, fault: Fault) -> None:
+    """The lookups a fault's handler makes, done before it emits or changes anything: a fault
+    whose node, pod, zone or workload is gone at its instant fails whole and leaves no trace
+    (a live room refuses the action; two operators may have deleted and stopped one node)."""
+    a, ftype = fault.args, fault.type
+    if ftype == "AddNode":
+        if a["spec"].name in sim.cluster.nodes:
+            raise ScenarioError("node.name", f'node "{a["spec"].name}" already exists')
+    elif ftype in ("ZoneOutage", "ZoneRestore"):
+        _zone_kubelets(sim, a["zone"])
+    elif ftype == "ScaleWorkload":
+        sim.workloads.check_scale(a["workload"], int(a["replicas"]))
+    elif ftype == "StopLeak":
+        return
+    elif "pod" in a:
+        _pod(sim, a["pod"])
+    elif "node" in a:
+        if ftype in KUBELET_FAULTS:
+            _kubelet(sim, a)
+        else:
+            _node(sim, a)
 
 
 def _kubelet(sim: Simulation, args: dict[str, Any]) -> Any:

@@ -24,7 +24,7 @@ from .objects import (
     NodeResources,
     Pod,
 )
-from .scenario import Fault, NodeSpec, Scenario
+from .scenario import Fault, NodeSpec, Scenario, ScenarioError
 from .timeline import Timeline
 
 POD_GC_PERIOD_MS = 20_000  # podgc gcCheckPeriod
@@ -58,6 +58,7 @@ class Simulation:
         self.leaks = Leaks(self)
         self._pod_gc_at: int | None = None
         self.observed_nodes: set[str] = set()  # kubelets whose eviction signals moved (live view)
+        self.refused_actions: dict[int, str] = {}  # live actions refused at their instant
         self.started = False
 
     # -- set-up ---------------------------------------------------------------------------
@@ -357,6 +358,17 @@ class Simulation:
         from .faults import apply_fault
 
         apply_fault(self, fault, self.now_ms)
+
+    def apply_action(self, fault: Fault, action_id: int) -> None:
+        """A live room's user action: one whose target is gone by its instant (another
+        operator deleted the node in the same tick) is refused whole, not applied, and the
+        room goes on; ``refused_actions`` says which and why."""
+        from .faults import apply_fault
+
+        try:
+            apply_fault(self, fault, self.now_ms)
+        except ScenarioError as exc:
+            self.refused_actions[action_id] = str(exc)
 
     def restart_controller_manager(self, now: int) -> None:
         """All in-memory state of kube-controller-manager is lost and rebuilt."""

@@ -315,15 +315,20 @@ class WorkloadControllers:
 
     def scale(self, ref: str, replicas: int, now: int) -> None:
         """``kubectl scale Kind/name --replicas=N`` (the ScaleWorkload fault)."""
+        w = self.check_scale(ref, replicas)
+        w.replicas = replicas
+        self._mark(w.key, now)
+        if w.owner is not None:
+            self._mark(f"{w.owner.kind}/{w.namespace}/{w.owner.name}", now)
+
+    def check_scale(self, ref: str, replicas: int) -> Workload:
+        """The workload ``kubectl scale`` would change, or the error it would print."""
         w = self._resolve(ref)
         if w.kind == "DaemonSet":
             raise ScenarioError("workload", f'"{ref}" is a DaemonSet, which has no replicas')
         if replicas < 0:
             raise ScenarioError("replicas", f"must be >= 0, got {replicas}")
-        w.replicas = replicas
-        self._mark(w.key, now)
-        if w.owner is not None:
-            self._mark(f"{w.owner.kind}/{w.namespace}/{w.owner.name}", now)
+        return w
 
     def _resolve(self, ref: str) -> Workload:
         """``Kind/name`` (the default namespace first, else the only match) or

@@ -54,6 +54,8 @@ function handle(m) {
   if (m.type === "delta" || m.type === "reset") {
     const r = applyDelta(state, m);
     if (r.gap) { send({ type: "snapshot" }); return; }
+    // Valid when sent, but its node or pod was gone at its instant (another operator's action).
+    if (operator && m.refused) showError(m.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
     if (!r.changed) return;
     state = r.state; lastWall = performance.now();
     explain(m.events || []);

@@ -12,8 +12,9 @@ from channels.testing import WebsocketCommunicator
 
 from controller import services
 from controller.engine import cli
+from controller.engine.scenario import load_scenario
 from controller.engine.timeline import to_json
-from controller.models import Action, Room, TimelineEvent
+from controller.models import Action, EngineSnapshot, Room, TimelineEvent
 from playground.asgi import application
 
 SCENARIO = """
@@ -142,6 +143,93 @@ def test_export_then_simulate_gives_the_identical_timeline(celery_worker_proc, t
     live = room_events(room)
     assert any('"PodDeleted"' in line for line in live)
     assert live == headless_events(room, tmp_path)
+
+
+def test_a_node_added_live_with_its_own_kubelet_settings_keeps_the_scenarios_others(
+    celery_worker_proc, tmp_path
+) -> None:
+    text = SCENARIO.replace(
+        "spec:\n  nodes:", "spec:\n  kubelet: {nodeLeaseDurationSeconds: 20}\n  nodes:"
+    )
+    room = services.room_create("live", text, None, 10.0)
+    services.room_control(room.pk, "pause", None, "test")
+    node = {"name": "n-4", "zone": "z", "kubelet": {"nodeStatusUpdateFrequency": "20s"}}
+    services.action_submit(room, {"type": "AddNode", "node": node}, "t")
+    services.room_control(room.pk, "step", 30, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    cfg = services._runtime(room).sim.kubelets["n-4"].cfg
+    # As in a scenario file: the node's settings merge over the scenario's kubelet section.
+    assert (cfg.node_lease_duration_seconds, cfg.node_status_update_frequency_ms) == (20, 20_000)
+    exported = load_scenario(services.room_export(room))
+    (add,) = [f for f in exported.faults if f.type == "AddNode"]
+    assert add.args["spec"].kubelet == cfg
+    assert room_events(room) == headless_events(room, tmp_path)
+
+
+def test_applying_a_manifest_live_shows_the_new_pod(celery_worker_proc) -> None:
+    room = make_room()
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "late", "namespace": "default"},
+        "spec": {"containers": [{"name": "app"}]},
+    }
+    services.action_submit(room, {"type": "Apply", "object": pod}, "t")
+    services.room_control(room.pk, "step", 5, "t")
+    services.room_advance(room.pk)
+    assert Action.objects.get(room=room, kind="Apply").status == "applied"
+    snap = services.room_snapshot(Room.objects.get(pk=room.pk))
+    assert "default/late" in {p["key"] for p in snap["pods"]}
+
+
+def test_an_action_whose_node_another_operator_deleted_is_refused_and_the_room_goes_on(
+    celery_worker_proc, tmp_path
+) -> None:
+    room = make_room()
+    services.action_submit(room, {"type": "DeleteNode", "node": "n-1"}, "alice")
+    # Valid when sent (n-1 still exists), but n-1 is gone at its instant.
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "bob")
+    services.room_control(room.pk, "step", 5, "t")
+    delta = services.room_advance(room.pk)
+    assert delta is not None
+    assert delta["refused"] == [
+        {"action": "StopKubelet", "actor": "bob", "error": 'action.node: unknown node "n-1"'}
+    ]
+    statuses = dict(Action.objects.filter(room=room).values_list("kind", "status"))
+    assert (statuses["DeleteNode"], statuses["StopKubelet"]) == ("applied", "refused")
+    # Only the deletion is in the timeline, and the room keeps ticking.
+    faults = [e.data["fault"] for e in TimelineEvent.objects.filter(room=room, type="Fault")]
+    assert faults == ["DeleteNode"]
+    services.room_control(room.pk, "step", 60, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    assert room.sim_ms >= 65_000
+    # A worker restart replays only what was applied; the export simulates the same.
+    services.forget_cache()
+    services.room_control(room.pk, "step", 5, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    assert room_events(room) == headless_events(room, tmp_path)
+
+
+def test_a_snapshot_from_other_engine_code_is_not_trusted(celery_worker_proc) -> None:
+    room = make_room()
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    services.room_control(room.pk, "step", 60, "t")
+    services.room_advance(room.pk)
+    before = room_events(Room.objects.get(pk=room.pk))
+    # As after an upgrade: the stored snapshot was pickled by other code (and is unreadable).
+    EngineSnapshot.objects.filter(room=room).update(engine_version="older", blob=b"junk")
+    services.forget_cache()
+    services.room_control(room.pk, "step", 400, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    after = room_events(room)
+    assert after[: len(before)] == before
+    assert any('"PodDeleted"' in line for line in after[len(before) :])
+    snap = EngineSnapshot.objects.get(room=room)
+    assert snap.engine_version == services.ENGINE_VERSION
 
 
 def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker_proc) -> None:
