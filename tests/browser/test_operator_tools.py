@@ -108,3 +108,19 @@ def test_scale_leak_and_zone_outage_from_the_page(live_stack, room, browser) -> 
     assert unknown.count() == 0, "the rewound timeline ends before b-1 went Unknown"
     assert page.inner_text("#clock").startswith(f"{int(at // 60):02d}:{int(at % 60):02d}")
     assert errors == []
+
+
+def test_add_node_from_the_page(live_stack, room, browser) -> None:
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
+    page.wait_for_selector('article.node[data-node="a-1"]', timeout=20_000)
+    page.click("#add-node")
+    page.wait_for_selector("#timeline >> text=AddNode", timeout=20_000)
+    added = page.locator('.zone[data-zone="zone-a"] article.node[data-node^="added-"]')
+    added.wait_for(timeout=20_000)
+    step(page)
+    page.wait_for_selector('.zone[data-zone="zone-a"] article.node.ready[data-node^="added-"]')
+    assert page.locator("#error").is_hidden()
+    assert errors == []
