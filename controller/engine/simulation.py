@@ -27,6 +27,8 @@ from .objects import (
 from .scenario import Fault, NodeSpec, Scenario, ScenarioError
 from .timeline import Timeline
 
+DETECTED_AT_START_MS = -(2**62)  # Go's zero time.Time, as an image's firstDetected
+
 POD_GC_PERIOD_MS = 20_000  # podgc gcCheckPeriod
 
 
@@ -99,7 +101,12 @@ class Simulation:
             pid_max=spec.pid_max,
             inodes=spec.inodes,
             imagefs_capacity=spec.imagefs,
-            images=[Image(i["name"], i["size"], i["inUse"], now, now) for i in spec.images],
+            # realImageGCManager.Start: the first detectImages uses the zero time ("unknown,
+            # in the past"), so images present when the kubelet starts pass imageMinimumGCAge.
+            images=[
+                Image(i["name"], i["size"], i["inUse"], DETECTED_AT_START_MS, now)
+                for i in spec.images
+            ],
             dead_containers=spec.dead_containers,
         )
         node = Node(
@@ -273,10 +280,13 @@ class Simulation:
         if pod.phase == "Pending" and not pod.started:
             ok, reason, message = self.kubelet_admit(kubelet, pod, now)
             if not ok:
+                # Kubelet.rejectPod: a Warning event with the message, and the status message
+                # prefixed "Pod " (until 1.26).
                 self.timeline.emit(
                     now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason
                 )
-                self.cluster.set_pod_phase(pod, "Failed", now, reason, message)
+                self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
+                self.cluster.set_pod_phase(pod, "Failed", now, reason, "Pod " + message)
                 return
             pod.started = True
             self.cluster.set_pod_phase(pod, "Running", now)

@@ -222,5 +222,8 @@ def test_besteffort_pod_rejected_at_admission_under_memory_pressure() -> None:
         (60.0, "default/late-be", "Evicted")
     ]
     be = sim.cluster.pods["default/late-be"]
-    assert (be.phase, be.message) == ("Failed", "The node had condition: [MemoryPressure]. ")
+    assert (be.phase, be.message) == (
+        "Failed",
+        "Pod The node had condition: [MemoryPressure]. ",
+    )  # Kubelet.rejectPod
     assert sim.cluster.pods["default/late-burstable"].phase == "Running"

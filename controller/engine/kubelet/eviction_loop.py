@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 EVICTION_MONITORING_PERIOD_MS = 10 * SECOND  # evictionMonitoringPeriod
 POD_CLEANUP_POLL_MS = 1 * SECOND  # podCleanupPollFreq
-POD_CLEANUP_TIMEOUT_MS = 30 * SECOND  # podCleanupTimeout
 INODE_BYTES = 16 * 1024  # bytes per inode when a node does not declare its inode count
 
 
@@ -68,8 +67,12 @@ class EvictionLoop:
         self.in_sync = False
 
     # -- timing ---------------------------------------------------------------------------
-    def start(self, now: int) -> None:
-        """Kubelet (re)start: the loop begins at the kubelet's phase."""
+    def start(self, now: int, fresh: bool = False) -> None:
+        """Kubelet (re)start: the loop begins at the kubelet's phase. A new kubelet process
+        (``fresh``) has a new manager, as eviction.NewManager builds it: no node conditions,
+        no observation or first-observed times carried over."""
+        if fresh:
+            self.manager = EvictionManager(self.manager.config)
         self.base_ms = self.kubelet.anchor_ms
         self.wake(now)
 
@@ -121,10 +124,12 @@ class EvictionLoop:
         finally:
             self.in_sync = False
         if result.evicted:
-            # waitForPodsCleanup: the kill completes after the grace period; the next 1 s poll
-            # after that confirms it (design: "the next sync runs 1 s after that"), 30 s at most.
+            # managerImpl.evictPod blocks in killPodNow until the kill completes (after the
+            # grace period); only then does Start's waitForPodsCleanup begin, whose first 1 s
+            # poll confirms it (design: "the next sync runs 1 s after that"). Its 30 s
+            # podCleanupTimeout counts from the end of the kill, so it never cuts this short.
             longest = max(e.grace_period_s for e in result.evicted) * SECOND
-            wait = min(POD_CLEANUP_TIMEOUT_MS, longest + POD_CLEANUP_POLL_MS)
+            wait = longest + POD_CLEANUP_POLL_MS
             self.base_ms = now + wait
             self._schedule(now + wait)
             return
@@ -262,17 +267,21 @@ class EvictionLoop:
 
     def pod_stats(self, pod: Pod, now: int) -> PodStats:
         """The pod's spec resources and usage; the engine tracks usage per pod, so the first
-        container carries all of it (rootfs for disk)."""
+        container carries all of it. Its disk use is on nodefs (node_stats): the container
+        rootfs when images share nodefs, its logs when the node has a dedicated imagefs (so
+        buildSignalToRankFunc's nodefs ranking, logs + local volumes, sees it)."""
         mem = pod_usage(self.sim, pod, "memory", now)
         eph = pod_usage(self.sim, pod, "ephemeral-storage", now)
+        node = self.kubelet.node
+        as_logs = node is not None and node.resources.imagefs_capacity is not None
         containers = [
             ContainerStats(
                 c.name,
                 dict(c.requests),
                 dict(c.limits),
                 memory_working_set=mem if i == 0 else 0,
-                rootfs_used=eph if i == 0 else 0,
-                logs_used=0,
+                rootfs_used=eph if i == 0 and not as_logs else 0,
+                logs_used=eph if i == 0 and as_logs else 0,
             )
             for i, c in enumerate(pod.containers)
         ]

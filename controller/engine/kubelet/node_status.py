@@ -143,11 +143,13 @@ class Kubelet:
         self.process_running = True
         self.anchor_ms = self.offset_ms if initial else now_ms
         self.active_since_ms = now_ms
+        if not initial:
+            self.pressure = set()  # the new process's eviction manager has seen nothing yet
         if not self.reaches_api:
             return
         self.frozen_lease_ms = now_ms
         self.sim.on_kubelet_started(self, now_ms)
-        self.eviction.start(now_ms)
+        self.eviction.start(now_ms, fresh=not initial)
         if self.mode != LEASE_ONLY:
             self.post_status(now_ms)
         self.sync_pods(now_ms)
@@ -180,7 +182,6 @@ class Kubelet:
 
     def power_on(self, now_ms: int) -> None:
         self.powered = True
-        self.pressure = set()
         if self.process_running:
             self.start(now_ms)
 
