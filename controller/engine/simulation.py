@@ -11,6 +11,7 @@ from typing import Any
 from . import admission
 from .cluster import Cluster
 from .core import Phase, Scheduler
+from .kubelet.allocatable import node_allocatable
 from .kubelet.node_status import RUNNING, STOPPED, Kubelet
 from .manifests import pod_from_manifest
 from .nodelifecycle.controller import NodeLifecycleController
@@ -96,7 +97,7 @@ class Simulation:
         gates = self.config.feature_gates
         res = NodeResources(
             capacity=dict(spec.capacity),
-            allocatable=dict(spec.capacity),
+            allocatable={},  # the kubelet's MachineInfo, below
             system_usage=dict(spec.usage),
             pid_max=spec.pid_max,
             inodes=spec.inodes,
@@ -125,6 +126,7 @@ class Simulation:
             ),
         )
         admission.taint_node_on_create(node, self.config.api_server, now)
+        res.allocatable = node_allocatable(spec.kubelet, res.capacity)
         kubelet = Kubelet(self, node, spec.kubelet, spec.kubelet_offset_ms, spec.kubelet_mode)
         self.kubelets[node.name] = kubelet
         self.cluster.add_node(node, now)

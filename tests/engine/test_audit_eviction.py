@@ -250,13 +250,6 @@ def test_periodic_image_gc_frees_down_to_the_low_threshold() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="nodestatus.MachineInfo sets Allocatable = Capacity - "
-    "containerManager.GetNodeAllocatableReservation(), which includes hardEvictionReservation "
-    "(the hard memory.available and nodefs.available thresholds); Simulation.create_node uses "
-    "allocatable = capacity",
-)
 def test_node_allocatable_reserves_the_hard_eviction_thresholds() -> None:
     sim = run(
         {"evictionHard": {"memory.available": "500Mi", "nodefs.available": "10Gi"}},

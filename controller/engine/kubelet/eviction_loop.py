@@ -250,7 +250,9 @@ class EvictionLoop:
             time_ms=now,
             memory_capacity=res.capacity.get("memory", 0),
             memory_working_set=node_own_usage(self.sim, node, "memory", now) + pods_mem,
-            allocatable_memory_capacity=res.allocatable.get("memory", 0),
+            # The pods cgroup's limit: capacity minus kube/system-reserved (none here), not
+            # minus the hard eviction reservation (getNodeAllocatableInternalAbsolute).
+            allocatable_memory_capacity=res.capacity.get("memory", 0),
             pods_memory_working_set=pods_mem,
             nodefs_capacity=nodefs_cap,
             nodefs_used=nodefs_used,
