@@ -105,7 +105,13 @@ class Simulation:
             # realImageGCManager.Start: the first detectImages uses the zero time ("unknown,
             # in the past"), so images present when the kubelet starts pass imageMinimumGCAge.
             images=[
-                Image(i["name"], i["size"], i["inUse"], DETECTED_AT_START_MS, now)
+                Image(
+                    i["name"],
+                    i["size"],
+                    i["inUse"],
+                    DETECTED_AT_START_MS,
+                    now if i["inUse"] else DETECTED_AT_START_MS,  # lastUsed: set when in use
+                )
                 for i in spec.images
             ],
             dead_containers=spec.dead_containers,

@@ -222,12 +222,6 @@ def test_images_present_at_kubelet_start_can_be_collected_at_once() -> None:
     assert evictions(sim) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Kubelet.StartGarbageCollection runs realImageGCManager.GarbageCollect every "
-    "ImageGCPeriod (5 m): usage >= imageGCHighThresholdPercent frees LRU unused images down to "
-    "imageGCLowThresholdPercent, independent of eviction; the engine has no periodic image GC",
-)
 def test_periodic_image_gc_frees_down_to_the_low_threshold() -> None:
     # No disk eviction threshold. From 100 s: 73Gi system + 10Gi unused + 5Gi in-use image =
     # 88Gi used: usagePercent = 100 - int(12 * 100 / 100) = 88 >= 85, amountToFree =
@@ -248,6 +242,77 @@ def test_periodic_image_gc_frees_down_to_the_low_threshold() -> None:
     assert [(e["t"] / 1000, e["what"], e["amount"]) for e in events(sim, "NodeReclaim")] == [
         (300.0, "ImageGC", 10 * GI)
     ]
+
+
+@pytest.mark.parametrize(
+    "kubelet, faults, freed, failed, gc_failed",
+    [
+        pytest.param(
+            {},
+            [node_usage(100, **{"ephemeral-storage": "73Gi"})],
+            [(300.0, 10 * GI)],
+            [],
+            [],
+            id="88% used: 8Gi to free, the old image (10Gi) is enough, no event",
+        ),
+        pytest.param(
+            {},
+            [node_usage(100, **{"ephemeral-storage": "98Gi"})],
+            [(300.0, 10 * GI)],
+            [300.0, 600.0, 900.0],
+            [600.0, 900.0],
+            id="too little: FreeDiskSpaceFailed each run, ImageGCFailed from the second",
+        ),
+        pytest.param(
+            {"imageGCHighThresholdPercent": 100},
+            [node_usage(100, **{"ephemeral-storage": "98Gi"})],
+            [],
+            [],
+            [],
+            id="imageGCHighThresholdPercent 100 turns image GC off",
+        ),
+        pytest.param(
+            {},
+            [
+                node_usage(100, **{"ephemeral-storage": "98Gi"}),
+                at(400, "StopKubelet", node="m"),
+                at(500, "StartKubelet", node="m"),
+            ],
+            [(300.0, 10 * GI)],
+            [300.0, 500.0, 800.0],
+            [800.0],
+            id="a restarted kubelet runs GC at once and forgets the earlier failure",
+        ),
+    ],
+)
+def test_periodic_image_gc_events(
+    kubelet: dict[str, Any],
+    faults: list[dict[str, Any]],
+    freed: list[tuple[float, int]],
+    failed: list[float],
+    gc_failed: list[float],
+) -> None:
+    # 100Gi nodefs shared with images (10Gi unused + 5Gi in use); no disk eviction threshold.
+    # GarbageCollect: usage% = 100 - int(available*100/capacity) >= 85 -> free down to 80%.
+    # 73Gi of the node's own use: 88Gi used, amountToFree = 20Gi - 12Gi = 8Gi. 98Gi: 113Gi used,
+    # available reads 0, amountToFree = 20Gi and only 10Gi can go. Runs at 0, 300, 600, 900.
+    sim = run(
+        {"evictionHard": {"memory.available": "100Mi"}, **kubelet},
+        nodes=[
+            node(
+                images=[
+                    {"name": "old:v1", "size": "10Gi", "inUse": False},
+                    {"name": "cur:v1", "size": "5Gi", "inUse": True},
+                ]
+            )
+        ],
+        faults=faults,
+        duration=900,
+    )
+    reclaims = [(e["t"] / 1000, e["amount"]) for e in events(sim, "NodeReclaim")]
+    assert reclaims == freed
+    assert node_events(sim, "FreeDiskSpaceFailed") == failed
+    assert node_events(sim, "ImageGCFailed") == gc_failed
 
 
 def test_node_allocatable_reserves_the_hard_eviction_thresholds() -> None:

@@ -27,6 +27,7 @@ from .eviction.api import (
 )
 from .eviction.helpers import make_signal_observations, parse_threshold_config, thresholds_met
 from .eviction.manager import EvictionManager, ManagerConfig, SyncResult
+from .image_gc import UNLIMITED, free_space
 from .resources import images_bytes, node_own_usage, pod_usage, pods_usage
 
 if TYPE_CHECKING:
@@ -318,21 +319,15 @@ class EvictionLoop:
         return [(what, resource, freed)] if freed else []
 
     def delete_unused_images(self, now: int) -> int:
-        """Port of realImageGCManager.DeleteUnusedImages: every unused image old enough
-        (imageMinimumGCAge), least recently used first."""
-        node = self.kubelet.node
-        assert node is not None
-        min_age = self.kubelet.cfg.image_minimum_gc_age_ms
-        keep, freed = [], 0
-        for img in sorted(
-            node.resources.images, key=lambda i: (i.last_used_ms, i.first_detected_ms)
-        ):
-            if img.in_use or now - img.first_detected_ms < min_age:
-                keep.append(img)
-            else:
-                freed += img.size
-        node.resources.images = keep
-        return freed
+        """realImageGCManager.DeleteUnusedImages: freeSpace(math.MaxInt64, now)."""
+        return free_space(self.kubelet, UNLIMITED, now)
+
+    def image_fs_stats(self, now: int) -> FsStats:
+        """ImageFsStats: the dedicated imagefs, or nodefs when images share it."""
+        stats = self.node_stats(now)
+        if stats.imagefs is not None:
+            return stats.imagefs
+        return FsStats(stats.nodefs_capacity, stats.nodefs_used, 0, 0)
 
     # -- admission ------------------------------------------------------------------------
     def admit(self, pod: Pod, now: int) -> tuple[bool, str, str]:

@@ -91,8 +91,10 @@ class Kubelet:
         self.needs_pod_resync = False
         self.pressure: set[str] = set()  # node conditions the eviction manager reports
         from .eviction_loop import EvictionLoop
+        from .image_gc import ImageGCLoop
 
         self.eviction = EvictionLoop(self, node)
+        self.image_gc = ImageGCLoop(self)
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -145,6 +147,7 @@ class Kubelet:
         self.active_since_ms = now_ms
         if not initial:
             self.pressure = set()  # the new process's eviction manager has seen nothing yet
+        self.image_gc.start(now_ms)
         if not self.reaches_api:
             return
         self.frozen_lease_ms = now_ms
