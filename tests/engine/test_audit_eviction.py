@@ -425,18 +425,6 @@ def test_a_restarted_kubelet_forgets_pressure_held_by_the_transition_period() ->
     assert sim.cluster.pods["default/be"].phase == "Running"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="parseThresholdStatement (1.18) compares the parsed fraction with 100 "
-    "(`if percentage > 100`), so thresholds up to 10000% are accepted; the <= 100% check "
-    "(`percentage > 1`) came with PR #97321 in 1.21. The engine refuses 150%",
-)
-def test_percentage_threshold_above_100_is_accepted_in_1_18() -> None:
-    # 150% of capacity is always more than what is available: MemoryPressure from the first sync.
-    sim = run({"evictionHard": {"memory.available": "150%"}}, duration=5)
-    assert times(sim, "NodeCondition", node="m", condition="MemoryPressure", status="True") == [0.0]
-
-
 # ================================================================================================
 # Verified behaviour
 # ================================================================================================

@@ -258,6 +258,8 @@ def test_parse_threshold_config(enforce, hard, soft, grace, reclaim, expected) -
             {},
             "spec.kubelet.evictionHard.nodefs.available: "
             "eviction percentage threshold nodefs.available must be <= 100%: 101%",
+            # Deliberately the 1.21+ check (PR #97321): 1.18's parseThresholdStatement compared
+            # the fraction with 100, so it took up to 10000% (permanent pressure), a bug.
             id="a percentage above 100 is refused",
         ),
         pytest.param(
