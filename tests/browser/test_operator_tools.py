@@ -5,6 +5,8 @@ header and the zone's token bucket. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from controller import services
@@ -124,3 +126,31 @@ def test_add_node_from_the_page(live_stack, room, browser) -> None:
     page.wait_for_selector('.zone[data-zone="zone-a"] article.node.ready[data-node^="added-"]')
     assert page.locator("#error").is_hidden()
     assert errors == []
+
+
+def test_an_operator_sees_why_an_action_was_refused_at_its_instant(live_stack, room, browser):
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
+    page.wait_for_selector('article.node[data-node="b-1"]', timeout=20_000)
+
+    def two_operators() -> None:
+        """Both valid when sent, in one commit so that one tick applies both: bob's stop
+        finds b-1 deleted by alice's action just before it."""
+        from django.db import connection, transaction
+
+        try:
+            with transaction.atomic():
+                services.action_submit(room, {"type": "DeleteNode", "node": "b-1"}, "alice")
+                services.action_submit(room, {"type": "StopKubelet", "node": "b-1"}, "bob")
+        finally:
+            connection.close()
+
+    # The ORM is called off the thread where Playwright's event loop runs.
+    worker = threading.Thread(target=two_operators)
+    worker.start()
+    worker.join()
+    page.wait_for_selector(
+        '#error >> text=StopKubelet by bob refused: action.node: unknown node "b-1"'
+    )
+    page.wait_for_selector('article.node[data-node="b-1"]', state="detached", timeout=20_000)
+    page.screenshot(path=ARTIFACTS / "7-refused-action.png")
