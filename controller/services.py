@@ -27,7 +27,7 @@ from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
 from .engine.scenario import Fault, Scenario, ScenarioError, load_scenario, parse_fault
-from .engine.simulation import Simulation
+from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .models import Action, ClusterParameters, EngineSnapshot, ObjectView, Room, TimelineEvent
 
@@ -262,7 +262,24 @@ def room_advance(
 ) -> dict[str, Any] | None:
     """The tick: apply pending actions, advance the engine to the room's "now", persist
     what changed and broadcast it after commit. Callers hold the room's Redis lock."""
-    wall_now = wall_now or timezone.now()
+    try:
+        return _advance(room_id, wall_now or timezone.now(), extra_ms)
+    except ActionFailed as exc:
+        # Not a refusal but a bug: the cached engine may be half changed, so it is dropped
+        # (the next tick rebuilds it from the snapshot and the log), and the action is refused
+        # so that the room does not fail on it at every tick.
+        _CACHE.pop(room_id, None)
+        log.exception("room %s: action %s failed", room_id, exc.action_id)
+        cause = type(exc.__cause__).__name__
+        Action.objects.filter(pk=exc.action_id).update(
+            status=Action.REFUSED,
+            at_ms=None,
+            error=f"action: could not be applied ({cause}); the room goes on without it",
+        )
+        return None
+
+
+def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] | None:
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
         rt = _runtime(room)

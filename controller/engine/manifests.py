@@ -33,8 +33,9 @@ def validate_manifest(obj: Any, path: str) -> None:
         pod_from_manifest(d, path, now_ms=0, uid="validate")
         return
     spec = _map(d.get("spec"), f"{path}.spec")
-    if kind != "DaemonSet":
-        _int(spec.get("replicas", 1), f"{path}.spec.replicas")
+    from .workloads import parse_workload  # (workloads builds pods with this module)
+
+    parse_workload(d, path)  # replicas, strategy, podManagementPolicy: refused at load
     template = _map(spec.get("template"), f"{path}.spec.template")
     if not template:
         raise ScenarioError(f"{path}.spec.template", f"a {kind} needs a pod template")

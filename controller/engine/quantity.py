@@ -243,6 +243,8 @@ def parse_duration_ms(s: str | int | float) -> int:
         ns = _parse_go_duration(s)
     if ns < 0:
         raise _duration_error(s, "negative; durations here are >= 0")
+    if ns > MAX_INT64:
+        raise _duration_error(s, "longer than Go's largest duration (2562047h47m16.854s)")
     ms = ns / _NS_PER_MS
     if ms.denominator != 1:
         raise _duration_error(s, "not a whole number of milliseconds, the simulation's resolution")

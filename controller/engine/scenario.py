@@ -6,6 +6,7 @@ Bad input is refused whole with the path of the first wrong field and why
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,7 +103,10 @@ def _str(v: Any, path: str) -> str:
     return v
 
 
-def _int(v: Any, path: str, minimum: int | None = 0) -> int:
+INT32_MAX = 2**31 - 1  # Kubernetes int32 fields (replicas)
+
+
+def _int(v: Any, path: str, minimum: int | None = 0, maximum: int | None = None) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
             v = int(v)
@@ -110,12 +114,16 @@ def _int(v: Any, path: str, minimum: int | None = 0) -> int:
             raise ScenarioError(path, f"must be an integer, got {_show(v)}")
     if minimum is not None and v < minimum:
         raise ScenarioError(path, f"must be >= {minimum}, got {v}")
+    if maximum is not None and v > maximum:
+        raise ScenarioError(path, f"must be <= {maximum}, got {v}")
     return v
 
 
 def _num(v: Any, path: str, minimum: float | None = 0.0, maximum: float | None = None) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise ScenarioError(path, f"must be a number, got {_show(v)}")
+    if not math.isfinite(v):
+        raise ScenarioError(path, f"must be a finite number, got {v}")
     if minimum is not None and v < minimum:
         raise ScenarioError(path, f"must be >= {minimum:g}, got {v:g}")
     if maximum is not None and v > maximum:
@@ -607,7 +615,7 @@ def parse_fault(
     """Validate one fault (also used for live actions, with ``at`` = now)."""
     d = _map(raw, p)
     ftype = d.get("type")
-    if ftype not in FAULT_TYPES:
+    if not isinstance(ftype, str) or ftype not in FAULT_TYPES:
         raise ScenarioError(
             f"{p}.type",
             f"unknown fault type {_show(ftype)} (known: {', '.join(sorted(FAULT_TYPES))})",
@@ -678,10 +686,11 @@ def parse_fault(
         if "until" in d:
             _dur(d["until"], f"{p}.until")
     if ftype == "DeletePod":
+        # The handlers get the checked values, not the text ("5" is 5).
         if "gracePeriodSeconds" in d:
-            _int(d["gracePeriodSeconds"], f"{p}.gracePeriodSeconds")
+            args["gracePeriodSeconds"] = _int(d["gracePeriodSeconds"], f"{p}.gracePeriodSeconds")
         if "force" in d:
-            _bool(d["force"], f"{p}.force")
+            args["force"] = _bool(d["force"], f"{p}.force")
     if ftype == "ScaleWorkload":
         wl = _str(d.get("workload"), f"{p}.workload")
         if wl.count("/") not in (1, 2) or wl.split("/")[0] not in (
@@ -693,7 +702,7 @@ def parse_fault(
                 f"{p}.workload",
                 f'must be "Kind/name" (Deployment, ReplicaSet, StatefulSet), got {_show(wl)}',
             )
-        _int(d.get("replicas"), f"{p}.replicas")
+        args["replicas"] = _int(d.get("replicas"), f"{p}.replicas", maximum=INT32_MAX)
     if ftype == "Apply":
         from .manifests import validate_manifest
 

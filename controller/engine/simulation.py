@@ -33,6 +33,14 @@ DETECTED_AT_START_MS = -(2**62)  # Go's zero time.Time, as an image's firstDetec
 POD_GC_PERIOD_MS = 20_000  # podgc gcCheckPeriod
 
 
+class ActionFailed(Exception):
+    """A live action raised something other than a refusal while it was applied."""
+
+    def __init__(self, action_id: int) -> None:
+        super().__init__(f"action {action_id} failed")
+        self.action_id = action_id
+
+
 class Simulation:
     """A whole cluster, deterministic: the same scenario and actions give the same timeline."""
 
@@ -387,6 +395,8 @@ class Simulation:
             apply_fault(self, fault, self.now_ms)
         except ScenarioError as exc:
             self.refused_actions[action_id] = str(exc)
+        except Exception as exc:  # a bug: the engine may be half changed, the caller rebuilds it
+            raise ActionFailed(action_id) from exc
 
     def restart_controller_manager(self, now: int) -> None:
         """All in-memory state of kube-controller-manager is lost and rebuilt."""

@@ -19,6 +19,7 @@ rolling updates (a changed template applies to pods created afterwards, as with 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, field, replace
@@ -29,7 +30,7 @@ from .core import Phase
 from .manifests import pod_from_manifest
 from .nodelifecycle.zones import zone_display
 from .objects import FALSE, NO_EXECUTE, NO_SCHEDULE, TRUE, Node, OwnerRef, Pod
-from .scenario import ScenarioError
+from .scenario import INT32_MAX, ScenarioError, _int, _map, _show
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -162,28 +163,32 @@ def parse_workload(manifest: dict[str, Any], path: str = "object") -> dict[str, 
     """The workload fields the controllers use, with their Kubernetes defaults; bad values are
     refused with their path (ScenarioError)."""
     kind = manifest["kind"]
-    meta = manifest.get("metadata") or {}
-    spec = manifest.get("spec") or {}
-    template = json.loads(json.dumps(spec.get("template") or {}))  # a private copy
+    meta = _map(manifest.get("metadata"), f"{path}.metadata")
+    spec = _map(manifest.get("spec"), f"{path}.spec")
+    template = copy.deepcopy(_map(spec.get("template"), f"{path}.spec.template"))  # private
     tmeta = template.setdefault("metadata", {})
-    selector = dict((spec.get("selector") or {}).get("matchLabels") or {})
-    if not selector:
-        selector = dict(tmeta.get("labels") or {})
+    selector = _map(spec.get("selector"), f"{path}.spec.selector")
+    match = dict(_map(selector.get("matchLabels"), f"{path}.spec.selector.matchLabels"))
+    if not match:
+        match = dict(tmeta.get("labels") or {})
     out: dict[str, Any] = {
         "namespace": str(meta.get("namespace", "default")),
         "name": str(meta["name"]),
-        "replicas": int(spec.get("replicas", 1)) if kind != "DaemonSet" else 0,
+        "replicas": _int(spec.get("replicas", 1), f"{path}.spec.replicas", maximum=INT32_MAX)
+        if kind != "DaemonSet"
+        else 0,
         "template": template,
-        "selector": {str(k): str(v) for k, v in selector.items()},
+        "selector": {str(k): str(v) for k, v in match.items()},
     }
     if kind == "Deployment":
-        strategy = spec.get("strategy") or {}
+        strategy = _map(spec.get("strategy"), f"{path}.spec.strategy")
         stype = strategy.get("type", ROLLING_UPDATE)
         if stype not in (ROLLING_UPDATE, RECREATE):
             raise ScenarioError(
-                f"{path}.spec.strategy.type", f'must be RollingUpdate or Recreate, got "{stype}"'
+                f"{path}.spec.strategy.type",
+                f"must be RollingUpdate or Recreate, got {_show(stype)}",
             )
-        rolling = strategy.get("rollingUpdate") or {}
+        rolling = _map(strategy.get("rollingUpdate"), f"{path}.spec.strategy.rollingUpdate")
         out["strategy"] = stype
         for key in ("maxSurge", "maxUnavailable"):
             value = rolling.get(key, "25%")
@@ -200,7 +205,7 @@ def parse_workload(manifest: dict[str, Any], path: str = "object") -> dict[str, 
         if policy not in (ORDERED_READY, PARALLEL):
             raise ScenarioError(
                 f"{path}.spec.podManagementPolicy",
-                f'must be OrderedReady or Parallel, got "{policy}"',
+                f"must be OrderedReady or Parallel, got {_show(policy)}",
             )
         out["policy"] = policy
     return out

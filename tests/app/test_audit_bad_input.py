@@ -173,13 +173,11 @@ def xfail(reason: str) -> pytest.MarkDecorator:
         pytest.param(
             {"type": ["StopKubelet"], "node": "n-1"},
             "action.type",
-            marks=xfail("TypeError: unhashable type: 'list' in parse_fault"),
             id="type list",
         ),
         pytest.param(
             {"type": {"a": 1}, "node": "n-1"},
             "action.type",
-            marks=xfail("TypeError: unhashable type: 'dict' in parse_fault"),
             id="type mapping",
         ),
         pytest.param(
@@ -201,11 +199,6 @@ def test_action_refused_with_the_field(room: Room, payload: Any, prefix: str) ->
     refused(room, lambda: services.action_submit(room, payload, "test"), prefix)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="accepted at submit; every tick then dies with AttributeError in parse_workload and "
-    "the action stays pending: the room is wedged",
-)
 def test_an_apply_with_a_bad_strategy_does_not_wedge_the_room(room: Room) -> None:
     payload = {
         "type": "Apply",
@@ -225,11 +218,6 @@ def test_an_apply_with_a_bad_strategy_does_not_wedge_the_room(room: Room) -> Non
     assert action.status == Action.REFUSED and "strategy" in action.error
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason='gracePeriodSeconds "5" passes validation but the raw string reaches delete_pod: '
-    "TypeError in the tick, after the cached engine already emitted the fault",
-)
 def test_a_grace_period_given_as_a_string_is_applied_or_refused(room: Room) -> None:
     payload = {"type": "DeletePod", "pod": "default/web", "gracePeriodSeconds": "5"}
     try:
@@ -308,11 +296,6 @@ def test_parameters_refused_with_the_field(room: Room, params: Any, prefix: str)
     refused(room, lambda: services.parameters_submit(room, params, "test"), prefix)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NaN/inf pass _num; the Action row's JSON is then refused by the database "
-    "(IntegrityError: CHECK constraint failed: JSON_VALID)",
-)
 @pytest.mark.parametrize("value", [math.nan, math.inf], ids=["nan", "inf"])
 def test_non_finite_parameters_are_refused_with_the_field(room: Room, value: float) -> None:
     params = {"controllerManager": {"nodeEvictionRate": value}}
@@ -429,11 +412,6 @@ def test_room_create_refuses_and_creates_nothing(
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine accepts nodeEvictionRate .inf/.nan; the room's ClusterParameters JSON "
-    "is then refused by the database (IntegrityError) instead of a message",
-)
 @pytest.mark.parametrize("value", [".nan", ".inf"])
 def test_room_create_with_a_non_finite_rate(db: None, value: str) -> None:
     text = SCENARIO.replace(
@@ -470,7 +448,6 @@ def test_room_create_with_a_non_finite_rate(db: None, value: str) -> None:
             "controller_manager",
             '{"nodeEvictionRate": NaN}',
             "controllerManager.nodeEvictionRate",
-            marks=xfail("NaN passes the form (and then fails in the database on save)"),
             id="NaN",
         ),
     ],
@@ -501,7 +478,6 @@ def test_admin_parameters_form_names_the_field(
         pytest.param(
             {"type": "action", "action": {"type": ["StopKubelet"], "node": "n-1"}},
             "action.type",
-            marks=xfail("TypeError escapes _operate: the consumer dies, no error reply"),
             id="type list",
         ),
         pytest.param(
