@@ -4,6 +4,7 @@ then the group's deltas in order; operator messages go to services."""
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -13,6 +14,8 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from . import services
 from .models import Room
 from .roles import is_operator
+
+log = logging.getLogger(__name__)
 
 PRESENCE_TTL = 3600
 
@@ -44,6 +47,13 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._presence_leave()
 
+    @classmethod
+    async def decode_json(cls, text_data: str) -> Any:
+        try:
+            return json.loads(text_data)
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
+            return None
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):
             await self.send_json({"type": "error", "message": "messages must be JSON objects"})
@@ -69,6 +79,12 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             reply = await database_sync_to_async(self._operate)(kind, content)
         except services.ActionError as exc:
             await self.send_json({"type": "error", "message": str(exc), "request": content})
+            return
+        except Exception:  # a bug: the viewer still gets an answer and the socket stays open
+            log.exception("room %s: message %r failed", self.room.pk, kind)
+            await self.send_json(
+                {"type": "error", "message": f"{kind}: could not be done (server error)"}
+            )
             return
         await self.send_json({"type": "ack", **reply})
 

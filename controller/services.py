@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import logging
+import math
 import pickle
 import re
 import time
@@ -26,7 +27,14 @@ from django.utils.text import slugify
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
-from .engine.scenario import Fault, Scenario, ScenarioError, load_scenario, parse_fault
+from .engine.scenario import (
+    Fault,
+    Scenario,
+    ScenarioError,
+    check_nesting,
+    load_scenario,
+    parse_fault,
+)
 from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .models import Action, ClusterParameters, EngineSnapshot, ObjectView, Room, TimelineEvent
@@ -199,6 +207,10 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
     """Check an operator's fault against the scenario format and the room's current nodes."""
     if not isinstance(payload, dict):
         raise ActionError("action: must be a mapping")
+    try:
+        check_nesting(payload, "action")
+    except ScenarioError as exc:
+        raise ActionError(str(exc)) from None
     payload = {k: v for k, v in payload.items() if k != "at"}
     known = set(ObjectView.objects.filter(room=room, kind="node").values_list("key", flat=True))
     kubelet, kubelet_raw = _scenario_kubelet(room.scenario_yaml)
@@ -241,6 +253,14 @@ def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
 def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
     """Change cluster parameters: validated with the scenario loader's code, applied as a
     SetParameters action so that replay and export see it too."""
+    if not isinstance(params, dict):
+        raise ActionError("parameters: must be a mapping of sections")
+    unknown = sorted(set(params) - {"controllerManager", "kubelet", "apiServer"})
+    if unknown:
+        raise ActionError(
+            f"parameters.{unknown[0]}: unknown section (known: controllerManager, kubelet, "
+            "apiServer)"
+        )
     payload = {"type": "SetParameters"}
     for key in ("controllerManager", "kubelet", "apiServer"):
         if params.get(key):
@@ -327,8 +347,8 @@ def _record_refusals(room: Room, sim: Simulation) -> list[dict[str, Any]]:
     one tick): refused with the engine's reason, never replayed or exported."""
     out = []
     for action in room.actions.filter(pk__in=list(sim.refused_actions)).order_by("id"):
-        error = sim.refused_actions[action.pk]
-        action.status, action.error, action.at_ms = Action.REFUSED, f"action.{error}", None
+        error = sim.refused_actions[action.pk]  # "action.node: ..." (the fault's path)
+        action.status, action.error, action.at_ms = Action.REFUSED, error, None
         action.save(update_fields=["status", "error", "at_ms"])
         out.append({"action": action.kind, "actor": action.actor, "error": action.error})
     sim.refused_actions.clear()
@@ -555,7 +575,15 @@ def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
 
 def room_rewind(room_id: int, t_s: float, actor: str) -> Room:
     """Re-simulate from the scenario and the actions applied up to ``t``, then continue."""
-    t_ms = int(float(t_s) * 1000)
+    if isinstance(t_s, bool) or not isinstance(t_s, int | float | str):
+        raise ActionError(f"rewind: t must be a number of seconds, got {t_s!r}")
+    try:
+        t = float(t_s)
+    except ValueError:
+        raise ActionError(f"rewind: t must be a number of seconds, got {t_s!r}") from None
+    if not math.isfinite(t):
+        raise ActionError(f"rewind: t must be a finite number of seconds, got {t_s!r}")
+    t_ms = int(t * 1000)
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
         if not 0 <= t_ms <= room.sim_ms:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import TextIO
 
@@ -12,6 +13,8 @@ from .scenario import ScenarioError, load_scenario_file
 from .simulation import Simulation
 from .state import cluster_state
 from .timeline import format_table, to_json
+
+MAX_UNTIL_S = 9_223_372_036  # Go's largest duration, in whole seconds
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -41,15 +44,24 @@ def run(
     except ScenarioError as exc:
         err.write(f"error: {exc}\n")
         return 2
-    if until is not None and until < 0:
-        err.write("error: --until: must be >= 0\n")
+    if until is not None and not (math.isfinite(until) and 0 <= until <= MAX_UNTIL_S):
+        err.write(f"error: --until: must be between 0 and {MAX_UNTIL_S} seconds, got {until}\n")
         return 2
     until_ms = round(until * 1000) if until is not None else scenario.duration_ms
+    state_file = None
+    if final_state:
+        try:  # before the run, so that a bad path costs nothing
+            state_file = open(final_state, "w", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            err.write(f"error: --final-state: cannot write {final_state}: {exc.strerror}\n")
+            return 2
     sim = Simulation(scenario)
     try:
         sim.run(until_ms)
     except ScenarioError as exc:
         err.write(f"error: {exc}\n")
+        if state_file is not None:
+            state_file.close()
         return 2
     events = sim.timeline.events
     if not check:
@@ -57,9 +69,9 @@ def run(
             out.writelines(to_json(e) + "\n" for e in events)
         else:
             out.writelines(line + "\n" for line in format_table(events))
-    if final_state:
-        with open(final_state, "w", encoding="utf-8") as fh:
-            json.dump(cluster_state(sim), fh, sort_keys=True, indent=1)
+    if state_file is not None:
+        with state_file:
+            json.dump(cluster_state(sim), state_file, sort_keys=True, indent=1)
     if check:
         failures = check_all(scenario.expect, events)
         ok = len(scenario.expect) - len(failures)

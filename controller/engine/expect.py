@@ -17,7 +17,7 @@ CONTROL_KEYS = {"type", "at", "between", "absent", "from", "until", "count", "nt
 
 def validate_expectation(e: dict[str, Any], path: str) -> None:
     etype = e.get("type")
-    if etype not in EVENT_FIELDS:
+    if not isinstance(etype, str) or etype not in EVENT_FIELDS:
         raise ScenarioError(f"{path}.type", f"unknown event type {etype!r}")
     allowed = set(EVENT_FIELDS[etype]) | CONTROL_KEYS
     if etype == "Fault":

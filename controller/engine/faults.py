@@ -24,10 +24,16 @@ def fault_event(fault: Fault) -> dict[str, Any]:
 
 
 def apply_fault(sim: Simulation, fault: Fault, now: int) -> None:
-    check_fault(sim, fault)
-    sim.timeline.emit(now, "Fault", **fault_event(fault))
-    handler = HANDLERS[fault.type]
-    handler(sim, fault.args, now)
+    try:
+        check_fault(sim, fault)
+        sim.timeline.emit(now, "Fault", **fault_event(fault))
+        HANDLERS[fault.type](sim, fault.args, now)
+    except ScenarioError as exc:  # name the fault: "spec.faults[3].node: unknown node"
+        if not fault.path or exc.path.startswith(fault.path):
+            raise
+        raise ScenarioError(
+            f"{fault.path}.{exc.path}" if exc.path else fault.path, exc.why
+        ) from None
 
 
 KUBELET_FAULTS = frozenset(
@@ -59,6 +65,8 @@ def check_fault(sim: Simulation, fault: Fault) -> None:
         sim.workloads.check_scale(a["workload"], int(a["replicas"]))
     elif ftype == "StopLeak":
         return
+    elif ftype == "SetParameters":
+        _updated_parameters(sim, a)
     elif "pod" in a:
         _pod(sim, a["pod"])
     elif "node" in a:
@@ -278,26 +286,40 @@ def run_eviction_sync(sim: Simulation, a: dict[str, Any], now: int) -> None:
     _kubelet(sim, a).eviction_sync_now(now)
 
 
-def set_parameters(sim: Simulation, a: dict[str, Any], now: int) -> None:
-    """An operator changes component settings while the cluster runs (validated like the
-    scenario's). Controller-manager and API-server settings take effect at once; kubelet
-    settings rebuild every kubelet's eviction thresholds."""
-    from dataclasses import fields
-
+def _updated_parameters(sim: Simulation, a: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """Every config a SetParameters changes, computed before any is applied (a refusal
+    changes nothing): (target, updated) pairs, and (kubelet, updated config) pairs."""
     from .scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields
 
-    for key, table, target in (
-        ("controllerManager", CM_FIELDS, sim.config.controller_manager),
-        ("apiServer", API_FIELDS, sim.config.api_server),
-    ):
-        if key in a:
-            updated = apply_fields(target, a[key], table, key)
-            for f in fields(target):
-                setattr(target, f.name, getattr(updated, f.name))
+    configs = [
+        (target, apply_fields(target, a[key], table, key))
+        for key, table, target in (
+            ("controllerManager", CM_FIELDS, sim.config.controller_manager),
+            ("apiServer", API_FIELDS, sim.config.api_server),
+        )
+        if key in a
+    ]
+    kubelets = []
     if "kubelet" in a:
         for kubelet in sim.kubelets.values():
+            # Each node's kubelet, with its own settings, must take the change.
             updated = apply_fields(kubelet.cfg, a["kubelet"], KUBELET_FIELDS, "kubelet")
-            kubelet.reconfigure(updated, now)
+            kubelets.append((kubelet, updated))
+    return configs, kubelets
+
+
+def set_parameters(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """An operator changes component settings while the cluster runs (validated like the
+    scenario's, all or nothing). Controller-manager and API-server settings take effect at
+    once; kubelet settings rebuild every kubelet's eviction thresholds."""
+    from dataclasses import fields
+
+    configs, kubelets = _updated_parameters(sim, a)
+    for target, updated in configs:
+        for f in fields(target):
+            setattr(target, f.name, getattr(updated, f.name))
+    for kubelet, updated in kubelets:
+        kubelet.reconfigure(updated, now)
 
 
 HANDLERS = {

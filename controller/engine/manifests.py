@@ -108,6 +108,8 @@ def pod_from_manifest(
         for i, t in enumerate(_list(spec.get("tolerations"), f"{path}.spec.tolerations"))
     ]
     priority_class = spec.get("priorityClassName", "")
+    if priority_class:
+        _str(priority_class, f"{path}.spec.priorityClassName")
     if priority_class and priority_class not in PRIORITY_CLASSES:
         raise ScenarioError(
             f"{path}.spec.priorityClassName",

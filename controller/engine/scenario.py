@@ -62,6 +62,7 @@ class Fault:
     at_ms: int
     type: str
     args: dict[str, Any]  # the fault as written, without at/type
+    path: str = ""  # where it was written ("spec.faults[3]", "action"), for errors at its time
 
 
 @dataclass(slots=True)
@@ -297,6 +298,23 @@ def _check_kubelet(cfg: KubeletConfig, data: dict[str, Any], path: str) -> None:
     except ValueError as exc:
         msg = str(exc)
         raise ScenarioError("", msg if msg.startswith(path) else f"{path}: {msg}") from None
+    # ValidateKubeletConfiguration (pkg/kubelet/apis/config/validation)
+    if cfg.image_gc_low_threshold_percent >= cfg.image_gc_high_threshold_percent:
+        raise ScenarioError(
+            f"{path}.imageGCLowThresholdPercent",
+            f"{cfg.image_gc_low_threshold_percent} must be less than "
+            f"imageGCHighThresholdPercent {cfg.image_gc_high_threshold_percent}",
+        )
+    for i, value in enumerate(cfg.enforce_node_allocatable):
+        if value not in ("pods", "system-reserved", "kube-reserved", "none"):
+            raise ScenarioError(
+                f"{path}.enforceNodeAllocatable[{i}]",
+                f"must be pods, system-reserved, kube-reserved or none, got {_show(value)}",
+            )
+    if "none" in cfg.enforce_node_allocatable and len(cfg.enforce_node_allocatable) > 1:
+        raise ScenarioError(
+            f"{path}.enforceNodeAllocatable", '"none" cannot be combined with other values'
+        )
 
 
 # -- loading ------------------------------------------------------------------------------------
@@ -313,8 +331,12 @@ def load_scenario_file(filename: str) -> Scenario:
             f"{filename} is {size / 1e6:.1f} MB; a scenario may be at most "
             f"{MAX_SCENARIO_BYTES // (1024 * 1024)} MiB",
         )
-    with open(filename, encoding="utf-8", errors="replace") as fh:
-        return load_scenario(fh.read())
+    try:
+        with open(filename, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise ScenarioError("", f"cannot read {filename}: {exc.strerror}") from None
+    return load_scenario(text)
 
 
 def load_scenario(text: str) -> Scenario:
@@ -323,6 +345,7 @@ def load_scenario(text: str) -> Scenario:
         raise ScenarioError(
             "", f"scenario is larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB"
         )
+    _check_nesting(text)
     try:
         docs = [d for d in yaml.load_all(text, Loader=_FAST_LOADER) if d is not None]
     except yaml.YAMLError:
@@ -347,11 +370,53 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _slow_parse_for_the_error(text: str) -> list[Any]:
     try:
         return [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (binary, NUL)
+        line = text.count("\n", 0, exc.position) + 1
+        raise ScenarioError(
+            "", f"malformed YAML at line {line}: {exc.reason} character {exc.character!r}"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ScenarioError("", f"malformed YAML{where}: {problem}") from None
+    except RecursionError:
+        raise ScenarioError("", "malformed YAML, nested too deeply") from None
+
+
+MAX_NESTING = 64  # a scenario needs about 10 levels; libyaml's composer recurses in C
+
+
+def _check_nesting(text: str) -> None:
+    """Refuse documents nested deeper than MAX_NESTING before building them: libyaml's
+    composer (and the pure-Python one) recurse per level, and a few hundred KB of ``[`` would
+    crash the process. The event parser does not recurse."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_FAST_LOADER):
+            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                depth += 1
+                if depth > MAX_NESTING:
+                    line = event.start_mark.line + 1
+                    raise ScenarioError(
+                        "", f"nested deeper than {MAX_NESTING} levels at line {line}"
+                    )
+            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # malformed: loading it reports where
+
+
+def check_nesting(value: Any, path: str) -> None:
+    """The same limit for data that arrives already parsed (a live action's JSON)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > MAX_NESTING:
+                raise ScenarioError(path, f"nested deeper than {MAX_NESTING} levels")
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((c, depth + 1) for c in children)
 
 
 def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None) -> Scenario:
@@ -594,14 +659,22 @@ NODE_CONDITIONS_SETTABLE = {
 def parse_faults(
     data: Any, node_names: set[str], kubelet: KubeletConfig, kubelet_raw: dict[str, Any], path: str
 ) -> list[Fault]:
+    raws = _list(data, path)
+    # In time order (same instant: file order), so that the nodes a fault may name are those
+    # that exist by then: added by an earlier AddNode, not yet gone by a DeleteNode.
+    times = [
+        _dur(_map(raw, f"{path}[{i}]").get("at", 0), f"{path}[{i}].at")
+        for i, raw in enumerate(raws)
+    ]
     known = set(node_names)
     out: list[Fault] = []
-    for i, raw in enumerate(_list(data, path)):
-        fault = parse_fault(raw, known, kubelet, kubelet_raw, f"{path}[{i}]")
+    for i in sorted(range(len(raws)), key=lambda i: times[i]):
+        fault = parse_fault(raws[i], known, kubelet, kubelet_raw, f"{path}[{i}]")
         if fault.type == "AddNode":
             known.add(fault.args["node"]["name"])
+        elif fault.type == "DeleteNode":
+            known.discard(fault.args["node"])
         out.append(fault)
-    out.sort(key=lambda f: f.at_ms)  # stable: same instant keeps file order
     return out
 
 
@@ -718,7 +791,7 @@ def parse_fault(
         apply_fields(ApiServerConfig(), d.get("apiServer"), API_FIELDS, f"{p}.apiServer")
     if ftype == "RunControllerPass" and d.get("pass", "monitor") not in ("monitor", "tainting"):
         raise ScenarioError(f"{p}.pass", 'must be "monitor" or "tainting"')
-    return Fault(at_ms=at_ms, type=ftype, args=args)
+    return Fault(at_ms=at_ms, type=ftype, args=args, path=p)
 
 
 SECONDS = SECOND

@@ -150,8 +150,8 @@ CASES = [
     ),
     pytest.param(
         HEAD + "  objects: " + "[" * 2000 + "]" * 2000 + "\n",
-        "spec.objects[0]",
-        "must be a mapping",
+        "",
+        "nested deeper than 64 levels at line",
         id="2000-deep flow list",
     ),
     pytest.param(
@@ -296,14 +296,12 @@ CASES = [
         spec("kubelet: {imageGCHighThresholdPercent: 10, imageGCLowThresholdPercent: 80}"),
         "spec.kubelet.imageGCLowThresholdPercent",
         "",
-        marks=xfail("ValidateKubeletConfiguration: low must be < high; accepted"),
         id="gc low above high",
     ),
     pytest.param(
         spec("kubelet: {enforceNodeAllocatable: [bogus]}"),
         "spec.kubelet.enforceNodeAllocatable[0]",
         "",
-        marks=xfail("ValidateKubeletConfiguration allows pods/system-reserved/kube-reserved/none"),
         id="enforceNodeAllocatable bogus",
     ),
     # -- eviction thresholds ----------------------------------------------------------------------
@@ -948,28 +946,24 @@ CASES = [
         faults("{at: 1s, type: DeleteNode, node: n-1}", "{at: 2s, type: DeleteNode, node: n-1}"),
         "spec.faults[1].node",
         'unknown node "n-1"',
-        marks=xfail('runtime fault errors lose the fault\'s path: "node: unknown node"'),
         id="node deleted earlier",
     ),
     pytest.param(
         faults("{at: 1s, type: ZoneOutage, zone: nope}"),
         "spec.faults[0].zone",
         'no node is in zone "nope"',
-        marks=xfail('runtime fault errors lose the fault\'s path: "zone: no node is in zone"'),
         id="zone unknown",
     ),
     pytest.param(
         faults("{at: 1s, type: ScaleWorkload, workload: Deployment/zz, replicas: 1}"),
         "spec.faults[0].workload",
         'unknown workload "Deployment/zz"',
-        marks=xfail('runtime fault errors lose the fault\'s path: "workload: unknown workload"'),
         id="workload unknown",
     ),
     pytest.param(
         faults("{at: 1s, type: DeletePod, pod: default/zz}"),
         "spec.faults[0].pod",
         'unknown pod "default/zz"',
-        marks=xfail('runtime fault errors lose the fault\'s path: "pod: unknown pod"'),
         id="pod unknown",
     ),
     pytest.param(
@@ -1312,7 +1306,6 @@ CASES = [
         objects(pod(spec="{containers: [{name: c}], priorityClassName: [a]}")),
         "spec.objects[0].spec.priorityClassName",
         "",
-        marks=xfail("TypeError: unhashable type: 'list' (priority_class not in PRIORITY_CLASSES)"),
         id="priority class list",
     ),
     pytest.param(
@@ -1519,7 +1512,6 @@ CASES = [
         scenario(expect=("{type: [NodeReady], at: 1}",)),
         "spec.expect[0].type",
         "",
-        marks=xfail("TypeError: unhashable type: 'list' (validate_expectation)"),
         id="expect type list",
     ),
     pytest.param(
@@ -1557,10 +1549,6 @@ def test_the_base_scenario_is_valid(tmp_path: Path) -> None:
     assert '"type":"Fault"' in out.replace(" ", "")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a yaml ReaderError has no problem_mark: two lines, a character offset, no line",
-)
 @pytest.mark.parametrize(
     "text",
     [
@@ -1576,7 +1564,7 @@ def test_binary_files_are_refused_in_one_line(text: str | bytes, tmp_path: Path)
 
 @pytest.mark.parametrize("until", [-1.0, -math.inf])
 def test_negative_until_is_refused(until: float, tmp_path: Path) -> None:
-    assert_refused(*run_cli(scenario(), tmp_path, until=until), "--until", "must be >= 0")
+    assert_refused(*run_cli(scenario(), tmp_path, until=until), "--until", "must be between 0 and")
 
 
 def test_a_missing_file_is_refused(tmp_path: Path) -> None:
@@ -1625,11 +1613,6 @@ def test_bad_arguments_exit_2_with_usage(
 
 
 # -- mishandled today -----------------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    reason="libyaml's composer recurses in C: a ~400 KB file of nested [ ] kills the process "
-    "(SIGSEGV) before any validation",
-)
 def test_very_deep_nesting_is_refused_not_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "deep.yaml"
     path.write_text(HEAD + "  objects: " + "[" * 200_000 + "]" * 200_000 + "\n")
@@ -1710,7 +1693,6 @@ def test_delete_pod_grace_period_as_a_string(tmp_path: Path) -> None:
     assert '"by":"User"' in out.replace(" ", "")
 
 
-@pytest.mark.xfail(strict=True, reason="known names are never forgotten on DeleteNode")
 def test_a_deleted_node_can_be_added_again(tmp_path: Path) -> None:
     text = faults(
         "{at: 1s, type: DeleteNode, node: n-2}", "{at: 2s, type: AddNode, node: {name: n-2}}"
@@ -1745,17 +1727,14 @@ def test_applying_a_pod_on_another_node_is_refused(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("error: spec.faults[0].object.spec.nodeName"), err
 
 
-@pytest.mark.xfail(strict=True, reason="round(nan * 1000): ValueError traceback")
 def test_until_nan_is_refused(tmp_path: Path) -> None:
     assert_refused(*run_cli(scenario(), tmp_path, until=math.nan), "--until", "")
 
 
-@pytest.mark.xfail(strict=True, reason="round(inf * 1000): OverflowError traceback")
 def test_until_inf_is_refused(tmp_path: Path) -> None:
     assert_refused(*run_cli(scenario(), tmp_path, until=math.inf), "--until", "")
 
 
-@pytest.mark.xfail(strict=True, reason="--until 1e30 is simulated (it would never end)")
 def test_until_beyond_any_duration_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1767,17 +1746,12 @@ def test_until_beyond_any_duration_is_refused(
     assert_refused(*run_cli(scenario(), tmp_path, until=1e30), "--until", "")
 
 
-@pytest.mark.xfail(strict=True, reason="IsADirectoryError traceback (open() outside the try)")
 def test_a_directory_is_refused(tmp_path: Path) -> None:
     out, err = io.StringIO(), io.StringIO()
     assert cli.run(str(tmp_path), None, "jsonl", None, False, out, err) == 2
     assert err.getvalue().startswith("error: ") and out.getvalue() == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FileNotFoundError traceback after the whole timeline was printed",
-)
 def test_an_unwritable_final_state_is_refused(tmp_path: Path) -> None:
     target = str(tmp_path / "no" / "such" / "dir" / "state.json")
     code, out, err = run_cli(scenario(), tmp_path, final_state=target)
