@@ -192,6 +192,8 @@ def room_create(name: str, scenario_yaml: str, owner: Any = None, speed: float =
 
 def _check_speed(speed: Any) -> float:
     try:
+        if isinstance(speed, bool):
+            raise TypeError
         value = float(speed)
     except (TypeError, ValueError):
         raise ActionError(f"speed: {speed!r} is not a number") from None
@@ -548,6 +550,8 @@ def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
             room.wall_anchor = wall_now
         elif kind == "step":
             try:
+                if isinstance(value, bool):
+                    raise TypeError
                 seconds = float(value)
             except (TypeError, ValueError):
                 raise ActionError(f"step: {value!r} is not a number of seconds") from None

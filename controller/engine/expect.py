@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .scenario import ScenarioError, _int, _list, _num
+from .scenario import ScenarioError, _bool, _int, _list, _num
 from .timeline import EVENT_FIELDS, Event
 
 CONTROL_KEYS = {"type", "at", "between", "absent", "from", "until", "count", "nth", "note"}
@@ -31,8 +31,10 @@ def validate_expectation(e: dict[str, Any], path: str) -> None:
         b = _list(e["between"], f"{path}.between")
         if len(b) != 2:
             raise ScenarioError(f"{path}.between", "must be [from, to]")
-        _num(b[0], f"{path}.between[0]")
-        _num(b[1], f"{path}.between[1]")
+        if _num(b[0], f"{path}.between[0]") > _num(b[1], f"{path}.between[1]"):
+            raise ScenarioError(f"{path}.between", f"from {b[0]} is after to {b[1]}")
+    if "absent" in e:
+        _bool(e["absent"], f"{path}.absent")
     for k in ("from", "until"):
         if k in e:
             _num(e[k], f"{path}.{k}")

@@ -15,7 +15,21 @@ from .objects import (
     Pod,
     Toleration,
 )
-from .scenario import ScenarioError, _bool, _int, _list, _map, _qty, _show, _str, resources
+from .scenario import (
+    ScenarioError,
+    _bool,
+    _int,
+    _list,
+    _map,
+    _no_unknown,
+    _qty,
+    _show,
+    _str,
+    check_labels,
+    check_name,
+    resources,
+)
+from .validation import dns1123_label, dns1123_subdomain, qualified_name
 
 KINDS = ("Pod", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet")
 USAGE_PREFIX = "usage.playground/"
@@ -28,7 +42,12 @@ def validate_manifest(obj: Any, path: str) -> None:
     if kind not in KINDS:
         raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(KINDS)}, got {_show(kind)}")
     meta = _map(d.get("metadata"), f"{path}.metadata")
-    _str(meta.get("name"), f"{path}.metadata.name")
+    check_name(
+        dns1123_subdomain, _str(meta.get("name"), f"{path}.metadata.name"), f"{path}.metadata.name"
+    )
+    if "namespace" in meta:
+        ns = _str(meta["namespace"], f"{path}.metadata.namespace")
+        check_name(dns1123_label, ns, f"{path}.metadata.namespace")
     if kind == "Pod":
         pod_from_manifest(d, path, now_ms=0, uid="validate")
         return
@@ -66,27 +85,47 @@ def pod_from_manifest(
     """Build a Pod (API defaulting included: requests default from limits)."""
     meta = _map(d.get("metadata"), f"{path}.metadata")
     spec = _map(d.get("spec"), f"{path}.spec")
-    pname = name or _str(meta.get("name"), f"{path}.metadata.name")
-    ns = namespace or meta.get("namespace", "default")
-    _str(ns, f"{path}.metadata.namespace")
-    labels = {
-        str(k): str(v) for k, v in _map(meta.get("labels"), f"{path}.metadata.labels").items()
-    }
+    pname, ns = name or "", namespace or ""
+    if not name:
+        pname = check_name(
+            dns1123_subdomain,
+            _str(meta.get("name"), f"{path}.metadata.name"),
+            f"{path}.metadata.name",
+        )
+    if not namespace:
+        ns = check_name(
+            dns1123_label,
+            _str(meta.get("namespace", "default"), f"{path}.metadata.namespace"),
+            f"{path}.metadata.namespace",
+        )
+    labels = check_labels(meta.get("labels"), f"{path}.metadata.labels")
     annotations = {
         str(k): str(v)
         for k, v in _map(meta.get("annotations"), f"{path}.metadata.annotations").items()
     }
     usage: dict[str, int] = {}
+    for ann in annotations:
+        if ann.startswith(USAGE_PREFIX) and ann[len(USAGE_PREFIX) :] not in USAGE_KEYS:
+            raise ScenarioError(
+                f"{path}.metadata.annotations.{ann}",
+                f"unknown usage annotation (known: {', '.join(USAGE_PREFIX + k for k in USAGE_KEYS)})",
+            )
     for key in USAGE_KEYS:
         ann = USAGE_PREFIX + key
         if ann in annotations:
             usage[key] = _qty(annotations[ann], f"{path}.metadata.annotations.{ann}")
-    if owner is None:
-        refs = _list(meta.get("ownerReferences"), f"{path}.metadata.ownerReferences")
-        for i, ref in enumerate(refs):
-            rp = f"{path}.metadata.ownerReferences[{i}]"
-            ref = _map(ref, rp)
-            if ref.get("controller", False):
+    refs = _list(meta.get("ownerReferences"), f"{path}.metadata.ownerReferences")
+    controllers = 0
+    for i, ref in enumerate(refs):
+        rp = f"{path}.metadata.ownerReferences[{i}]"
+        ref = _map(ref, rp)
+        if _bool(ref.get("controller", False), f"{rp}.controller"):
+            controllers += 1
+            if controllers > 1:
+                raise ScenarioError(
+                    f"{path}.metadata.ownerReferences", "only one reference can have controller set"
+                )
+            if owner is None:
                 owner = OwnerRef(
                     _str(ref.get("kind"), f"{rp}.kind"),
                     _str(ref.get("name"), f"{rp}.name"),
@@ -99,6 +138,13 @@ def pod_from_manifest(
     ]
     if not containers:
         raise ScenarioError(f"{path}.spec.containers", "a pod needs at least one container")
+    seen_names: set[str] = set()
+    for i, c in enumerate(containers):
+        if c.name in seen_names:
+            raise ScenarioError(
+                f"{path}.spec.containers[{i}].name", f"duplicate name {_show(c.name)}"
+            )
+        seen_names.add(c.name)
     init = [
         _container(c, f"{path}.spec.initContainers[{i}]")
         for i, c in enumerate(_list(spec.get("initContainers"), f"{path}.spec.initContainers"))
@@ -154,6 +200,7 @@ def _container(c: Any, path: str) -> Container:
     c = _map(c, path)
     name = _str(c.get("name"), f"{path}.name")
     res = _map(c.get("resources"), f"{path}.resources")
+    _no_unknown(res, {"requests", "limits"}, f"{path}.resources")
     requests = resources(res.get("requests"), f"{path}.resources.requests")
     limits = resources(res.get("limits"), f"{path}.resources.limits")
     for k, v in limits.items():
@@ -167,6 +214,7 @@ def _container(c: Any, path: str) -> Container:
 
 def _toleration(t: Any, path: str) -> Toleration:
     t = _map(t, path)
+    _no_unknown(t, {"key", "operator", "value", "effect", "tolerationSeconds"}, path)
     op = t.get("operator", "Equal")
     if op not in ("Equal", "Exists"):
         raise ScenarioError(f"{path}.operator", f'must be "Equal" or "Exists", got {_show(op)}')
@@ -182,7 +230,9 @@ def _toleration(t: Any, path: str) -> Toleration:
             raise ScenarioError(
                 f"{path}.tolerationSeconds", "only NoExecute tolerations may set it"
             )
-    key = t.get("key", "") or ""
+    key = _str(t["key"], f"{path}.key") if t.get("key") else ""
+    if key:
+        check_name(qualified_name, key, f"{path}.key")
     if op == "Exists" and t.get("value"):
         raise ScenarioError(f"{path}.value", "must be empty when operator is Exists")
     if not key and op != "Exists":

@@ -23,12 +23,12 @@ from .config import (
     copy_config,
 )
 from .quantity import DurationError, QuantityError, milli_value, parse_duration_ms, quantity_to_int
+from .validation import dns1123_subdomain, label_value, qualified_name
 
 MAX_SCENARIO_BYTES = 2 * 1024 * 1024
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "16Gi", "ephemeral-storage": "100Gi", "pods": "110"}
 RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage", "pods")
 USAGE_NAMES = ("memory", "ephemeral-storage", "pids")
-DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
 
 class ScenarioError(ValueError):
@@ -388,23 +388,61 @@ MAX_NESTING = 64  # a scenario needs about 10 levels; libyaml's composer recurse
 
 
 def _check_nesting(text: str) -> None:
-    """Refuse documents nested deeper than MAX_NESTING before building them: libyaml's
-    composer (and the pure-Python one) recurse per level, and a few hundred KB of ``[`` would
-    crash the process. The event parser does not recurse."""
-    depth = 0
+    """Before building the documents, from the parser's events (which do not recurse): refuse
+    nesting deeper than MAX_NESTING (libyaml's composer, and the pure-Python one, recurse per
+    level: a few hundred KB of ``[`` would crash the process) and duplicate mapping keys (the
+    last would silently win; the API server's strict decoding refuses them)."""
+    # One frame per open collection: [is mapping, next scalar is a key, keys seen, path].
+    stack: list[list[Any]] = []
     try:
         for event in yaml.parse(text, Loader=_FAST_LOADER):
-            if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-                depth += 1
-                if depth > MAX_NESTING:
+            if isinstance(event, yaml.DocumentStartEvent):
+                stack = []
+            elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+                path = _child_path(stack)
+                if len(stack) >= MAX_NESTING:
                     line = event.start_mark.line + 1
                     raise ScenarioError(
                         "", f"nested deeper than {MAX_NESTING} levels at line {line}"
                     )
+                stack.append([isinstance(event, yaml.MappingStartEvent), True, set(), path, 0])
             elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-                depth -= 1
+                stack.pop()
+                _after_node(stack)
+            elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
+                top = stack[-1] if stack else None
+                if top is not None and top[0] and top[1] and isinstance(event, yaml.ScalarEvent):
+                    if event.value in top[2]:
+                        where = f"{top[3]}.{event.value}" if top[3] else event.value
+                        line = event.start_mark.line + 1
+                        raise ScenarioError(where, f"duplicate key (again at line {line})")
+                    top[2].add(event.value)
+                    top[4] = event.value
+                _after_node(stack)
     except yaml.YAMLError:
         return  # malformed: loading it reports where
+
+
+def _child_path(stack: list[list[Any]]) -> str:
+    if not stack:
+        return ""
+    is_map, _key_next, _seen, path, last = stack[-1]
+    part = f"{last}" if is_map else f"[{last}]"
+    if is_map:
+        return f"{path}.{part}" if path else part
+    return f"{path}{part}"
+
+
+def _after_node(stack: list[list[Any]]) -> None:
+    """A node ended inside the top collection: a mapping alternates key and value, a
+    sequence counts items."""
+    if not stack:
+        return
+    top = stack[-1]
+    if top[0]:
+        top[1] = not top[1]
+    else:
+        top[4] += 1
 
 
 def check_nesting(value: Any, path: str) -> None:
@@ -485,7 +523,7 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
         objects=objects,
         faults=faults,
         expect=expect,
-        description=str(root.get("description", "")),
+        description=_str(root["description"], "description") if root.get("description") else "",
         raw=root,
     )
 
@@ -524,6 +562,7 @@ def parse_nodes(
                 raise ScenarioError(f"{p}.generate.count", f"at most 20000 nodes, got {count}")
             prefix = gen.get("namePrefix", "node-")
             _str(prefix, f"{p}.generate.namePrefix")
+            check_name(dns1123_subdomain, f"{prefix}1", f"{p}.generate.namePrefix")
             template = {k: v for k, v in gen.items() if k not in ("count", "namePrefix")}
             _no_unknown(template, NODE_FIELDS - {"name"}, f"{p}.generate")
             for n in range(1, count + 1):
@@ -552,12 +591,13 @@ def parse_node(
 ) -> NodeSpec:
     _no_unknown(entry, NODE_FIELDS, p)
     name = _str(entry.get("name"), f"{p}.name")
-    if not DNS1123.match(name) or len(name) > 253:
-        raise ScenarioError(f"{p}.name", f'"{name}" is not a valid node name (DNS-1123 subdomain)')
-    labels = {
-        str(k): _label_value(v, f"{p}.labels.{k}")
-        for k, v in _map(entry.get("labels"), f"{p}.labels").items()
-    }
+    if dns1123_subdomain(name):
+        raise ScenarioError(
+            f"{p}.name",
+            f"{_show(name)} is not a valid node name (DNS-1123 subdomain): "
+            + dns1123_subdomain(name),
+        )
+    labels = check_labels(entry.get("labels"), f"{p}.labels")
     labels.setdefault("kubernetes.io/hostname", name)
     labels.setdefault("kubernetes.io/os", "linux")
     labels.setdefault("kubernetes.io/arch", "amd64")
@@ -601,6 +641,23 @@ def parse_node(
         kubelet=node_kubelet,
         unschedulable=_bool(entry.get("unschedulable", False), f"{p}.unschedulable"),
     )
+
+
+def check_name(check: Any, value: str, path: str) -> str:
+    """Run one of validation.py's checks: the value, or the API server's refusal."""
+    why = check(value)
+    if why:
+        raise ScenarioError(path, f"{_show(value)}: {why}")
+    return value
+
+
+def check_labels(raw: Any, path: str) -> dict[str, str]:
+    """metadata.labels / a node's labels: qualified-name keys, valid label values."""
+    out = {}
+    for k, v in _map(raw, path).items():
+        check_name(qualified_name, k, path)
+        out[k] = check_name(label_value, _label_value(v, f"{path}.{k}"), f"{path}.{k}")
+    return out
 
 
 def _label_value(v: Any, path: str) -> str:
@@ -705,6 +762,8 @@ def parse_fault(
         present = [o for o in options if o in d]
         if not present:
             raise ScenarioError(f"{p}.{options[0]}", f"{ftype} needs {' or '.join(options)}")
+        if len(present) > 1:
+            raise ScenarioError(f"{p}", f"{ftype} takes {' or '.join(options)}, not both")
     if ftype == "AddNode":
         spec = parse_node(_map(d.get("node"), f"{p}.node"), kubelet, kubelet_raw, f"{p}.node")
         mode = d.get("kubeletMode", "Running")
@@ -726,6 +785,9 @@ def parse_fault(
             raise ScenarioError(f"{p}.pod", f'must be "namespace/name", got {_show(pod)}')
     if "zone" in d:
         _str(d["zone"], f"{p}.zone")
+    for key in ("message", "reason"):
+        if key in d:
+            _str(d[key], f"{p}.{key}")
     if ftype == "SetNodeCondition":
         cond = d.get("condition")
         if cond not in NODE_CONDITIONS_SETTABLE:
@@ -738,10 +800,16 @@ def parse_fault(
         taints = d.get("taints")
         if taints is None:
             taints = [{k: d[k] for k in ("key", "value", "effect") if k in d}]
+        elif any(k in d for k in ("key", "value", "effect")):
+            raise ScenarioError(p, "give key/value/effect or taints, not both")
         for j, t in enumerate(_list(taints, f"{p}.taints")):
             tp = f"{p}.taints[{j}]" if "taints" in d else p
             t = _map(t, tp)
-            _str(t.get("key"), f"{tp}.key")
+            if "taints" in d:
+                _no_unknown(t, {"key", "value", "effect"}, tp)
+            check_name(qualified_name, _str(t.get("key"), f"{tp}.key"), f"{tp}.key")
+            if t.get("value") is not None:
+                check_name(label_value, _label_value(t["value"], f"{tp}.value"), f"{tp}.value")
             if ftype == "Taint" or "effect" in t:
                 if t.get("effect") not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
                     raise ScenarioError(
@@ -787,7 +855,9 @@ def parse_fault(
             CM_FIELDS,
             f"{p}.controllerManager",
         )
-        apply_fields(KubeletConfig(), d.get("kubelet"), KUBELET_FIELDS, f"{p}.kubelet")
+        # Against the scenario's kubelet settings, which it changes (a node's own settings are
+        # checked when it applies).
+        apply_fields(kubelet, d.get("kubelet"), KUBELET_FIELDS, f"{p}.kubelet")
         apply_fields(ApiServerConfig(), d.get("apiServer"), API_FIELDS, f"{p}.apiServer")
     if ftype == "RunControllerPass" and d.get("pass", "monitor") not in ("monitor", "tainting"):
         raise ScenarioError(f"{p}.pass", 'must be "monitor" or "tainting"')

@@ -30,7 +30,7 @@ from .core import Phase
 from .manifests import pod_from_manifest
 from .nodelifecycle.zones import zone_display
 from .objects import FALSE, NO_EXECUTE, NO_SCHEDULE, TRUE, Node, OwnerRef, Pod
-from .scenario import INT32_MAX, ScenarioError, _int, _map, _show
+from .scenario import INT32_MAX, ScenarioError, _int, _map, _show, _str
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -172,7 +172,7 @@ def parse_workload(manifest: dict[str, Any], path: str = "object") -> dict[str, 
     if not match:
         match = dict(tmeta.get("labels") or {})
     out: dict[str, Any] = {
-        "namespace": str(meta.get("namespace", "default")),
+        "namespace": _str(meta.get("namespace", "default"), f"{path}.metadata.namespace"),
         "name": str(meta["name"]),
         "replicas": _int(spec.get("replicas", 1), f"{path}.spec.replicas", maximum=INT32_MAX)
         if kind != "DaemonSet"
@@ -200,6 +200,13 @@ def parse_workload(manifest: dict[str, Any], path: str = "object") -> dict[str, 
                     f"must be a count or a percentage, got {value!r}",
                 )
             out[key] = value
+        # ValidateRollingUpdateDeployment
+        rp = f"{path}.spec.strategy.rollingUpdate"
+        amounts = {k: int(str(out[k]).rstrip("%")) for k in ("maxSurge", "maxUnavailable")}
+        if amounts["maxSurge"] == 0 and amounts["maxUnavailable"] == 0:
+            raise ScenarioError(f"{rp}.maxUnavailable", "may not be 0 when `maxSurge` is 0")
+        if str(out["maxUnavailable"]).endswith("%") and amounts["maxUnavailable"] > 100:
+            raise ScenarioError(f"{rp}.maxUnavailable", "must not be greater than 100%")
     if kind == "StatefulSet":
         policy = spec.get("podManagementPolicy", ORDERED_READY)
         if policy not in (ORDERED_READY, PARALLEL):
