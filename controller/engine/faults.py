@@ -67,6 +67,8 @@ def check_fault(sim: Simulation, fault: Fault) -> None:
         return
     elif ftype == "SetParameters":
         _updated_parameters(sim, a)
+    elif ftype == "Apply":
+        sim.check_apply(a["object"], "object")
     elif "pod" in a:
         _pod(sim, a["pod"])
     elif "node" in a:

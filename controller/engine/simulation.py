@@ -165,6 +165,27 @@ class Simulation:
         else:
             self.workloads.apply(manifest, now)
 
+    def check_apply(self, manifest: dict[str, Any], path: str) -> None:
+        """What the API server refuses in an update (ValidatePodUpdate: a pod's node and
+        resources cannot change; workloads' selectors are immutable)."""
+        if manifest["kind"] != "Pod":
+            self.workloads.check_apply(manifest, path)
+            return
+        new = pod_from_manifest(manifest, path, 0, "check")
+        pod = self.cluster.pods.get(new.key)
+        if pod is None:
+            return
+        if new.node_name and new.node_name != pod.node_name:
+            raise ScenarioError(
+                f"{path}.spec.nodeName", "pod updates may not change the node (field is immutable)"
+            )
+        if [(c.name, c.requests, c.limits) for c in new.containers] != [
+            (c.name, c.requests, c.limits) for c in pod.containers
+        ]:
+            raise ScenarioError(
+                f"{path}.spec.containers", "pod updates may not change containers or resources"
+            )
+
     def update_pod_from(self, pod: Pod, new: Pod, now: int) -> None:
         """An update to an existing pod: labels, annotations (usage) and tolerations."""
         pod.labels = new.labels

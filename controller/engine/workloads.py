@@ -294,6 +294,15 @@ class WorkloadControllers:
         self.cluster_series: list[tuple[Any, ...]] = []  # (t, pods by phase, zones)
 
     # -- API writes from scenarios and faults ----------------------------------------------------
+    def check_apply(self, manifest: dict[str, Any], path: str) -> None:
+        """What the API server refuses in an update: apps/v1 selectors are immutable."""
+        spec = parse_workload(manifest, path)
+        w = self.workloads.get(f"{manifest['kind']}/{spec['namespace']}/{spec['name']}")
+        if w is not None and w.selector != spec["selector"]:
+            raise ScenarioError(
+                f"{path}.spec.selector", "field is immutable (selectors cannot change in apps/v1)"
+            )
+
     def apply(self, manifest: dict[str, Any], now: int) -> None:
         """``kubectl apply`` of a Deployment, ReplicaSet, DaemonSet or StatefulSet."""
         kind = manifest["kind"]

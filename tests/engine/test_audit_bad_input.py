@@ -1650,9 +1650,6 @@ def test_a_deleted_node_can_be_added_again(tmp_path: Path) -> None:
     assert (code, err) == (0, "")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="selectors are immutable in apps/v1; the change is silently dropped"
-)
 def test_applying_a_changed_selector_is_refused(tmp_path: Path) -> None:
     changed = workload(
         "replicas: 2, selector: {matchLabels: {app: e}}, "
@@ -1662,11 +1659,6 @@ def test_applying_a_changed_selector_is_refused(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("error: spec.faults[0].object.spec.selector"), err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pod updates may only change labels/annotations/tolerations; a new nodeName is "
-    "silently dropped while the labels are applied",
-)
 def test_applying_a_pod_on_another_node_is_refused(tmp_path: Path) -> None:
     moved = pod(
         "{name: web, namespace: default, labels: {x: y}}",
