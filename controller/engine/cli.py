@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import TextIO
 
@@ -84,9 +85,19 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return run(
-        args.scenario, args.until, args.format, args.final_state, args.check, sys.stdout, sys.stderr
-    )
+    try:
+        return run(
+            args.scenario,
+            args.until,
+            args.format,
+            args.final_state,
+            args.check,
+            sys.stdout,
+            sys.stderr,
+        )
+    except BrokenPipeError:  # `... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -1550,6 +1550,20 @@ def test_manage_py_simulate_exits_2_without_a_traceback(tmp_path: Path) -> None:
     )
 
 
+def test_manage_py_simulate_piped_into_head_ends_quietly() -> None:
+    """`simulate x.yaml | head -1`: the reader closes the pipe; no BrokenPipeError traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "simulate", "controller/scenarios/09-large-zone-outage.yaml"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().startswith(b"{")
+    proc.stdout.close()  # what head does after its line
+    _, err = proc.communicate(timeout=120)
+    assert (proc.returncode, err) == (141, b"")
+
+
 @pytest.mark.parametrize(
     "args, words",
     [

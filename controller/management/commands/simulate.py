@@ -5,6 +5,7 @@ Runs a scenario headless (no Redis, Celery or browser) and prints its timeline.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -20,15 +21,19 @@ class Command(BaseCommand):
         cli.build_parser(parser)
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        code = cli.run(
-            opts["scenario"],
-            opts["until"],
-            opts["format"],
-            opts["final_state"],
-            opts["check"],
-            self.stdout,
-            self.stderr,
-        )
+        try:
+            code = cli.run(
+                opts["scenario"],
+                opts["until"],
+                opts["format"],
+                opts["final_state"],
+                opts["check"],
+                self.stdout,
+                self.stderr,
+            )
+        except BrokenPipeError:  # `simulate x.yaml | head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         if code:
             self.stdout.flush()
             sys.exit(code)
