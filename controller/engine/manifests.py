@@ -15,6 +15,7 @@ from .objects import (
     Pod,
     Toleration,
 )
+from .quantity import quantity_format
 from .scenario import (
     ScenarioError,
     _bool,
@@ -203,13 +204,16 @@ def _container(c: Any, path: str) -> Container:
     _no_unknown(res, {"requests", "limits"}, f"{path}.resources")
     requests = resources(res.get("requests"), f"{path}.resources.requests")
     limits = resources(res.get("limits"), f"{path}.resources.limits")
+    request_formats = {k: quantity_format(v) for k, v in (res.get("requests") or {}).items()}
+    limit_formats = {k: quantity_format(v) for k, v in (res.get("limits") or {}).items()}
     for k, v in limits.items():
-        requests.setdefault(k, v)  # API defaulting: requests default to limits
+        if k not in requests:  # API defaulting: requests default to limits (a DeepCopy)
+            requests[k], request_formats[k] = v, limit_formats[k]
         if requests[k] > v:
             raise ScenarioError(
                 f"{path}.resources.requests.{k}", "must be less than or equal to the limit"
             )
-    return Container(name, requests, limits)
+    return Container(name, requests, limits, request_formats, limit_formats)
 
 
 def _toleration(t: Any, path: str) -> Toleration:

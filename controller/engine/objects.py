@@ -191,6 +191,9 @@ class Container:
     name: str
     requests: dict[str, int] = field(default_factory=dict)  # cpu milli, memory bytes, ...
     limits: dict[str, int] = field(default_factory=dict)
+    # Each quantity's Format as written (quantity.quantity_format), for messages that print it.
+    request_formats: dict[str, str] = field(default_factory=dict)
+    limit_formats: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

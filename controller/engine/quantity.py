@@ -168,6 +168,55 @@ def milli_value(s: str | int | float) -> int:
     return _ceil_away_from_zero(parse_quantity(s) * 1000)
 
 
+BINARY_SI, DECIMAL_SI, DECIMAL_EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"
+_DECIMAL_SUFFIXES = {
+    -9: "n",
+    -6: "u",
+    -3: "m",
+    0: "",
+    3: "k",
+    6: "M",
+    9: "G",
+    12: "T",
+    15: "P",
+    18: "E",
+}
+
+
+def quantity_format(s: str | int | float) -> str:
+    """The Format ParseQuantity gives a quantity, from its suffix: ``Ki``..``Ei`` BinarySI,
+    an ``e``/``E`` exponent DecimalExponent, anything else (SI suffixes, plain numbers)
+    DecimalSI. Quantity.String keeps it."""
+    text = str(s)
+    if text.endswith(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")):
+        return BINARY_SI
+    if re.fullmatch(r"[+-]?[0-9.]+[eE][+-]?[0-9]+", text):
+        return DECIMAL_EXPONENT
+    return DECIMAL_SI
+
+
+def format_quantity(n: int, fmt: str) -> str:
+    """Port of Quantity.String (CanonicalizeBytes) for an integer amount in ``fmt``: BinarySI
+    as format_bytes; DecimalSI/DecimalExponent as the mantissa with trailing zeros moved into
+    an exponent that is a multiple of 3 (``500000000`` -> ``500M`` / ``500e6``)."""
+    if fmt == BINARY_SI:
+        return format_bytes(n)
+    if n == 0:
+        return "0"
+    amount, exponent = abs(n), 0
+    while amount % 10 == 0:
+        amount //= 10
+        exponent += 1
+    amount *= 10 ** (exponent % 3)
+    exponent -= exponent % 3
+    sign = "-" if n < 0 else ""
+    if fmt == DECIMAL_EXPONENT:
+        return f"{sign}{amount}" + (f"e{exponent}" if exponent else "")
+    if exponent > 18:  # beyond E: DecimalSI cannot say it, Go writes the exponent
+        return f"{sign}{amount}e{exponent}"
+    return f"{sign}{amount}{_DECIMAL_SUFFIXES[exponent]}"
+
+
 def format_bytes(n: int) -> str:
     """Port of Quantity.String for ``resource.NewQuantity(n, resource.BinarySI)``, as the
     kubelet prints memory and storage usage ("Container x was using 1Gi").

@@ -344,12 +344,6 @@ def test_node_allocatable_reserves_the_hard_eviction_thresholds() -> None:
             "The node was low on resource: memory. "
             "Container c was using 1Gi, which exceeds its request of 500M. ",
             id="decimal request keeps its decimal suffix",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="helpers.go evictionMessage prints requests.String(), a Quantity that "
-                'keeps its DecimalSI format ("500M"); the engine prints format_bytes() of the '
-                'value ("500000000")',
-            ),
         ),
         pytest.param(
             pod("p", usage={"ephemeral-storage": "2Gi"}, limits={"ephemeral-storage": "1Gi"}),
@@ -360,12 +354,6 @@ def test_node_allocatable_reserves_the_hard_eviction_thresholds() -> None:
             pod("p", usage={"ephemeral-storage": "3G"}, limits={"ephemeral-storage": "2G"}),
             "Pod ephemeral local storage usage exceeds the total limit of containers 2G. ",
             id="decimal pod ephemeral limit",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="managerImpl.podEphemeralStorageLimitEviction prints "
-                'podEphemeralStorageLimit.String() ("2G", DecimalSI kept by PodRequestsAndLimits); '
-                "the engine prints format_bytes() of the value",
-            ),
         ),
     ],
 )

@@ -11,10 +11,12 @@ from controller.engine.quantity import (
     DurationError,
     QuantityError,
     format_bytes,
+    format_quantity,
     milli_value,
     parse_duration_ms,
     parse_percent_or_quantity,
     parse_quantity,
+    quantity_format,
     quantity_to_int,
 )
 
@@ -242,3 +244,27 @@ def test_parse_percent_or_quantity(text: str | int, result: tuple[str, Fraction]
 def test_bad_percent_or_quantity(bad: str, error: str) -> None:
     with pytest.raises(QuantityError, match=error):
         parse_percent_or_quantity(bad)
+
+
+@pytest.mark.parametrize(
+    "text, fmt, printed",
+    [
+        ("500M", "DecimalSI", "500M"),
+        ("0.5G", "DecimalSI", "500M"),
+        ("2G", "DecimalSI", "2G"),
+        ("1500", "DecimalSI", "1500"),
+        ("1000", "DecimalSI", "1k"),
+        (1000000, "DecimalSI", "1M"),
+        ("1e9", "DecimalExponent", "1e9"),
+        ("12e6", "DecimalExponent", "12e6"),
+        ("1536Mi", "BinarySI", "1536Mi"),
+        ("1Gi", "BinarySI", "1Gi"),
+        ("0", "DecimalSI", "0"),
+    ],
+)
+def test_quantity_string_keeps_the_format_it_was_written_in(
+    text: str | int, fmt: str, printed: str
+) -> None:
+    """Quantity.String (CanonicalizeBytes): the format comes from the suffix as parsed."""
+    assert quantity_format(text) == fmt
+    assert format_quantity(quantity_to_int(text), fmt) == printed

@@ -285,6 +285,8 @@ class EvictionLoop:
                 memory_working_set=mem if i == 0 else 0,
                 rootfs_used=eph if i == 0 and not as_logs else 0,
                 logs_used=eph if i == 0 and as_logs else 0,
+                request_formats=c.request_formats,
+                limit_formats=c.limit_formats,
             )
             for i, c in enumerate(pod.containers)
         ]

@@ -222,6 +222,9 @@ class ContainerStats:
     rootfs_inodes_used: int | None = None
     logs_used: int | None = None
     logs_inodes_used: int | None = None
+    # How the spec wrote each quantity (BinarySI, DecimalSI...): messages print it that way.
+    request_formats: dict[str, str] = field(default_factory=dict)
+    limit_formats: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -18,9 +18,11 @@ from fractions import Fraction
 from functools import cmp_to_key
 
 from ...quantity import (
+    BINARY_SI,
     DurationError,
     QuantityError,
     format_bytes,
+    format_quantity,
     parse_duration_ms,
     parse_quantity,
 )
@@ -485,6 +487,20 @@ def pod_limits(pod: PodStats) -> dict[str, int]:
     return limits
 
 
+def pod_limit_format(pod: PodStats, resource: str) -> str:
+    """The Format of pod_limits' sum, as PodRequestsAndLimits builds it: Add keeps the first
+    container's; an init container's larger limit replaces it (DeepCopy) with its own."""
+    fmt, total = None, 0
+    for c in pod.containers:
+        if resource in c.limits:
+            fmt = fmt or c.limit_formats.get(resource, BINARY_SI)
+            total += c.limits[resource]
+    for c in pod.init_containers:
+        if resource in c.limits and (fmt is None or total < c.limits[resource]):
+            fmt, total = c.limit_formats.get(resource, BINARY_SI), c.limits[resource]
+    return fmt or BINARY_SI
+
+
 def memory_usage(pod: PodStats) -> int:
     """Port of helpers.go memoryUsage: the pod's working set (0 without stats)."""
     return pod.memory_working_set or 0
@@ -724,14 +740,16 @@ def _container_usage(resource: str, c: ContainerStats) -> int | None:
     return None
 
 
-def _offending_containers(resource: str, pod: PodStats) -> list[tuple[str, int, int]]:
-    """(name, usage, request) of each container whose usage exceeds its request."""
+def _offending_containers(resource: str, pod: PodStats) -> list[tuple[str, int, str]]:
+    """(name, usage, request as Quantity.String prints it) of each container whose usage
+    exceeds its request."""
     out = []
     for c in pod.containers:
         request = c.requests.get(resource, 0)
         usage = _container_usage(resource, c)
         if usage is not None and usage > request:
-            out.append((c.name, usage, request))
+            fmt = c.request_formats.get(resource, BINARY_SI)
+            out.append((c.name, usage, format_quantity(request, fmt)))
     return out
 
 
@@ -743,7 +761,7 @@ def eviction_message(resource: str, pod: PodStats) -> str:
     if not pod.stats_found:
         return message
     for name, usage, request in _offending_containers(resource, pod):
-        message += CONTAINER_MESSAGE_FMT.format(name, format_bytes(usage), format_bytes(request))
+        message += CONTAINER_MESSAGE_FMT.format(name, format_bytes(usage), request)
     return message
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ...quantity import format_bytes
+from ...quantity import BINARY_SI, format_bytes, format_quantity
 from .api import (
     DEFAULT_PRESSURE_TRANSITION_PERIOD_MS,
     DISK_PRESSURE,
@@ -42,6 +42,7 @@ from .helpers import (
     node_conditions,
     node_conditions_last_observed_at,
     node_conditions_observed_since,
+    pod_limit_format,
     pod_limits,
     thresholds_first_observed_at,
     thresholds_met,
@@ -342,7 +343,8 @@ class EvictionManager:
             return None
         limit = limits[RESOURCE_EPHEMERAL_STORAGE]
         if (pod.ephemeral_storage_used or 0) > limit:
-            message = POD_EPHEMERAL_STORAGE_MESSAGE_FMT.format(format_bytes(limit))
+            shown = format_quantity(limit, pod_limit_format(pod, RESOURCE_EPHEMERAL_STORAGE))
+            message = POD_EPHEMERAL_STORAGE_MESSAGE_FMT.format(shown)
             return self._local_storage_decision(pod, SIGNAL_EPHEMERAL_POD_FS_LIMIT, message)
         return None
 
@@ -357,8 +359,9 @@ class EvictionManager:
             if not self.config.dedicated_imagefs:
                 used += c.rootfs_used or 0
             if limit < used:
+                fmt = c.limit_formats.get(RESOURCE_EPHEMERAL_STORAGE, BINARY_SI)
                 message = CONTAINER_EPHEMERAL_STORAGE_MESSAGE_FMT.format(
-                    c.name, format_bytes(limit)
+                    c.name, format_quantity(limit, fmt)
                 )
                 return self._local_storage_decision(
                     pod, SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT, message
