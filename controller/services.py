@@ -347,7 +347,9 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
 def _record_refusals(room: Room, sim: Simulation) -> list[dict[str, Any]]:
     """Actions valid when sent but whose target was gone at their instant (two operators,
     one tick): refused with the engine's reason, never replayed or exported."""
-    out = []
+    out: list[dict[str, Any]] = []
+    if not sim.refused_actions:
+        return out
     for action in room.actions.filter(pk__in=list(sim.refused_actions)).order_by("id"):
         error = sim.refused_actions[action.pk]  # "action.node: ..." (the fault's path)
         action.status, action.error, action.at_ms = Action.REFUSED, error, None
