@@ -369,6 +369,8 @@ def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
             nodes.add(node)
         if isinstance(pod, str) and pod:
             pods.add(pod)
+        if e["type"] == "Fault" and e.get("fault") in ("AddNode", "DeleteNode"):
+            zones = True  # a zone may appear or lose its last node
         if e["type"] in (
             "ZoneState",
             "ZoneRate",

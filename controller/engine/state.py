@@ -79,11 +79,16 @@ def pod_state(sim: Simulation, pod: Pod) -> dict[str, Any]:
 def zone_states(sim: Simulation) -> list[dict[str, Any]]:
     ctrl = sim.controller
     out = []
+    populated = {n.zone_key for n in sim.cluster.nodes.values()}
     for zone in sorted(ctrl.zone_queues):
         queue = ctrl.zone_queues[zone]
         limiter = queue.limiter
         bucket = isinstance(limiter, TokenBucket)
         waiting = [v.value for v in queue.values_in_order()]
+        if zone not in populated and not waiting:
+            # Its last node is gone. The controller keeps the zone's queue (and, depending on
+            # Go's map order, its state) but there is nothing left to show.
+            continue
         next_ms = limiter.next_accept_ms(sim.now_ms) if bucket and waiting else None
         out.append(
             {

@@ -118,6 +118,11 @@ function zoneColumn(zone) {
 }
 
 function renderZones() {
+  // A zone whose last node was deleted leaves the list: drop its (empty) column.
+  const listed = new Set(state.zones.map((z) => z.zone));
+  for (const [zone, col] of zoneEls) {
+    if (!listed.has(zone) && !col.body.childElementCount) { col.el.remove(); zoneEls.delete(zone); }
+  }
   for (const z of state.zones) {
     const col = zoneColumn(z.zone);
     const buttons = operator ? h("span", { class: "zone-actions" },

@@ -153,4 +153,6 @@ def test_an_operator_sees_why_an_action_was_refused_at_its_instant(live_stack, r
         '#error >> text=StopKubelet by bob refused: action.node: unknown node "b-1"'
     )
     page.wait_for_selector('article.node[data-node="b-1"]', state="detached", timeout=20_000)
+    # b-1 was zone-b's only node: the empty zone leaves the page.
+    page.wait_for_selector('.zone[data-zone="zone-b"]', state="detached", timeout=20_000)
     page.screenshot(path=ARTIFACTS / "7-refused-action.png")
