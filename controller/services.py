@@ -6,7 +6,6 @@ room_rewind, room_export. Tasks, views and consumers call these and nothing else
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import logging
 import math
@@ -28,6 +27,7 @@ from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
 from .engine.scenario import (
+    FAST_LOADER,
     Fault,
     Scenario,
     ScenarioError,
@@ -95,8 +95,7 @@ def _fault_from_action(action: Action, known: set[str] | None, sim: Simulation) 
     raw["at"] = (action.at_ms or 0) / 1000
     # As a scenario's own faults are parsed: AddNode's node kubelet settings merge over the
     # scenario's (so an exported room simulates the same).
-    kubelet_raw = (sim.scenario.raw.get("spec") or {}).get("kubelet") or {}
-    return parse_fault(raw, known, sim.config.kubelet, kubelet_raw, "action")
+    return parse_fault(raw, known, sim.config.kubelet, sim.scenario.kubelet_raw, "action")
 
 
 def _restore(room: Room) -> tuple[Simulation, bool]:
@@ -239,8 +238,7 @@ def _scenario_kubelet(text: str, scenario: Scenario | None = None) -> tuple[Kube
         scenario = scenario or load_scenario(text)
         while len(_KUBELET_OF) >= 8:
             del _KUBELET_OF[next(iter(_KUBELET_OF))]
-        raw = (scenario.raw.get("spec") or {}).get("kubelet") or {}
-        _KUBELET_OF[text] = (scenario.config.kubelet, raw)
+        _KUBELET_OF[text] = (scenario.config.kubelet, scenario.kubelet_raw)
     return _KUBELET_OF[text]
 
 
@@ -664,9 +662,9 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
 
 def room_export(room: Room) -> str:
     """The scenario plus the applied action log as one YAML that ``simulate`` replays."""
-    docs = [d for d in yaml.safe_load_all(room.scenario_yaml) if isinstance(d, dict)]
-    root = next(d for d in docs if d.get("kind") == "Scenario")
-    root = copy.deepcopy(root)
+    # The room's own copy (validated at creation), so it is changed freely.
+    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     spec = root.setdefault("spec", {})
     faults = list(spec.get("faults") or [])
     for action in (
@@ -677,7 +675,9 @@ def room_export(room: Room) -> str:
     spec["duration"] = f"{max(room.sim_ms, 1)}ms"
     spec.pop("expect", None)
     header = f"# Exported from room {room.slug!r} at simulated {room.sim_ms / 1000:g} s\n"
-    return header + yaml.safe_dump(root, sort_keys=False)
+    # Extra documents are objects too (load_scenario): they stay, after the scenario.
+    others = [d for d in docs if d is not root]
+    return header + yaml.safe_dump_all([root, *others], sort_keys=False)
 
 
 # -- broadcasting ---------------------------------------------------------------------------

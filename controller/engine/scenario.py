@@ -77,6 +77,12 @@ class Scenario:
     description: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def kubelet_raw(self) -> dict[str, Any]:
+        """The scenario's kubelet section as written: a node's or an AddNode's own
+        ``kubelet:`` settings merge over it."""
+        return (self.raw.get("spec") or {}).get("kubelet") or {}
+
 
 # -- typed field readers ---------------------------------------------------------------------
 def _map(v: Any, path: str) -> dict[str, Any]:
@@ -347,7 +353,7 @@ def load_scenario(text: str) -> Scenario:
         )
     _check_nesting(text)
     try:
-        docs = [d for d in yaml.load_all(text, Loader=_FAST_LOADER) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
     except yaml.YAMLError:
         docs = _slow_parse_for_the_error(text)
     if not docs:
@@ -364,7 +370,7 @@ def load_scenario(text: str) -> Scenario:
 # same YAML 1.1 safe schema); the pure-Python loader's error messages name the offending
 # character, so a document libyaml refuses is parsed again by it (for the message, or for the
 # documents should it accept what libyaml did not).
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _slow_parse_for_the_error(text: str) -> list[Any]:
@@ -395,7 +401,7 @@ def _check_nesting(text: str) -> None:
     # One frame per open collection: [is mapping, next scalar is a key, keys seen, path].
     stack: list[list[Any]] = []
     try:
-        for event in yaml.parse(text, Loader=_FAST_LOADER):
+        for event in yaml.parse(text, Loader=FAST_LOADER):
             if isinstance(event, yaml.DocumentStartEvent):
                 stack = []
             elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):

@@ -232,6 +232,24 @@ def test_a_snapshot_from_other_engine_code_is_not_trusted(celery_worker_proc) ->
     assert snap.engine_version == services.ENGINE_VERSION
 
 
+def test_export_keeps_objects_given_as_extra_yaml_documents(celery_worker_proc, tmp_path) -> None:
+    extra = """---
+apiVersion: v1
+kind: Pod
+metadata: {name: extra, namespace: default}
+spec: {nodeName: n-2, containers: [{name: c}]}
+"""
+    room = services.room_create("live", SCENARIO + extra, None, 10.0)
+    services.room_control(room.pk, "pause", None, "test")
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-2"}, "t")
+    services.room_control(room.pk, "step", 400, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    live = room_events(room)
+    assert any('"pod":"default/extra"' in line.replace(" ", "") for line in live)
+    assert live == headless_events(room, tmp_path)
+
+
 def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker_proc) -> None:
     room = make_room()
     errors: list[BaseException] = []
