@@ -36,6 +36,7 @@ from .engine.scenario import (
     parse_fault,
 )
 from .engine.simulation import ActionFailed, Simulation
+from .engine.versions import Profile
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .models import Action, ClusterParameters, EngineSnapshot, ObjectView, Room, TimelineEvent
 
@@ -95,7 +96,9 @@ def _fault_from_action(action: Action, known: set[str] | None, sim: Simulation) 
     raw["at"] = (action.at_ms or 0) / 1000
     # As a scenario's own faults are parsed: AddNode's node kubelet settings merge over the
     # scenario's (so an exported room simulates the same).
-    return parse_fault(raw, known, sim.config.kubelet, sim.scenario.kubelet_raw, "action")
+    return parse_fault(
+        raw, known, sim.config.kubelet, sim.scenario.kubelet_raw, "action", sim.config.profile
+    )
 
 
 def _restore(room: Room) -> tuple[Simulation, bool]:
@@ -214,9 +217,9 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         raise ActionError(str(exc)) from None
     payload = {k: v for k, v in payload.items() if k != "at"}
     known = set(ObjectView.objects.filter(room=room, kind="node").values_list("key", flat=True))
-    kubelet, kubelet_raw = _scenario_kubelet(room.scenario_yaml)
+    kubelet, kubelet_raw, profile = _scenario_kubelet(room.scenario_yaml)
     try:
-        parse_fault({**payload, "at": 0}, known, kubelet, kubelet_raw, "action")
+        parse_fault({**payload, "at": 0}, known, kubelet, kubelet_raw, "action", profile)
     except ScenarioError as exc:
         raise ActionError(str(exc)) from None
     if (
@@ -227,18 +230,21 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-# scenario text -> its kubelet settings (typed, raw): AddNode's node spec is parsed against them.
+# scenario text -> its kubelet settings (typed, raw) and Kubernetes release: AddNode's node spec
+# and every action are parsed against them.
 # Parsing a 1,000-node scenario takes seconds and a click should not, so room_create fills this
 # and validation reads it; at most a few scenarios are kept.
-_KUBELET_OF: dict[str, tuple[KubeletConfig, dict[str, Any]]] = {}
+_KUBELET_OF: dict[str, tuple[KubeletConfig, dict[str, Any], Profile]] = {}
 
 
-def _scenario_kubelet(text: str, scenario: Scenario | None = None) -> tuple[KubeletConfig, dict]:
+def _scenario_kubelet(
+    text: str, scenario: Scenario | None = None
+) -> tuple[KubeletConfig, dict[str, Any], Profile]:
     if text not in _KUBELET_OF:
         scenario = scenario or load_scenario(text)
         while len(_KUBELET_OF) >= 8:
             del _KUBELET_OF[next(iter(_KUBELET_OF))]
-        _KUBELET_OF[text] = (scenario.config.kubelet, scenario.kubelet_raw)
+        _KUBELET_OF[text] = (scenario.config.kubelet, scenario.kubelet_raw, scenario.profile)
     return _KUBELET_OF[text]
 
 

@@ -1,4 +1,5 @@
-"""Component configuration with Kubernetes v1.18 defaults (k8s-behavior.md section 1).
+"""Component configuration with Kubernetes v1.18 defaults (k8s-behavior.md section 1); a
+version profile (versions.py) overrides the defaults its release changed.
 
 Field names follow KubeControllerManagerConfiguration / KubeletConfiguration; durations
 are held in milliseconds (``*_ms``) once parsed.
@@ -7,9 +8,12 @@ are held in milliseconds (``*_ms``) once parsed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .clock import MINUTE, SECOND
+
+if TYPE_CHECKING:
+    from .versions import Profile
 
 
 @dataclass(slots=True)
@@ -67,6 +71,13 @@ class ClusterConfig:
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     api_server: ApiServerConfig = field(default_factory=ApiServerConfig)
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    profile: Profile = field(default_factory=lambda: _v1_18())
+
+
+def _v1_18() -> Profile:
+    from .versions import V1_18
+
+    return V1_18
 
 
 def copy_config(obj: Any, **changes: Any) -> Any:

@@ -24,6 +24,14 @@ from .config import (
 )
 from .quantity import DurationError, QuantityError, milli_value, parse_duration_ms, quantity_to_int
 from .validation import dns1123_subdomain, label_value, qualified_name
+from .versions import (
+    Profile,
+    check_fault_type,
+    check_fields,
+    check_section,
+    default_config,
+    profile_for,
+)
 
 MAX_SCENARIO_BYTES = 2 * 1024 * 1024
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "16Gi", "ephemeral-storage": "100Gi", "pods": "110"}
@@ -76,6 +84,10 @@ class Scenario:
     expect: list[dict[str, Any]]
     description: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def profile(self) -> Profile:
+        return self.config.profile
 
     @property
     def kubelet_raw(self) -> dict[str, Any]:
@@ -484,27 +496,36 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
             "faults",
             "expect",
             "seed",
+            "kubernetesVersion",
         },
         "spec",
     )
+    profile = profile_for(spec.get("kubernetesVersion"), "spec.kubernetesVersion")
+    check_fields(profile, spec)
     duration_ms = _dur(spec.get("duration", "600s"), "spec.duration", minimum_ms=1)
     config = ClusterConfig(
         controller_manager=apply_fields(
-            ControllerManagerConfig(),
+            default_config(ControllerManagerConfig, profile),
             spec.get("controllerManager"),
             CM_FIELDS,
             "spec.controllerManager",
         ),
-        kubelet=apply_fields(KubeletConfig(), spec.get("kubelet"), KUBELET_FIELDS, "spec.kubelet"),
+        kubelet=apply_fields(
+            default_config(KubeletConfig, profile),
+            spec.get("kubelet"),
+            KUBELET_FIELDS,
+            "spec.kubelet",
+        ),
         api_server=apply_fields(
             ApiServerConfig(), spec.get("apiServer"), API_FIELDS, "spec.apiServer"
         ),
         feature_gates=apply_fields(
             FeatureGates(), spec.get("featureGates"), GATE_FIELDS, "spec.featureGates"
         ),
+        profile=profile,
     )
     kubelet_raw = spec.get("kubelet") or {}
-    nodes = parse_nodes(spec.get("nodes"), config.kubelet, kubelet_raw, "spec.nodes")
+    nodes = parse_nodes(spec.get("nodes"), config.kubelet, kubelet_raw, "spec.nodes", profile)
     objects = _list(spec.get("objects"), "spec.objects") + list(extra_objects or [])
     from .manifests import validate_manifest
 
@@ -512,7 +533,7 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
         validate_manifest(obj, f"spec.objects[{i}]")
     node_names = {n.name for n in nodes}
     faults = parse_faults(
-        spec.get("faults"), node_names, config.kubelet, kubelet_raw, "spec.faults"
+        spec.get("faults"), node_names, config.kubelet, kubelet_raw, "spec.faults", profile
     )
     expect = [
         _map(e, f"spec.expect[{i}]") for i, e in enumerate(_list(spec.get("expect"), "spec.expect"))
@@ -553,7 +574,7 @@ NODE_FIELDS = {
 
 
 def parse_nodes(
-    data: Any, kubelet: KubeletConfig, kubelet_raw: dict[str, Any], path: str
+    data: Any, kubelet: KubeletConfig, kubelet_raw: dict[str, Any], path: str, profile: Profile
 ) -> list[NodeSpec]:
     out: list[NodeSpec] = []
     seen: dict[str, str] = {}
@@ -573,11 +594,15 @@ def parse_nodes(
             _no_unknown(template, NODE_FIELDS - {"name"}, f"{p}.generate")
             for n in range(1, count + 1):
                 spec = parse_node(
-                    {**template, "name": f"{prefix}{n}"}, kubelet, kubelet_raw, f"{p}.generate"
+                    {**template, "name": f"{prefix}{n}"},
+                    kubelet,
+                    kubelet_raw,
+                    f"{p}.generate",
+                    profile,
                 )
                 _add_unique(out, seen, spec, p)
         else:
-            spec = parse_node(entry, kubelet, kubelet_raw, p)
+            spec = parse_node(entry, kubelet, kubelet_raw, p, profile)
             _add_unique(out, seen, spec, p)
     return out
 
@@ -593,7 +618,11 @@ def _add_unique(out: list[NodeSpec], seen: dict[str, str], spec: NodeSpec, path:
 
 
 def parse_node(
-    entry: dict[str, Any], kubelet: KubeletConfig, kubelet_raw: dict[str, Any], p: str
+    entry: dict[str, Any],
+    kubelet: KubeletConfig,
+    kubelet_raw: dict[str, Any],
+    p: str,
+    profile: Profile,
 ) -> NodeSpec:
     _no_unknown(entry, NODE_FIELDS, p)
     name = _str(entry.get("name"), f"{p}.name")
@@ -631,8 +660,14 @@ def parse_node(
         )
     node_kubelet = kubelet
     if "kubelet" in entry:
-        merged = {**kubelet_raw, **_map(entry["kubelet"], f"{p}.kubelet")}
-        node_kubelet = apply_fields(KubeletConfig(), merged, KUBELET_FIELDS, f"{p}.kubelet")
+        own = _map(entry["kubelet"], f"{p}.kubelet")
+        check_section(profile, "kubelet", own, f"{p}.kubelet")
+        node_kubelet = apply_fields(
+            default_config(KubeletConfig, profile),
+            {**kubelet_raw, **own},
+            KUBELET_FIELDS,
+            f"{p}.kubelet",
+        )
     return NodeSpec(
         name=name,
         labels=labels,
@@ -720,7 +755,12 @@ NODE_CONDITIONS_SETTABLE = {
 
 
 def parse_faults(
-    data: Any, node_names: set[str], kubelet: KubeletConfig, kubelet_raw: dict[str, Any], path: str
+    data: Any,
+    node_names: set[str],
+    kubelet: KubeletConfig,
+    kubelet_raw: dict[str, Any],
+    path: str,
+    profile: Profile,
 ) -> list[Fault]:
     raws = _list(data, path)
     # In time order (same instant: file order), so that the nodes a fault may name are those
@@ -732,7 +772,7 @@ def parse_faults(
     known = set(node_names)
     out: list[Fault] = []
     for i in sorted(range(len(raws)), key=lambda i: times[i]):
-        fault = parse_fault(raws[i], known, kubelet, kubelet_raw, f"{path}[{i}]")
+        fault = parse_fault(raws[i], known, kubelet, kubelet_raw, f"{path}[{i}]", profile)
         if fault.type == "AddNode":
             known.add(fault.args["node"]["name"])
         elif fault.type == "DeleteNode":
@@ -747,8 +787,10 @@ def parse_fault(
     kubelet: KubeletConfig,
     kubelet_raw: dict[str, Any],
     p: str,
+    profile: Profile,
 ) -> Fault:
-    """Validate one fault (also used for live actions, with ``at`` = now)."""
+    """Validate one fault (also used for live actions, with ``at`` = now) against the
+    scenario's Kubernetes release."""
     d = _map(raw, p)
     ftype = d.get("type")
     if not isinstance(ftype, str) or ftype not in FAULT_TYPES:
@@ -756,6 +798,7 @@ def parse_fault(
             f"{p}.type",
             f"unknown fault type {_show(ftype)} (known: {', '.join(sorted(FAULT_TYPES))})",
         )
+    check_fault_type(profile, ftype, p)
     targets, extras = FAULT_TYPES[ftype]
     allowed = {"at", "type", "note"} | extras
     for t in targets:
@@ -771,7 +814,9 @@ def parse_fault(
         if len(present) > 1:
             raise ScenarioError(f"{p}", f"{ftype} takes {' or '.join(options)}, not both")
     if ftype == "AddNode":
-        spec = parse_node(_map(d.get("node"), f"{p}.node"), kubelet, kubelet_raw, f"{p}.node")
+        spec = parse_node(
+            _map(d.get("node"), f"{p}.node"), kubelet, kubelet_raw, f"{p}.node", profile
+        )
         mode = d.get("kubeletMode", "Running")
         if mode not in ("Running", "Stopped", "LeaseOnly"):
             raise ScenarioError(
@@ -855,8 +900,9 @@ def parse_fault(
 
         validate_manifest(d.get("object"), f"{p}.object")
     if ftype == "SetParameters":
+        check_fields(profile, d, p)
         apply_fields(
-            ControllerManagerConfig(),
+            default_config(ControllerManagerConfig, profile),
             d.get("controllerManager"),
             CM_FIELDS,
             f"{p}.controllerManager",

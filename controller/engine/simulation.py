@@ -18,7 +18,6 @@ from .nodelifecycle.controller import NodeLifecycleController
 from .nodelifecycle.taint_manager import NoExecuteTaintManager
 from .nodelifecycle.zones import get_zone_key
 from .objects import (
-    LABEL_EXCLUDE_DISRUPTION,
     NO_EXECUTE,
     Image,
     Node,
@@ -132,7 +131,7 @@ class Simulation:
             zone_key=get_zone_key(spec.labels),
             resources=res,
             unschedulable=spec.unschedulable,
-            excluded_from_disruption=is_node_excluded_from_disruption_checks(
+            excluded_from_disruption=self.config.profile.node_excluded_from_disruption(
                 spec.name,
                 spec.labels,
                 gates.legacy_node_role_behavior,
@@ -436,23 +435,6 @@ class Simulation:
 
     def noexecute_taints(self, node: Node) -> list[Any]:
         return [t for t in node.taints if t.effect == NO_EXECUTE]
-
-
-def is_node_excluded_from_disruption_checks(
-    name: str,
-    labels: dict[str, str],
-    legacy_node_role_behavior: bool,
-    node_disruption_exclusion: bool,
-) -> bool:
-    """Port of isNodeExcludedFromDisruptionChecks (1.18) with legacyIsMasterNode."""
-    if legacy_node_role_behavior:
-        if name.endswith("master"):
-            return True
-        if len(name) >= 10 and name[: len(name) - 3].endswith("master-"):
-            return True
-    if node_disruption_exclusion and LABEL_EXCLUDE_DISRUPTION in labels:
-        return True
-    return False
 
 
 __all__ = ["RUNNING", "Simulation"]

@@ -1,0 +1,229 @@
+"""Kubernetes version profiles: what a release's kube-controller-manager, kubelet and API
+server default to, which configuration fields and faults it knows, and which of its rules the
+engine runs. A profile is chosen once per simulation from ``spec.kubernetesVersion``, as a
+real cluster fixes its feature gates and defaults when its components start; modules read
+``sim.config.profile`` (data and small named functions), never the version string.
+
+The 1.18 profile is the engine as it was before profiles existed (``k8s-behavior.md``). The
+current profile follows the newest release read from the Kubernetes source; each of its
+differences is listed, with its Go function and the test that checks it, in
+``docs/behavior-current.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .clock import SECOND
+from .objects import LABEL_EXCLUDE_DISRUPTION
+
+
+# -- is a node counted in its zone's health? -------------------------------------------------
+def excluded_legacy_or_label(
+    name: str, labels: dict[str, str], legacy_node_role_behavior: bool, exclusion_gate: bool
+) -> bool:
+    """Port of isNodeExcludedFromDisruptionChecks (1.18) with legacyIsMasterNode: behind
+    LegacyNodeRoleBehavior a node named ``*master`` (or ``*master-xyz``) is not counted;
+    behind NodeDisruptionExclusion the node.kubernetes.io/exclude-disruption label."""
+    if legacy_node_role_behavior:
+        if name.endswith("master"):
+            return True
+        if len(name) >= 10 and name[: len(name) - 3].endswith("master-"):
+            return True
+    if exclusion_gate and LABEL_EXCLUDE_DISRUPTION in labels:
+        return True
+    return False
+
+
+def excluded_by_label(
+    name: str, labels: dict[str, str], legacy_node_role_behavior: bool, exclusion_gate: bool
+) -> bool:
+    """Port of isNodeExcludedFromDisruptionChecks after LegacyNodeRoleBehavior and
+    NodeDisruptionExclusion went GA and were removed: only the
+    node.kubernetes.io/exclude-disruption label excludes a node (the gates' values are
+    ignored: the fields are refused in such a profile)."""
+    return LABEL_EXCLUDE_DISRUPTION in labels
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One supported Kubernetes minor release (and those that simulate identically)."""
+
+    version: str  # canonical minor release, "1.18"
+    same_as: tuple[str, ...]  # other minor releases that behave the same for all simulated
+    # Defaults, as attribute -> value of ControllerManagerConfig / KubeletConfig (the release's
+    # RecommendedDefault*Configuration, kube-controller-manager options, kubelet v1beta1 defaults).
+    controller_manager_defaults: Mapping[str, Any]
+    kubelet_defaults: Mapping[str, Any]
+    # Scenario fields this release does not have, by path below spec ("controllerManager.
+    # enableTaintManager"): why, naming the release that removed (or added) it.
+    fields_refused: Mapping[str, str]
+    # Fault types this release cannot show, and why.
+    faults_refused: Mapping[str, str]
+    # -- rules chosen once per simulation (each named after the Kubernetes change) --------
+    node_excluded_from_disruption: Callable[[str, dict[str, str], bool, bool], bool]
+    # The NoExecute taint manager runs as its own controller (taint-eviction-controller,
+    # SeparateTaintEvictionController, 1.29+), not inside the NodeLifecycleController.
+    separate_taint_eviction_controller: bool = False
+    # Pods deleted or evicted for a disruption get a DisruptionTarget condition
+    # (PodDisruptionConditions, beta on by default 1.26, GA 1.31).
+    pod_disruption_conditions: bool = False
+    # PodGC force-deletes the terminating pods of a NotReady node tainted
+    # node.kubernetes.io/out-of-service (NodeOutOfServiceVolumeDetach, GA 1.28).
+    pod_gc_out_of_service: bool = False
+    # The kubelet's node shutdown manager (GracefulNodeShutdown, beta 1.21).
+    graceful_node_shutdown: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return f"Kubernetes {self.version}"
+
+    @property
+    def releases(self) -> tuple[str, ...]:
+        """Every minor release this profile stands for, in order."""
+        return tuple(sorted({self.version, *self.same_as}, key=_minor))
+
+
+def _minor(v: str) -> int:
+    return int(v.split(".")[1])
+
+
+V1_18 = Profile(
+    version="1.18",
+    same_as=(),
+    controller_manager_defaults={},  # ControllerManagerConfig's own defaults are 1.18's
+    kubelet_defaults={},
+    fields_refused={
+        "kubelet.shutdownGracePeriod": (
+            "the kubelet's graceful node shutdown came in Kubernetes 1.21 (GracefulNodeShutdown)"
+        ),
+        "kubelet.shutdownGracePeriodCriticalPods": (
+            "the kubelet's graceful node shutdown came in Kubernetes 1.21 (GracefulNodeShutdown)"
+        ),
+    },
+    faults_refused={
+        "ShutdownNode": (
+            "the kubelet's graceful node shutdown came in Kubernetes 1.21 (GracefulNodeShutdown)"
+        ),
+    },
+    node_excluded_from_disruption=excluded_legacy_or_label,
+)
+
+_REMOVED_127 = (
+    "removed in Kubernetes 1.27 with legacy pod eviction (--enable-taint-manager and "
+    "--pod-eviction-timeout): taint-based eviction is always on"
+)
+_GATE_GONE = "feature gate {gate} is GA and locked since Kubernetes {since}, and removed"
+
+CURRENT_VERSION = "1.34"
+
+CURRENT = Profile(
+    version=CURRENT_VERSION,
+    same_as=("1.32", "1.33"),
+    controller_manager_defaults={
+        # RecommendedDefaultNodeLifecycleControllerConfiguration: 50 s since 1.32 (#126287).
+        "node_monitor_grace_period_ms": 50 * SECOND,
+    },
+    kubelet_defaults={},
+    fields_refused={
+        "controllerManager.enableTaintManager": _REMOVED_127,
+        "controllerManager.podEvictionTimeout": _REMOVED_127,
+        "featureGates.LegacyNodeRoleBehavior": _GATE_GONE.format(
+            gate="LegacyNodeRoleBehavior", since="1.21"
+        ),
+        "featureGates.NodeDisruptionExclusion": _GATE_GONE.format(
+            gate="NodeDisruptionExclusion", since="1.21"
+        ),
+    },
+    faults_refused={},
+    node_excluded_from_disruption=excluded_by_label,
+    separate_taint_eviction_controller=True,
+    pod_disruption_conditions=True,
+    pod_gc_out_of_service=True,
+    graceful_node_shutdown=True,
+)
+
+PROFILES: dict[str, Profile] = {p.version: p for p in (V1_18, CURRENT)}
+# A scenario that does not say which release it shows is read as 1.18: every scenario
+# written before profiles existed (the public examples among them) keeps its meaning.
+# Everything the product writes (the room form, exports, built-in scenarios) says its version.
+VERSION_WHEN_OMITTED = "1.18"
+
+_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+def supported_text() -> str:
+    parts = []
+    for p in PROFILES.values():
+        if p.same_as:
+            parts.append(f"{p.version} (also {', '.join(sorted(p.same_as, key=_minor))})")
+        else:
+            parts.append(p.version)
+    return " and ".join(parts)
+
+
+def profile_for(value: Any, path: str = "spec.kubernetesVersion") -> Profile:
+    """The profile of a release named ``"1.34"``, ``"v1.34.2"`` (a kubeletVersion) or
+    ``"1.33"`` (mapped to the profile that simulates it identically)."""
+    from .scenario import ScenarioError
+
+    if value is None:
+        return PROFILES[VERSION_WHEN_OMITTED]
+    if not isinstance(value, str):
+        hint = ' (quote it: 1.30 unquoted is the number 1.3)' if isinstance(value, float) else ""
+        raise ScenarioError(path, f'must be a string such as "{CURRENT_VERSION}"{hint}')
+    m = _VERSION_RE.match(value.strip())
+    if not m or m.group(1) != "1":
+        raise ScenarioError(
+            path, f'must be a Kubernetes release such as "{CURRENT_VERSION}", got "{value}"'
+        )
+    minor = f"1.{int(m.group(2))}"
+    for p in PROFILES.values():
+        if minor == p.version or minor in p.same_as:
+            return p
+    raise ScenarioError(
+        path, f"Kubernetes {minor} is not simulated; supported releases: {supported_text()}"
+    )
+
+
+def check_fields(profile: Profile, spec: Mapping[str, Any], prefix: str = "spec") -> None:
+    """Refuse a field this release does not have, with its path, the release and why."""
+    for section in ("controllerManager", "kubelet", "apiServer", "featureGates"):
+        block = spec.get(section)
+        if isinstance(block, Mapping):
+            check_section(profile, section, block, f"{prefix}.{section}")
+
+
+def check_section(profile: Profile, section: str, block: Mapping[str, Any], path: str) -> None:
+    """``block`` is one configuration section (``kubelet``, ...) written at ``path``."""
+    from .scenario import ScenarioError
+
+    for key in block:
+        why = profile.fields_refused.get(f"{section}.{key}")
+        if why is not None:
+            raise ScenarioError(f"{path}.{key}", f"not in Kubernetes {profile.version}: {why}")
+
+
+def default_config(cls: type[Any], profile: Profile) -> Any:
+    """A ControllerManagerConfig or KubeletConfig with this release's defaults."""
+    from .config import ControllerManagerConfig, KubeletConfig, copy_config
+
+    if cls is ControllerManagerConfig:
+        return copy_config(cls(), **profile.controller_manager_defaults)
+    if cls is KubeletConfig:
+        return copy_config(cls(), **profile.kubelet_defaults)
+    return cls()
+
+
+def check_fault_type(profile: Profile, fault_type: str, path: str) -> None:
+    from .scenario import ScenarioError
+
+    why = profile.faults_refused.get(fault_type)
+    if why is not None:
+        raise ScenarioError(
+            f"{path}.type", f"{fault_type} is not in Kubernetes {profile.version}: {why}"
+        )
