@@ -36,8 +36,8 @@ from .engine.scenario import (
     parse_fault,
 )
 from .engine.simulation import ActionFailed, Simulation
-from .engine.versions import Profile
 from .engine.state import node_state, parameters_view, pod_state, zone_states
+from .engine.versions import Profile
 from .models import Action, ClusterParameters, EngineSnapshot, ObjectView, Room, TimelineEvent
 
 log = logging.getLogger(__name__)

@@ -174,7 +174,7 @@ def profile_for(value: Any, path: str = "spec.kubernetesVersion") -> Profile:
     if value is None:
         return PROFILES[VERSION_WHEN_OMITTED]
     if not isinstance(value, str):
-        hint = ' (quote it: 1.30 unquoted is the number 1.3)' if isinstance(value, float) else ""
+        hint = " (quote it: 1.30 unquoted is the number 1.3)" if isinstance(value, float) else ""
         raise ScenarioError(path, f'must be a string such as "{CURRENT_VERSION}"{hint}')
     m = _VERSION_RE.match(value.strip())
     if not m or m.group(1) != "1":
