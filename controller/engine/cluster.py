@@ -160,6 +160,27 @@ class Cluster:
             self.timeline.emit(now_ms, "PodPhase", pod=pod.key, phase=phase, reason=reason)
         self.sim.on_pod_status_updated(pod, now_ms)
 
+    def set_disruption_target(self, pod: Pod, now_ms: int, reason: str, message: str) -> None:
+        """The DisruptionTarget=True pod condition a component writes (a status patch) before
+        it deletes or fails a pod for a disruption, in releases with PodDisruptionConditions
+        (profile.pod_disruption_conditions; nothing in 1.18). Reasons are the API's constants:
+        DeletionByTaintManager, DeletionByPodGC, TerminationByKubelet, PreemptionByScheduler.
+        Timeline: ``PodDisruptionTarget`` {pod, node, reason, message}."""
+        if not self.sim.config.profile.pod_disruption_conditions:
+            return
+        if pod.key not in self.pods or pod.disruption_target == (reason, message):
+            return
+        pod.disruption_target = (reason, message)
+        self.timeline.emit(
+            now_ms,
+            "PodDisruptionTarget",
+            pod=pod.key,
+            node=pod.node_name,
+            reason=reason,
+            message=message,
+        )
+        self.sim.on_pod_status_updated(pod, now_ms)
+
     def delete_pod(
         self,
         pod: Pod,

@@ -234,6 +234,8 @@ class Pod:
     deletion_grace_s: int | None = None
     usage: dict[str, int] = field(default_factory=dict)  # memory, ephemeral-storage, pids
     unschedulable_reason: str = ""
+    # The DisruptionTarget condition (PodDisruptionConditions): (reason, message) once set.
+    disruption_target: tuple[str, str] | None = None
 
     @property
     def key(self) -> str:

@@ -36,6 +36,7 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
         "message",
     ),
     "PodRejected": ("pod", "node", "reason"),
+    "PodDisruptionTarget": ("pod", "node", "reason", "message"),
     "NodeReclaim": ("node", "resource", "what", "amount"),
     "K8sEvent": ("object", "reason", "message", "eventType"),
     "Fault": (),
@@ -120,6 +121,8 @@ def _describe(event: Event) -> tuple[str, str]:
         ], f"evicted by kubelet on {e['node']} ({e['signal']}, {kind}): {e['message']}"
     if t == "PodRejected":
         return e["pod"], f"rejected by {e['node']}: {e['reason']}"
+    if t == "PodDisruptionTarget":
+        return e["pod"], f"DisruptionTarget {e['reason']}: {e['message']}"
     if t == "NodeReclaim":
         return e["node"], f"{e['what']} freed {e['amount']} of {e['resource']}"
     rest = {k: v for k, v in e.items() if k not in ("t", "type")}
