@@ -1,10 +1,20 @@
 from django import forms
 
+from .engine.versions import CURRENT, V1_18
 from .services import builtin_scenarios
 
 
 def scenario_choices() -> list[tuple[str, str]]:
     return [(s["id"], s["title"]) for s in builtin_scenarios()]
+
+
+def version_choices() -> list[tuple[str, str]]:
+    also = f" (also {', '.join(CURRENT.same_as)})" if CURRENT.same_as else ""
+    return [
+        ("", "as the scenario says"),
+        (CURRENT.version, f"Kubernetes {CURRENT.version}, current{also}"),
+        (V1_18.version, "Kubernetes 1.18"),
+    ]
 
 
 class RoomCreateForm(forms.Form):
@@ -16,6 +26,15 @@ class RoomCreateForm(forms.Form):
         required=False, help_text="Or upload your own scenario YAML (2 MiB at most)."
     )
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
+    kubernetes_version = forms.ChoiceField(
+        label="Kubernetes version",
+        choices=version_choices,
+        required=False,
+        help_text=(
+            "Built-in scenarios say which release they show; a file that says none is read as "
+            "1.18. Pick a release to run the scenario under it instead."
+        ),
+    )
 
     def clean(self):  # type: ignore[no-untyped-def]
         data = super().clean()

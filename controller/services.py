@@ -37,7 +37,7 @@ from .engine.scenario import (
 )
 from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
-from .engine.versions import Profile
+from .engine.versions import Profile, profile_for
 from .models import Action, ClusterParameters, EngineSnapshot, ObjectView, Room, TimelineEvent
 
 log = logging.getLogger(__name__)
@@ -158,8 +158,18 @@ def _unique_slug(name: str) -> str:
     return slug
 
 
-def room_create(name: str, scenario_yaml: str, owner: Any = None, speed: float = 10.0) -> Room:
-    """Create a room from a scenario (validated whole first) and persist its t=0 state."""
+def room_create(
+    name: str,
+    scenario_yaml: str,
+    owner: Any = None,
+    speed: float = 10.0,
+    kubernetes_version: str | None = None,
+) -> Room:
+    """Create a room from a scenario (validated whole first) and persist its t=0 state.
+    ``kubernetes_version`` runs the scenario under that release instead of its own (written
+    into the room's scenario, so the export says it)."""
+    if kubernetes_version:
+        scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
     _scenario_kubelet(scenario_yaml, scenario)
     speed = _check_speed(speed)
@@ -190,6 +200,34 @@ def room_create(name: str, scenario_yaml: str, owner: Any = None, speed: float =
     _CACHE[room.pk] = rt
     _broadcast_after_commit(room.pk, delta)
     return room
+
+
+def with_kubernetes_version(text: str, version: str) -> str:
+    """The scenario with ``spec.kubernetesVersion`` set; its leading comment (the page's "what
+    to watch for") is kept. Refused with the path when the release is not simulated."""
+    profile_for(version, "kubernetesVersion")
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+    except yaml.YAMLError:
+        return text  # load_scenario reports it with its position
+    root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
+    if root is None or not isinstance(root.get("spec", {}), dict):
+        return text
+    spec = root.setdefault("spec", {})
+    spec["kubernetesVersion"] = version
+    root["spec"] = {"kubernetesVersion": version, **spec}
+    header = "".join(line + "\n" for line in _leading_comments(text))
+    others = [d for d in docs if d is not root]
+    return header + yaml.safe_dump_all([root, *others], sort_keys=False)
+
+
+def _leading_comments(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        out.append(line)
+    return out
 
 
 def _check_speed(speed: Any) -> float:
@@ -672,6 +710,8 @@ def room_export(room: Room) -> str:
     docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     spec = root.setdefault("spec", {})
+    # Say the release even when the scenario did not (it ran as 1.18 then).
+    spec["kubernetesVersion"] = profile_for(spec.get("kubernetesVersion")).version
     faults = list(spec.get("faults") or [])
     for action in (
         room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS).order_by("id")
@@ -728,7 +768,17 @@ def builtin_scenarios() -> list[dict[str, str]]:
     for path in sorted(BUILTIN_DIR.glob("*.yaml")):
         text = path.read_text()
         title = re.sub(r"[-_]", " ", re.sub(r"^\d+-", "", path.stem)).capitalize()
-        out.append({"id": path.stem, "title": title, "about": scenario_about(text), "yaml": text})
+        m = re.search(r"^\s*kubernetesVersion:\s*[\"']?([^\"'\s]+)", text, re.MULTILINE)
+        version = profile_for(m.group(1) if m else None).version
+        out.append(
+            {
+                "id": path.stem,
+                "title": f"{title} (Kubernetes {version})",
+                "about": scenario_about(text),
+                "yaml": text,
+                "version": version,
+            }
+        )
     return out
 
 

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET
 
 from . import services
 from .engine.scenario import ScenarioError
+from .engine.versions import CURRENT_VERSION
 from .forms import RoomCreateForm
 from .health import health
 from .models import Room
@@ -32,7 +33,13 @@ def index(request: HttpRequest) -> HttpResponse:
             chosen = next(s for s in services.builtin_scenarios() if s["id"] == data["scenario"])
             text = chosen["yaml"]
         try:
-            room = services.room_create(data.get("name") or "", text, request.user, data["speed"])
+            room = services.room_create(
+                data.get("name") or "",
+                text,
+                request.user,
+                data["speed"],
+                kubernetes_version=data.get("kubernetes_version") or None,
+            )
         except (ScenarioError, services.ActionError) as exc:
             error = str(exc)
         else:
@@ -48,6 +55,7 @@ def index(request: HttpRequest) -> HttpResponse:
             "form": form,
             "error": error,
             "scenarios": services.builtin_scenarios(),
+            "current_version": CURRENT_VERSION,
         },
     )
 

@@ -112,7 +112,10 @@ def parameters_view(sim: Simulation) -> dict[str, Any]:
     cm = sim.config.controller_manager
     kubelet = sim.config.kubelet
     api = sim.config.api_server
-    return {
+    profile = sim.config.profile
+    view = {
+        "kubernetesVersion": profile.version,
+        "kubernetesReleases": list(profile.releases),
         "controllerManager": {
             "nodeMonitorPeriod": cm.node_monitor_period_ms / 1000,
             "nodeMonitorGracePeriod": cm.node_monitor_grace_period_ms / 1000,
@@ -137,6 +140,13 @@ def parameters_view(sim: Simulation) -> dict[str, Any]:
             "defaultUnreachableTolerationSeconds": api.default_unreachable_toleration_seconds,
         },
     }
+    # A setting the release does not have is not shown (podEvictionTimeout after 1.27).
+    for dotted in profile.fields_refused:
+        section, key = dotted.split(".", 1)
+        group = view.get(section)
+        if isinstance(group, dict):
+            group.pop(key, None)
+    return view
 
 
 def cluster_state(sim: Simulation) -> dict[str, Any]:

@@ -176,12 +176,23 @@ function renderWorkloads() {
 }
 
 function renderParams() {
-  const form = document.getElementById("params");
   const p = state.params;
-  if (!form || !p) return;
+  if (!p) return;
+  const pill = document.getElementById("k8s-version");
+  if (pill && p.kubernetesVersion) {
+    const releases = p.kubernetesReleases || [p.kubernetesVersion];
+    pill.textContent = `Kubernetes ${p.kubernetesVersion}`;
+    pill.title = `this room simulates Kubernetes ${p.kubernetesVersion}` + (releases.length > 1 ? ` (the same for ${releases.join(", ")})` : "");
+  }
+  const form = document.getElementById("params");
+  if (!form) return;
+  const note = document.getElementById("params-version");
+  if (note && p.kubernetesVersion) note.textContent = `Kubernetes ${p.kubernetesVersion}: fixed for the room (a cluster does not change release while it runs; create a room to try another).`;
   for (const input of form.querySelectorAll("input")) {
     const [group, field] = input.name.split(".");
     const v = p[group] && p[group][field];
+    // A setting this release does not have (podEvictionTimeout after 1.27) is not offered.
+    input.closest("label").hidden = !(p[group] && field in p[group]);
     if (v !== undefined && v !== null) input.placeholder = typeof v === "number" && input.dataset.unit === "s" ? `${v}s` : String(v);
   }
 }
