@@ -214,9 +214,19 @@ def with_kubernetes_version(text: str, version: str) -> str:
     if root is None or not isinstance(root.get("spec", {}), dict):
         return text
     spec = root.setdefault("spec", {})
+    own = profile_for(spec.get("kubernetesVersion")).version
+    runs = profile_for(version).version
     spec["kubernetesVersion"] = version
     root["spec"] = {"kubernetesVersion": version, **spec}
-    header = "".join(line + "\n" for line in _leading_comments(text))
+    comments = _leading_comments(text)
+    if comments and own != runs:
+        # The scenario's notes quote its own release's times: say that they may not hold.
+        comments.insert(
+            0,
+            f"# Written for Kubernetes {own}, run here as {runs}: the times these notes "
+            "quote may differ.",
+        )
+    header = "".join(line + "\n" for line in comments)
     others = [d for d in docs if d is not root]
     return header + yaml.safe_dump_all([root, *others], sort_keys=False)
 

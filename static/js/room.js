@@ -192,7 +192,7 @@ function renderParams() {
     const [group, field] = input.name.split(".");
     const v = p[group] && p[group][field];
     // A setting this release does not have (podEvictionTimeout after 1.27) is not offered.
-    input.closest("label").hidden = !(p[group] && field in p[group]);
+    input.closest("label").style.display = p[group] && field in p[group] ? "" : "none";
     if (v !== undefined && v !== null) input.placeholder = typeof v === "number" && input.dataset.unit === "s" ? `${v}s` : String(v);
   }
 }
