@@ -34,7 +34,17 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
         "readyTransitionTimestamp": health.ready_transition_ms / 1000
         if health is not None
         else None,
+        # What happens next: a kubelet that does not reach the API leaves its node to the
+        # monitor pass, which marks it Unknown at this time unless it is heard from again.
+        "unknownAt": _unknown_at(sim, node, kubelet, now),
     }
+
+
+def _unknown_at(sim: Simulation, node: Node, kubelet: Any, now: int) -> float | None:
+    if kubelet is not None and kubelet_state(kubelet)["state"] == "Running":
+        return None
+    at = sim.controller.predicted_unknown_ms(node, now)
+    return at / 1000 if at is not None else None
 
 
 def kubelet_state(kubelet: Any) -> dict[str, Any]:
@@ -56,7 +66,8 @@ def kubelet_state(kubelet: Any) -> dict[str, Any]:
 
 
 def pod_state(sim: Simulation, pod: Pod) -> dict[str, Any]:
-    pending = sim.taint_manager.pending().get(pod.key) if sim.taint_manager is not None else None
+    work = sim.taint_manager.work.get(pod.key) if sim.taint_manager is not None else None
+    pending = work.fire_ms if work is not None and work.handle is not None else None
     return {
         "key": pod.key,
         "node": pod.node_name or None,
@@ -72,6 +83,8 @@ def pod_state(sim: Simulation, pod: Pod) -> dict[str, Any]:
         "tolerations": [t.to_dict() for t in pod.tolerations],
         "usage": dict(pod.usage),
         "taintEvictionAt": pending / 1000 if pending is not None else None,
+        # When the taint manager's timer for it was set (the taint, or the pod's arrival).
+        "taintEvictionSince": work.created_ms / 1000 if pending is not None else None,
         "unschedulableReason": pod.unschedulable_reason or None,
     }
 

@@ -2,6 +2,7 @@
 // node (keyed elements), never rebuilt wholesale; past Config.compactAbove nodes a canvas
 // draws one square per node instead.
 import { Charts } from "./charts.js";
+import { outlook } from "./outlook.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, why } from "./state.js";
 
 const app = document.getElementById("app");
@@ -107,7 +108,8 @@ function renderAll() {
 function zoneColumn(zone) {
   let z = zoneEls.get(zone);
   if (z) return z;
-  const head = h("header", { class: "zone-head" });
+  const head = h("header", { class: "zone-head", title: "click for why, and what happens next" });
+  head.addEventListener("click", (ev) => { if (!ev.target.closest("button")) showDetail("zone", zone); });
   const queue = h("div", { class: "queue" });
   const body = h("div", { class: "zone-body" });
   const el = h("div", { class: "zone", "data-zone": zone }, head, queue, body);
@@ -300,13 +302,18 @@ function renderTimeline(full, newEvents = []) {
 function showDetail(kind, key, quiet = false) {
   selected = { kind, key };
   if (kind === "node") charts.selectNode(key);
-  const obj = kind === "node" ? state.nodes.get(key) : state.pods.get(key);
-  const history = state.events.filter((e) => (kind === "node" ? e.node === key || e.object === `Node/${key}` : e.pod === key || e.object === `Pod/${key}`));
+  const obj = kind === "node" ? state.nodes.get(key) : kind === "zone" ? state.zones.find((z) => z.zone === key) : state.pods.get(key);
+  const history = state.events.filter((e) => (kind === "node" ? e.node === key || e.object === `Node/${key}` : kind === "zone" ? e.zone === key : e.pod === key || e.object === `Pod/${key}`));
   const podButtons = operator && kind === "pod" && obj ? h("div", { class: "node-actions" },
     h("button", { class: "fault", "data-fault": "LeakMemory", "data-pod": key, text: "leak memory (50Mi/s)" }),
     h("button", { class: "fault", "data-fault": "StopLeak", "data-pod": key, text: "stop leak" }),
     h("button", { class: "fault", "data-fault": "DeletePod", "data-pod": key, text: "delete pod" })) : null;
-  els.detail.replaceChildren(h("h3", { text: `${kind} ${key}` }), ...(podButtons ? [podButtons] : []), h("pre", { class: "yaml", text: obj ? toYaml(obj) : "(gone)" }),
+  const o = outlook(kind, key, state);
+  const explainBox = h("section", { class: "outlook" }, h("h3", { text: "why, and what happens next" }),
+    ...o.now.map((s) => h("p", { text: s })),
+    o.next.length ? h("ul", {}, ...o.next.map((x) => h("li", {}, h("strong", { text: x.at === null ? "no set time" : fmtTime(x.at) }), " ", x.text)))
+      : h("p", { class: "muted", text: "Nothing is scheduled for it." }));
+  els.detail.replaceChildren(h("h3", { text: `${kind} ${key}` }), explainBox, ...(podButtons ? [podButtons] : []), h("pre", { class: "yaml", text: obj ? toYaml(obj) : "(gone)" }),
     h("h3", { text: "history" }), h("ol", { class: "timeline small" }, ...history.slice(-50).reverse().map((e) => h("li", { text: `${fmtTime(e.t)} ${e.type} ${e.status || e.reason || e.key || ""} ${e.message || ""}` }))));
   if (!quiet) els.detail.scrollIntoView({ block: "nearest" });
 }

@@ -283,6 +283,42 @@ class NodeLifecycleController:
                 return grace, observed, node.condition(READY)
         return grace, observed, current
 
+    def predicted_unknown_ms(self, node: Node, now: int) -> int | None:
+        """When a monitor pass will write Ready=Unknown if the kubelet stays silent from
+        ``now`` (for "what happens next"): tryUpdateNodeHealth's check, the first pass strictly
+        later than probeTimestamp + grace period, where the probe first moves to the next pass
+        if that pass will see a lease renewal or a status heartbeat it has not seen yet.
+        None when the node is Unknown already."""
+        current = node.condition(READY)
+        if current is not None and current.status == UNKNOWN:
+            return None
+        period = self.cfg.node_monitor_period_ms
+        next_pass = self.start_ms + ((now - self.start_ms) // period + 1) * period
+        grace = (
+            self.cfg.node_startup_grace_period_ms
+            if current is None
+            else self.cfg.node_monitor_grace_period_ms
+        )
+        health = self.node_health.get(node.name)
+        if health is None:
+            probe = next_pass  # the next pass builds its nodeHealthData
+        else:
+            probe = health.probe_ms
+            lease = self.sim.lease_renew_ms(node.name, now)
+            unseen_lease = lease is not None and (
+                health.lease_renew_ms is None or health.lease_renew_ms < lease
+            )
+            saved = health.saved_ready
+            unseen_status = current is not None and (
+                saved is None or saved.last_heartbeat_ms != current.last_heartbeat_ms
+            )
+            if unseen_lease or unseen_status:
+                probe = next_pass
+        deadline = probe + grace
+        if next_pass > deadline:
+            return next_pass
+        return self.start_ms + ((deadline - self.start_ms) // period + 1) * period
+
     # -- taint-based path ----------------------------------------------------------------
     def process_taint_base_eviction(self, node: Node, observed: str, now: int) -> None:
         """Port of Controller.processTaintBaseEviction."""

@@ -1,0 +1,51 @@
+// node --test tests/js: "explain this" words the engine's times (static/js/outlook.js).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { outlook } from "../../static/js/outlook.js";
+import { applySnapshot, emptyState } from "../../static/js/state.js";
+
+const params = { kubernetesVersion: "1.34", controllerManager: { nodeMonitorGracePeriod: 50, nodeMonitorPeriod: 5, unhealthyZoneThreshold: 0.55 } };
+function snap(nodes, pods, zones) {
+  return applySnapshot(emptyState(), { type: "snapshot", seq: 1, t: 120, speed: 1, paused: true, role: "viewer", nodes, pods, zones, events: [], params });
+}
+
+test("a stopped kubelet's node: Unknown at the engine's time, then its pods' deletions in order", () => {
+  const s = snap(
+    [{ name: "a-2", zone: "a", ready: "Unknown", conditions: [], kubelet: { state: "Stopped" }, leaseRenewTime: 50, unknownAt: null,
+      taints: [{ key: "node.kubernetes.io/unreachable", effect: "NoExecute", timeAdded: 110 }] }],
+    [{ key: "default/web", node: "a-2", phase: "Running", ready: false, taintEvictionAt: 410, taintEvictionSince: 110 },
+     { key: "default/api", node: "a-2", phase: "Running", ready: false, taintEvictionAt: 170, taintEvictionSince: 110 }],
+    [{ zone: "a", state: "Normal", qps: 0.1, queue: [] }]);
+  const o = outlook("node", "a-2", s);
+  assert.match(o.now[0], /kubelet is stopped/);
+  assert.match(o.now[0], /00:50/);
+  assert.deepEqual(o.next.map((x) => [x.at, x.text.split(" ")[0]]), [[170, "default/api"], [410, "default/web"]]);
+  const p = outlook("pod", "default/web", s);
+  assert.match(p.next[0].text, /timer set at 01:50, the pod tolerates it 300 s/);
+});
+
+test("a silent node not yet Unknown says when, with the grace period in force", () => {
+  const s = snap([{ name: "c-1", zone: "c", ready: "True", conditions: [], taints: [], kubelet: { state: "Partitioned" }, leaseRenewTime: 190, unknownAt: 245 }], [], []);
+  const o = outlook("node", "c-1", s);
+  assert.equal(o.next[0].at, 245);
+  assert.match(o.next[0].text, /nodeMonitorGracePeriod 50 s/);
+});
+
+test("a not-ready node waiting in its zone's queue, and a zone at rate 0", () => {
+  const nodes = [1, 2, 3].map((i) => ({ name: `c-${i}`, zone: "c", ready: "Unknown", conditions: [], taints: [], kubelet: { state: "Partitioned" }, unknownAt: null }));
+  let s = snap(nodes, [], [{ zone: "c", state: "FullDisruption", qps: 0.1, queue: ["c-2", "c-3"], nextTokenAt: 250 }]);
+  assert.deepEqual(outlook("node", "c-3", s).next.map((x) => x.at), [260]);
+  assert.deepEqual(outlook("zone", "c", s).next.map((x) => x.at), [250, 260]);
+  assert.match(outlook("zone", "c", s).now[0], /3 of 3 nodes not Ready/);
+  s = snap(nodes, [], [{ zone: "c", state: "PartialDisruption", qps: 0, queue: ["c-2"] }]);
+  assert.match(outlook("node", "c-2", s).next[0].text, /rate is 0/);
+});
+
+test("a pod stuck Terminating on a cut-off node: the current release names PodGC, 1.18 does not", () => {
+  const nodes = [{ name: "c-1", zone: "c", ready: "Unknown", conditions: [], taints: [], kubelet: { state: "Partitioned" } }];
+  const pods = [{ key: "default/db-2", node: "c-1", phase: "Running", terminating: true, deletionTimestamp: 550 }];
+  let s = snap(nodes, pods, []);
+  assert.match(outlook("pod", "default/db-2", s).next[0].text, /PodGC/);
+  s.params = { ...params, kubernetesVersion: "1.18" };
+  assert.doesNotMatch(outlook("pod", "default/db-2", s).next[0].text, /PodGC/);
+});
