@@ -132,7 +132,7 @@ function renderZones() {
       h("button", { class: "fault", "data-fault": "ZoneRestore", "data-zone": z.zone, text: "restore" })) : null;
     col.head.replaceChildren(h("strong", { text: `zone ${z.zone || "(none)"}` }), " ",
       h("span", { class: `state s-${z.state}`, text: z.state }), " ",
-      h("span", { class: "muted", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: `${z.qps} node/s` }), buttons);
+      h("span", { class: "muted", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
     const bucket = z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
       h("span", { class: "bucket-fill" }), h("span", { class: "bucket-text" })) : h("span", { class: "bucket stopped", text: "no tokens: evictions stopped" });
     col.queue.replaceChildren(bucket, " ",
@@ -201,23 +201,41 @@ function renderParams() {
 
 function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
 
+// Node actions sit in a menu on each card (one click opens it). Cards are rebuilt on every
+// change to their node, so which menu is open is kept here, not in the DOM.
+let openMenu = null;
+function actionMenu(name, list) {
+  const menu = h("details", { class: "node-menu", open: openMenu === name },
+    h("summary", { text: "actions", title: `actions on ${name}` }), list);
+  menu.addEventListener("toggle", () => {
+    if (menu.open) openMenu = name; else if (openMenu === name) openMenu = null;
+  });
+  return menu;
+}
+
 function nodeCard(n, pods) {
-  const buttons = operator ? h("div", { class: "node-actions" },
+  const buttons = operator ? actionMenu(n.name, h("div", { class: "node-actions" },
     ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
         ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
         ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["LeakMemory", "memory leak"], ["FillDisk", "fill disk"],
         ["StopLeak", "stop leaks"], ["DeleteNode", "delete"]]
       .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label,
-        disabled: type === "LeakMemory" && !leakTarget(pods) }))) : null;
+        disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
   const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
   const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
   const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));
   const podBox = h("div", { class: "pods" }, ...pods.map(podTile));
-  const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}`, "data-node": n.name },
+  // Nothing to look at (Ready, untainted, its kubelet running, its pods fine): the presenter
+  // view dims it so the nodes that matter stand out.
+  const calm = n.ready === "True" && !n.taints.length && !n.unschedulable && (!n.kubelet || n.kubelet.state === "Running")
+    && pods.every((p) => !p.terminating && p.phase === "Running" && p.ready !== false);
+  const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}${calm ? " calm" : ""}`, "data-node": n.name },
     h("header", {}, h("strong", { text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
       n.kubelet && n.kubelet.state !== "Running" ? h("span", { class: "kstate", text: ` kubelet ${n.kubelet.state}` }) : null),
     h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
-  el.addEventListener("click", (ev) => { if (!ev.target.closest("button")) showDetail("node", n.name); });
+  el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) showDetail("node", n.name); });
+  el.tabIndex = 0;
+  el.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && ev.target === el) showDetail("node", n.name); });
   return el;
 }
 
@@ -227,10 +245,17 @@ function leakTarget(pods) {
   return p ? p.key : null;
 }
 
+const POD_MARKS = { terminating: "⌛", failed: "✕", pending: "…", notready: "!" };
+
 function podTile(p) {
   const cls = p.terminating ? "terminating" : p.phase === "Failed" ? "failed" : p.phase === "Pending" ? "pending" : p.ready ? "ok" : "notready";
-  const el = h("span", { class: `pod ${cls} q-${p.qosClass}`, "data-pod": p.key, title: `${p.key} ${p.phase}${p.reason ? " (" + p.reason + ")" : ""}` },
+  // State by shape and text too, not colour alone.
+  const mark = POD_MARKS[cls];
+  const el = h("span", { class: `pod ${cls} q-${p.qosClass}`, "data-pod": p.key, tabIndex: 0, role: "button",
+    title: `${p.key} ${p.terminating ? "Terminating" : p.phase}${p.reason ? " (" + p.reason + ")" : ""}${p.ready === false ? ", not Ready" : ""}` },
+    mark ? h("span", { class: "pod-mark", "aria-hidden": "true", text: mark }) : null,
     h("span", { class: "pod-name", text: p.key.split("/")[1] }), h("span", { class: "countdown" }));
+  el.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.stopPropagation(); showDetail("pod", p.key); } });
   if (p.taintEvictionAt !== null && p.taintEvictionAt !== undefined) el.dataset.evictAt = p.taintEvictionAt;
   el.addEventListener("click", (ev) => { ev.stopPropagation(); showDetail("pod", p.key); });
   return el;
@@ -369,7 +394,11 @@ function faultAction(d) {
 if (operator) {
   document.addEventListener("click", (ev) => {
     const b = ev.target.closest("button.fault");
-    if (b) send({ type: "action", action: faultAction(b.dataset) });
+    if (b) {
+      send({ type: "action", action: faultAction(b.dataset) });
+      const menu = b.closest("details.node-menu");
+      if (menu) { menu.open = false; openMenu = null; }
+    }
     const rw = ev.target.closest("button.rewind-here");
     if (rw) send({ type: "rewind", t: Number(rw.dataset.t) });
     const sc = ev.target.closest("button.scale");
@@ -404,3 +433,19 @@ els.filter.addEventListener("input", () => renderTimeline(true));
 window.playgroundRoom = { state: () => state };
 connect();
 requestAnimationFrame(tick);
+
+// -- presenter view: large type for a projector, what matters highlighted, the rest dimmed ------
+function setPresenter(on) {
+  document.body.classList.toggle("presenter", on);
+  const b = document.getElementById("presenter");
+  if (b) b.setAttribute("aria-pressed", on ? "true" : "false");
+  const url = new URL(location.href);
+  if (on) url.searchParams.set("present", "1"); else url.searchParams.delete("present");
+  history.replaceState(null, "", url);
+}
+document.getElementById("presenter").addEventListener("click", () => setPresenter(!document.body.classList.contains("presenter")));
+document.addEventListener("keydown", (ev) => {
+  if (ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === "p" || ev.key === "P") setPresenter(!document.body.classList.contains("presenter"));
+});
+if (new URL(location.href).searchParams.get("present") === "1") setPresenter(true);

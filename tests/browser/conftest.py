@@ -85,3 +85,12 @@ def browser():
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def node_action(page, node: str, fault: str) -> None:
+    """An operator's node action: open the node card's actions menu, click the action."""
+    card = f'article.node[data-node="{node}"]'
+    menu = page.locator(f"{card} details.node-menu")
+    if menu.get_attribute("open") is None:
+        page.click(f"{card} details.node-menu > summary")
+    page.click(f'{card} button[data-fault="{fault}"]')

@@ -11,7 +11,7 @@ import pytest
 
 from controller import services
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, node_action
 
 pytestmark = pytest.mark.browser
 
@@ -77,7 +77,7 @@ def test_scale_leak_and_zone_outage_from_the_page(live_stack, room, browser) -> 
     page.wait_for_selector(f"{row} >> text=3 / 3 ready", timeout=20_000)
 
     # A memory leak on a-1 (50Mi/s into its pod); the node's signals chart follows it.
-    page.click('article.node[data-node="a-1"] button[data-fault="LeakMemory"]')
+    node_action(page, "a-1", "LeakMemory")
     page.wait_for_selector("#timeline >> text=LeakMemory", timeout=20_000)
     page.click('article.node[data-node="a-1"] header')
     step(page, 3)

@@ -9,7 +9,7 @@ import pytest
 
 from controller import services
 
-from .conftest import ARTIFACTS
+from .conftest import ARTIFACTS, node_action
 
 pytestmark = pytest.mark.browser
 
@@ -61,7 +61,7 @@ def test_operator_breaks_a_node_and_both_browsers_see_it(live_stack, room, brows
     assert operator.locator('button.fault[data-fault="StopKubelet"]').count() == 3
     operator.screenshot(path=ARTIFACTS / "1-healthy.png", full_page=True)
 
-    operator.click('article.node[data-node="n-1"] button[data-fault="StopKubelet"]')
+    node_action(operator, "n-1", "StopKubelet")
     operator.wait_for_selector('article.node[data-node="n-1"] .kstate', timeout=20_000)
     # 60 simulated seconds: Unknown at 45 s, unreachable taints at 45 s / 50 s.
     operator.click('button[data-ctl="step"]')  # +10 s
