@@ -40,6 +40,9 @@ class Room(models.Model):
     seq = models.BigIntegerField(default=0, help_text="Sequence number of the last delta.")
     event_count = models.BigIntegerField(default=0)
     version = models.BigIntegerField(default=0)
+    series_t_ms = models.BigIntegerField(
+        default=0, help_text="Chart points are stored up to this simulated time (ms)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -111,6 +114,23 @@ class TimelineEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.type} at {self.t_ms / 1000:g}s"
+
+
+class SeriesPoint(models.Model):
+    """One point of a chart series of a room, as the engine keeps it (changes only): ready
+    nodes per zone, nodes waiting in each zone's queue, ready/desired replicas per workload.
+    The page's charts read them from t=0 whenever it is opened."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="series_points")
+    series = models.CharField(max_length=320)  # zones | queue/<zone> | workload/<Kind/ns/name>
+    t_ms = models.BigIntegerField()
+    value = models.JSONField()
+
+    class Meta:
+        indexes = [models.Index(fields=["room", "t_ms"])]
+
+    def __str__(self) -> str:
+        return f"{self.series} at {self.t_ms / 1000:g}s"
 
 
 class ObjectView(models.Model):

@@ -35,10 +35,19 @@ from .engine.scenario import (
     load_scenario,
     parse_fault,
 )
+from .engine.series import points_since
 from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .engine.versions import Profile, profile_for
-from .models import Action, ClusterParameters, EngineSnapshot, ObjectView, Room, TimelineEvent
+from .models import (
+    Action,
+    ClusterParameters,
+    EngineSnapshot,
+    ObjectView,
+    Room,
+    SeriesPoint,
+    TimelineEvent,
+)
 
 log = logging.getLogger(__name__)
 
@@ -519,12 +528,14 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
             unique_fields=["room", "kind", "key"],
             update_fields=["data"],
         )
+    _persist_series(room, sim)
     room.event_count = start + len(events)
     room.seq += 1
     room.version += 1
     rt.version = room.version
     room.save(
         update_fields=[
+            "series_t_ms",
             "sim_ms",
             "sim_anchor_ms",
             "wall_anchor",
@@ -547,6 +558,48 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         "events": [_public_event(start + i, e) for i, e in enumerate(events)],
         **changes,
     }
+
+
+def _persist_series(room: Room, sim: Simulation) -> None:
+    """Store the chart points the engine kept since the last tick. Points of the last stored
+    instant are written again (a later sample in one instant replaces the earlier), so every
+    point from ``series_t_ms`` on is replaced by the engine's."""
+    since = room.series_t_ms
+    wl = sim.workloads
+    rows = [
+        SeriesPoint(room=room, series="zones", t_ms=t, value={z[0]: list(z[1:]) for z in zones})
+        for t, _pods, zones in points_since(wl.cluster_series, since)
+    ]
+    for key, points in wl.workload_series.items():
+        rows += [
+            SeriesPoint(room=room, series=f"workload/{key}", t_ms=t, value=[desired, ready])
+            for t, desired, ready in points_since(points, since)
+        ]
+    for zone, points in sim.queue_series.items():
+        rows += [
+            SeriesPoint(room=room, series=f"queue/{zone}", t_ms=t, value=n)
+            for t, n in points_since(points, since)
+        ]
+    SeriesPoint.objects.filter(room=room, t_ms__gte=since).delete()
+    SeriesPoint.objects.bulk_create(rows, batch_size=1000)
+    room.series_t_ms = sim.now_ms
+
+
+def room_series(room: Room) -> dict[str, Any]:
+    """The room's charts from t=0 (seconds): ready nodes per zone, nodes waiting in each
+    zone's queue, and desired/ready replicas per workload, each a list of changes."""
+    out: dict[str, Any] = {"t": room.sim_ms / 1000, "zones": [], "queue": {}, "workloads": {}}
+    rows = SeriesPoint.objects.filter(room=room).order_by("t_ms", "id")
+    for series, t_ms, value in rows.values_list("series", "t_ms", "value"):
+        t = t_ms / 1000
+        if series == "zones":
+            ready = {z: states[0] for z, states in value.items()}
+            out["zones"].append([t, ready])
+        elif series.startswith("queue/"):
+            out["queue"].setdefault(series[6:], []).append([t, value])
+        else:
+            out["workloads"].setdefault(series[9:], []).append([t, *value])
+    return out
 
 
 def _snapshot(room: Room, rt: Runtime) -> None:
@@ -658,6 +711,8 @@ def room_rewind(room_id: int, t_s: float, actor: str) -> Room:
         TimelineEvent.objects.filter(room=room).delete()
         ObjectView.objects.filter(room=room).delete()
         EngineSnapshot.objects.filter(room=room).delete()
+        SeriesPoint.objects.filter(room=room).delete()
+        room.series_t_ms = 0
         room.event_count = 0
         room.sim_ms = t_ms
         room.sim_anchor_ms = t_ms

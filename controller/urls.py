@@ -8,4 +8,5 @@ urlpatterns = [
     path("rooms/<slug:slug>/", views.room_page, name="room"),
     path("rooms/<slug:slug>/export.yaml", views.room_export, name="room-export"),
     path("rooms/<slug:slug>/events.json", views.room_events, name="room-events"),
+    path("rooms/<slug:slug>/series.json", views.room_series, name="room-series"),
 ]

@@ -99,3 +99,10 @@ def room_events(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse(
         {"events": [{"idx": r.idx, "t": r.t_ms / 1000, "type": r.type, **r.data} for r in rows]}
     )
+
+
+@require_GET
+def room_series(request: HttpRequest, slug: str) -> JsonResponse:
+    """The room's charts from t=0 (anyone who may watch the room may read them)."""
+    room = get_object_or_404(Room, slug=slug)
+    return JsonResponse(services.room_series(room))

@@ -69,6 +69,8 @@ class Simulation:
         self._pod_gc_at: int | None = None
         self.observed_nodes: set[str] = set()  # kubelets whose eviction signals moved (live view)
         self.refused_actions: dict[int, str] = {}  # live actions refused at their instant
+        # zone -> [(t, nodes waiting in its queue)], changes only (the page's chart)
+        self.queue_series: dict[str, list[tuple[int, int]]] = {}
         self.started = False
 
     # -- set-up ---------------------------------------------------------------------------
@@ -239,6 +241,7 @@ class Simulation:
         self._wake_pod_gc(now)
 
     def on_node_status_updated(self, node: Node, now: int, changed: bool) -> None:
+        self.workloads.on_node_status(node, now)
         self.controller.do_no_schedule_tainting_pass(node, now)
         if changed:
             self.kube_scheduler.wake(now)

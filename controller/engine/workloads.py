@@ -31,6 +31,7 @@ from .manifests import pod_from_manifest
 from .nodelifecycle.zones import zone_display
 from .objects import FALSE, NO_EXECUTE, NO_SCHEDULE, TRUE, Node, OwnerRef, Pod
 from .scenario import INT32_MAX, ScenarioError, _int, _map, _show, _str
+from .series import append_change
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -1144,18 +1145,29 @@ class WorkloadControllers:
             "zones": {z: dict(c) for z, c in sorted(self.zone_counts.items()) if any(c.values())},
         }
 
+    def on_node_status(self, node: Node, now: int) -> None:
+        """A node's status changed (its Ready condition moves it between Ready, NotReady and
+        Unknown): count it, and sample the cluster series at once."""
+        before = self._node_class.get(node.name)
+        self._count_node(node.name, node)
+        if self._node_class.get(node.name) != before:
+            self._sample_cluster(now)
+
     def _sample(self, now: int) -> None:
         """Append to the series only what changed; several samples in one instant keep the
         last (memory grows with changes, not with time)."""
         for key, value in self.metrics().items():
-            _append(self.workload_series.setdefault(key, []), now, value)
+            append_change(self.workload_series.setdefault(key, []), now, value)
+        self._sample_cluster(now)
+
+    def _sample_cluster(self, now: int) -> None:
         pods = tuple(self.pod_counts[p] for p in POD_PHASES)
         zones = tuple(
             (z, *(c[s] for s in NODE_STATES))
             for z, c in sorted(self.zone_counts.items())
             if any(c.values())
         )
-        _append(self.cluster_series, now, (pods, zones))
+        append_change(self.cluster_series, now, (pods, zones))
 
     def series(self) -> dict[str, Any]:
         """The time series, JSON-friendly: ``t`` in ms."""
@@ -1173,18 +1185,6 @@ class WorkloadControllers:
                 for t, pods, zones in self.cluster_series
             ],
         }
-
-
-def _append(points: list[tuple[Any, ...]], now: int, value: tuple[Any, ...]) -> None:
-    """Add ``(now, *value)`` if the value changed; a later sample in the same instant
-    replaces the earlier one (and disappears if it undoes the change)."""
-    if points and points[-1][1:] == value:
-        return
-    if points and points[-1][0] == now:
-        points.pop()
-        if points and points[-1][1:] == value:
-            return
-    points.append((now, *value))
 
 
 def _round_half_away(x: float) -> float:

@@ -1,15 +1,37 @@
 // Availability charts (vendored uPlot): ready nodes per zone, queue depth per zone, and ready
-// vs desired replicas per workload. Samples are taken from the room state at each delta;
-// drawing is throttled so a fast room does not redraw more than twice a second.
+// vs desired replicas per workload. They start from the room's whole history as the engine
+// kept it (seed), then take a sample from the room state at each delta; drawing is throttled
+// so a fast room does not redraw more than twice a second. Clicking a chart picks a time (the
+// timeline scrolls there); each chart can be saved as a PNG.
 import uPlot from "../vendor/uplot/uPlot.esm.js";
+import { chartStreams, mergeStreams } from "./series.js";
 import { signalValues } from "./state.js";
 
 const MAX_POINTS = 3000;
 const COLORS = ["#2e7dd7", "#2e9d4f", "#d9a400", "#c0392b", "#8e44ad", "#16a085", "#7f8c8d", "#d35400"];
 
 class Series {
-  constructor(el, title) {
-    this.el = el; this.title = title; this.t = []; this.cols = new Map(); this.plot = null; this.keys = "";
+  constructor(el, title, onPick) {
+    this.box = el; this.title = title; this.t = []; this.cols = new Map(); this.plot = null; this.keys = "";
+    this.onPick = onPick;
+    const png = document.createElement("button");
+    png.className = "chart-png"; png.textContent = "PNG"; png.title = "save this chart as a PNG image";
+    png.addEventListener("click", () => this.savePng());
+    this.el = document.createElement("div");
+    el.append(png, this.el);
+  }
+  // The whole history at once (changes only, carried forward).
+  seed(streams) {
+    const m = mergeStreams(streams);
+    this.t = m.t; this.cols = m.cols;
+    if (this.plot) { this.plot.destroy(); this.plot = null; this.keys = ""; }
+  }
+  savePng() {
+    if (!this.plot) return;
+    const a = document.createElement("a");
+    a.href = this.plot.ctx.canvas.toDataURL("image/png");
+    a.download = `${this.title.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "").toLowerCase()}.png`;
+    a.click();
   }
   push(t, values) {
     if (this.t.length && t < this.t[this.t.length - 1]) { this.t = []; this.cols.clear(); } // rewind
@@ -29,6 +51,7 @@ class Series {
     }
     const keys = [...this.cols.keys()].sort();
     const data = [this.t, ...keys.map((k) => this.cols.get(k))];
+    this.box.dataset.from = this.t[0]; this.box.dataset.to = this.t[this.t.length - 1];
     if (this.plot && this.keys === keys.join("|")) { this.plot.setData(data); return; }
     if (this.plot) this.plot.destroy();
     this.el.replaceChildren();
@@ -43,13 +66,18 @@ class Series {
         dash: k.endsWith(" threshold") ? [6, 4] : undefined, paths: uPlot.paths.stepped({ align: 1 }),
       }))],
     }, data, this.el);
+    // A click picks the time under the cursor: the page scrolls its timeline there.
+    this.plot.over.addEventListener("click", () => {
+      const left = this.plot.cursor.left;
+      if (left !== undefined && left >= 0 && this.onPick) this.onPick(this.plot.posToVal(left, "x"));
+    });
   }
 }
 
 export class Charts {
-  constructor(root) {
+  constructor(root, onPick) {
     this.root = root;
-    const make = (title) => { const el = document.createElement("div"); el.className = "chart"; root.append(el); return new Series(el, title); };
+    const make = (title) => { const el = document.createElement("div"); el.className = "chart"; root.append(el); return new Series(el, title, onPick); };
     this.ready = make("Ready nodes per zone");
     this.queue = make("Nodes waiting in each zone's queue");
     this.replicas = make("Ready / desired replicas");
@@ -113,6 +141,14 @@ export class Charts {
       }
       this.replicas.push(t, values);
     }
+    this.schedule();
+  }
+  // The room's history from t=0 (GET series.json), before the live samples go on.
+  seed(series) {
+    const streams = chartStreams(series);
+    this.ready.seed(streams.ready);
+    this.queue.seed(streams.queue);
+    if (Object.keys(streams.replicas).length) this.replicas.seed(streams.replicas);
     this.schedule();
   }
   reset() {

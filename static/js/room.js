@@ -20,7 +20,7 @@ const els = {
   error: document.getElementById("error"), presence: document.getElementById("presence"),
   workloads: document.getElementById("workloads"),
 };
-const charts = new Charts(document.getElementById("charts"));
+const charts = new Charts(document.getElementById("charts"), (t) => pickTime(t));
 const nodeEls = new Map();
 const zoneEls = new Map();
 let selected = null;
@@ -50,6 +50,7 @@ function handle(m) {
   if (m.type === "snapshot") {
     state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events); renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
+    loadHistory();
     renderWorkloads(); renderParams(); return;
   }
   if (m.type === "delta" || m.type === "reset") {
@@ -62,6 +63,7 @@ function handle(m) {
     explain(m.events || []);
     if (r.changed.all) {
       renderAll(); charts.reset(); charts.recordNodes(state, state.nodes.keys()); renderWorkloads(); renderParams();
+      loadHistory();
     } else {
       renderChanged(r.changed, m.events || []);
       charts.recordNodes(state, r.changed.nodes);
@@ -74,6 +76,23 @@ function handle(m) {
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
   if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
   if (m.type === "error") { showError(m.message); return; }
+}
+
+// The charts start at t=0 whenever the page is opened: the room's history as the engine kept it.
+function loadHistory() {
+  fetch(`/rooms/${slug}/series.json`).then((r) => (r.ok ? r.json() : null)).then((series) => {
+    if (series) { charts.seed(series); charts.record(state, state.workloads); }
+  }).catch(() => {});
+}
+
+// A time picked on a chart: the timeline scrolls to the last event at or before it.
+function pickTime(t) {
+  for (const el of els.timeline.querySelectorAll("li.picked")) el.classList.remove("picked");
+  const items = [...els.timeline.querySelectorAll("li[data-t]")];
+  const hit = items.find((li) => Number(li.dataset.t) <= t + 1e-9) || items[items.length - 1];
+  if (!hit) return;
+  hit.classList.add("picked");
+  hit.scrollIntoView({ block: "center" });
 }
 
 // The "why" of each event is worked out when it arrives, while the objects it names are
@@ -314,7 +333,7 @@ function renderTimeline(full, newEvents = []) {
   for (let i = list.length - 1; i >= 0; i--) {
     const e = list[i];
     if (!eventMatches(e, filter, state)) continue;
-    items.push(h("li", { class: `ev t-${e.type}` }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
+    items.push(h("li", { class: `ev t-${e.type}`, "data-t": e.t }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
       h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.pod || e.node || e.zone || e.object || e.fault || "" }),
       operator ? h("button", { class: "rewind-here", "data-t": e.t, title: `rewind the room to ${fmtTime(e.t)}, just after this event`, text: "⟲" }) : null,
       h("div", { class: "why", text: e.why ?? why(e, state) })));

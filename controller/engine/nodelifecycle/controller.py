@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..clock import next_on_grid
 from ..core import Handle, Phase
 from ..objects import FALSE, READY, TRUE, UNKNOWN, Node, NodeCondition, Pod
+from ..series import append_change
 from ..timeline import Timeline
 from .rate_limited_queue import RateLimitedTimedQueue, TimedValue, TokenBucket
 from .taints import NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE, no_schedule_taint_diff
@@ -77,6 +78,7 @@ class NodeLifecycleController:
             return
         now = self.sim.sched.now_ms
         self.monitor_node_health(now)
+        self.sample_queues(now)
         self.sim.sched.schedule(
             now + self.cfg.node_monitor_period_ms, Phase.CONTROLLER_MONITOR, self._monitor_tick
         )
@@ -113,7 +115,15 @@ class NodeLifecycleController:
             self.do_no_execute_tainting_pass(now)
         else:
             self.do_eviction_pass(now)
+        self.sample_queues(now)
         self.wake_pass(now)
+
+    def sample_queues(self, now: int) -> None:
+        """The length of every zone's queue, for the page's chart from t=0: appended to
+        ``sim.queue_series`` only when it changed (not part of the timeline)."""
+        series = self.sim.queue_series
+        for zone, queue in self.zone_queues.items():
+            append_change(series.setdefault(zone_display(zone), []), now, (len(queue),))
 
     # -- monitorNodeHealth --------------------------------------------------------------
     def monitor_node_health(self, now: int) -> None:

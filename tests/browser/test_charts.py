@@ -1,0 +1,74 @@
+"""A person opens a room twenty minutes in: the charts start at t=0, a click on a chart
+scrolls the timeline to that moment, and a chart saves as a PNG."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller import services
+
+from .conftest import ARTIFACTS
+
+pytestmark = pytest.mark.browser
+
+SCENARIO = """
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: late}
+spec:
+  kubernetesVersion: "1.34"
+  nodes:
+    - {name: a-1, zone: zone-a}
+    - {name: a-2, zone: zone-a}
+    - {name: a-3, zone: zone-a}
+    - {name: b-1, zone: zone-b}
+    - {name: b-2, zone: zone-b}
+  objects:
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web, namespace: default}
+      spec:
+        replicas: 5
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec: {containers: [{name: web}]}
+  faults:
+    - {at: 100s, type: ZoneOutage, zone: zone-a}
+    - {at: 900s, type: ZoneRestore, zone: zone-a}
+"""
+
+
+@pytest.fixture
+def room(live_stack):
+    room = services.room_create("late", SCENARIO, None, 1.0)
+    services.room_control(room.pk, "pause", None, "test")
+    for _ in range(20):  # twenty minutes, in one-minute ticks
+        services.room_control(room.pk, "step", 60, "test")
+        services.room_advance(room.pk)
+    return room
+
+
+def test_a_page_opened_at_twenty_minutes_charts_from_zero(live_stack, room, browser) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(f"{live_stack}/rooms/{room.slug}/")
+    page.wait_for_function(
+        "document.querySelectorAll('#charts .chart[data-from]').length >= 3", timeout=20_000
+    )
+    for chart in page.locator("#charts .chart[data-from]").all()[:3]:
+        assert float(chart.get_attribute("data-from")) == 0.0
+        assert float(chart.get_attribute("data-to")) >= 1200.0
+    page.locator("#charts").scroll_into_view_if_needed()
+    page.screenshot(path=str(ARTIFACTS / "14-charts-from-zero.png"), full_page=True)
+    # Click the ready-nodes chart at about two-fifths of its width (~ 8 minutes in).
+    over = page.locator("#charts .chart").first.locator(".u-over")
+    box = over.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] / 2)
+    page.mouse.click(box["x"] + box["width"] * 0.4, box["y"] + box["height"] / 2)
+    picked = page.locator("#timeline li.picked")
+    picked.wait_for(timeout=5_000)
+    assert float(picked.get_attribute("data-t")) <= 1200
+    with page.expect_download() as download:
+        page.locator("#charts .chart").first.locator("button.chart-png").click()
+    assert download.value.suggested_filename.endswith(".png")
