@@ -16,6 +16,7 @@ from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 
 from controller import services
+from controller.engine.versions import CURRENT_VERSION
 from controller.models import Room
 from controller.tasks import BEAT_KEY
 from playground.asgi import application
@@ -142,7 +143,9 @@ def test_landing_page_says_what_the_product_is_and_lists_rooms(client, db) -> No
     page = response.content.decode()
     assert response.status_code == 200
     assert "node-failure playground" in page.lower()
-    assert "exactly as Kubernetes v1.18 does" in page
+    # Which Kubernetes: the current release and 1.18, both named.
+    assert "exactly as Kubernetes does" in page
+    assert f"({CURRENT_VERSION}) or v1.18" in page
     assert "Class demo" in page
     assert "/static/css/playground.css" in page
     css = client.get("/static/css/playground.css")
