@@ -44,3 +44,37 @@ class RoomCreateForm(forms.Form):
         if upload is not None and upload.size > 2 * 1024 * 1024:
             raise forms.ValidationError("upload: the file is larger than 2 MiB.")
         return data
+
+
+class CompareForm(forms.Form):
+    """Two rooms of one scenario side by side: each side's label and what differs (YAML:
+    kubernetesVersion, controllerManager, kubelet, apiServer, featureGates)."""
+
+    scenario = forms.ChoiceField(choices=scenario_choices)
+    left_label = forms.CharField(max_length=80, initial="default tolerations")
+    left_changes = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}), required=False, initial=""
+    )
+    right_label = forms.CharField(max_length=80, initial="tolerations 30 s")
+    right_changes = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        initial="apiServer: {defaultUnreachableTolerationSeconds: 30, "
+        "defaultNotReadyTolerationSeconds: 30}",
+    )
+    speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
+
+    def clean(self):  # type: ignore[no-untyped-def]
+        import yaml
+
+        data = super().clean()
+        for side in ("left", "right"):
+            text = data.get(f"{side}_changes") or ""
+            try:
+                value = yaml.safe_load(text) if text.strip() else {}
+            except yaml.YAMLError as exc:
+                raise forms.ValidationError(f"{side}: not YAML ({exc})") from None
+            if not isinstance(value, dict):
+                raise forms.ValidationError(f"{side}: the changes must be a YAML mapping")
+            data[f"{side}_parsed"] = value
+        return data

@@ -52,6 +52,26 @@ class Room(models.Model):
         return self.name
 
 
+class Comparison(models.Model):
+    """Two rooms of one scenario with different settings (or Kubernetes releases), run side
+    by side on one clock: a control on either applies to both, at one wall instant. Both rooms
+    share one operator token."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=120)
+    left = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="compared_left")
+    right = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="compared_right")
+    left_label = models.CharField(max_length=80)
+    right_label = models.CharField(max_length=80)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.left_label} vs {self.right_label}"
+
+
 class ClusterParameters(models.Model):
     """The room's component settings, in the scenario format's field names."""
 

@@ -42,6 +42,7 @@ from .engine.versions import Profile, profile_for
 from .models import (
     Action,
     ClusterParameters,
+    Comparison,
     EngineSnapshot,
     ObjectView,
     Room,
@@ -642,52 +643,77 @@ def _reanchor(room: Room, wall_now: datetime) -> None:
 
 
 def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
-    """Speed, pause, resume and step (by N simulated seconds): logged like every action."""
+    """Speed, pause, resume and step (by N simulated seconds): logged like every action. A
+    room compared with another takes the control with it, at the same wall instant, so the
+    two keep one clock."""
     wall_now = timezone.now()
     with transaction.atomic():
-        room = Room.objects.select_for_update().get(pk=room_id)
-        if kind == "speed":
-            speed = _check_speed(value)
-            _reanchor(room, wall_now)
-            room.speed = speed
-        elif kind == "pause":
-            _reanchor(room, wall_now)
-            room.paused = True
-        elif kind == "resume":
-            room.paused = False
-            room.sim_anchor_ms = max(room.sim_ms, room.sim_anchor_ms)
-            room.wall_anchor = wall_now
-        elif kind == "step":
-            try:
-                if isinstance(value, bool):
-                    raise TypeError
-                seconds = float(value)
-            except (TypeError, ValueError):
-                raise ActionError(f"step: {value!r} is not a number of seconds") from None
-            if not 0 < seconds <= MAX_STEP_S:
-                raise ActionError(f"step: must be between 0 and {MAX_STEP_S} seconds")
-            # The next tick runs the engine that much further (paused or not).
-            room.sim_anchor_ms = max(room.sim_anchor_ms, room.sim_ms) + int(seconds * 1000)
-        else:
-            raise ActionError(f"unknown control {kind!r}")
-        room.save(update_fields=["speed", "paused", "sim_anchor_ms", "wall_anchor"])
-        Action.objects.create(
-            room=room,
-            actor=actor[:120],
-            kind=kind,
-            payload={"value": value},
-            status=Action.APPLIED,
-            at_ms=room.sim_ms,
+        rooms = [Room.objects.select_for_update().get(pk=rid) for rid in lockstep_ids(room_id)]
+        for room in rooms:
+            _control_one(room, kind, value, actor, wall_now)
+    for room in rooms:
+        _broadcast_after_commit(
+            room.pk,
+            {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
         )
-    _broadcast_after_commit(
-        room_id,
-        {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
-    )
     return Room.objects.get(pk=room_id)
 
 
+def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: datetime) -> None:
+    if kind == "speed":
+        speed = _check_speed(value)
+        _reanchor(room, wall_now)
+        room.speed = speed
+    elif kind == "pause":
+        _reanchor(room, wall_now)
+        room.paused = True
+    elif kind == "resume":
+        room.paused = False
+        room.sim_anchor_ms = max(room.sim_ms, room.sim_anchor_ms)
+        room.wall_anchor = wall_now
+    elif kind == "step":
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            seconds = float(value)
+        except (TypeError, ValueError):
+            raise ActionError(f"step: {value!r} is not a number of seconds") from None
+        if not 0 < seconds <= MAX_STEP_S:
+            raise ActionError(f"step: must be between 0 and {MAX_STEP_S} seconds")
+        # The next tick runs the engine that much further (paused or not).
+        room.sim_anchor_ms = max(room.sim_anchor_ms, room.sim_ms) + int(seconds * 1000)
+    else:
+        raise ActionError(f"unknown control {kind!r}")
+    room.save(update_fields=["speed", "paused", "sim_anchor_ms", "wall_anchor"])
+    Action.objects.create(
+        room=room,
+        actor=actor[:120],
+        kind=kind,
+        payload={"value": value},
+        status=Action.APPLIED,
+        at_ms=room.sim_ms,
+    )
+
+
+def lockstep_ids(room_id: int) -> list[int]:
+    """The room and the one it is compared with (if any), in id order (the lock order)."""
+    pair = (
+        Comparison.objects.filter(left_id=room_id).values_list("left_id", "right_id").first()
+        or Comparison.objects.filter(right_id=room_id).values_list("left_id", "right_id").first()
+    )
+    return sorted(pair) if pair else [room_id]
+
+
 def room_rewind(room_id: int, t_s: float, actor: str) -> Room:
-    """Re-simulate from the scenario and the actions applied up to ``t``, then continue."""
+    """Re-simulate from the scenario and the actions applied up to ``t``, then continue (a
+    compared room rewinds with its partner)."""
+    for rid in lockstep_ids(room_id):
+        if rid != room_id:
+            _rewind_one(rid, t_s, actor)
+    return _rewind_one(room_id, t_s, actor)
+
+
+def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
     if isinstance(t_s, bool) or not isinstance(t_s, int | float | str):
         raise ActionError(f"rewind: t must be a number of seconds, got {t_s!r}")
     try:
@@ -789,6 +815,98 @@ def room_export(room: Room) -> str:
     # Extra documents are objects too (load_scenario): they stay, after the scenario.
     others = [d for d in docs if d is not root]
     return header + yaml.safe_dump_all([root, *others], sort_keys=False)
+
+
+# -- comparisons: two rooms of one scenario, one clock --------------------------------------
+COMPARABLE = ("kubernetesVersion", "controllerManager", "kubelet", "apiServer", "featureGates")
+
+
+def with_changes(text: str, changes: dict[str, Any], side: str) -> str:
+    """The scenario with ``changes`` (the release and component settings) merged into its
+    spec, section by section; its leading comment is kept."""
+    if not isinstance(changes, dict):
+        raise ActionError(f"{side}: the changes must be a mapping (e.g. apiServer: {{...}})")
+    unknown = sorted(set(changes) - set(COMPARABLE))
+    if unknown:
+        raise ActionError(f"{side}.{unknown[0]}: only {', '.join(COMPARABLE)} can differ")
+    docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+    root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
+    if root is None:
+        raise ActionError("the scenario has no Scenario document")
+    spec = root.setdefault("spec", {})
+    own = profile_for(spec.get("kubernetesVersion")).version
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(spec.get(key), dict):
+            spec[key] = {**spec[key], **value}
+        else:
+            spec[key] = value
+    comments = _leading_comments(text)
+    runs = spec.get("kubernetesVersion")
+    if (
+        comments
+        and runs is not None
+        and profile_for(runs, f"{side}.kubernetesVersion").version != own
+    ):
+        comments.insert(
+            0, f"# Written for Kubernetes {own}: the times these notes quote may differ."
+        )
+    others = [d for d in docs if d is not root]
+    return "".join(x + "\n" for x in comments) + yaml.safe_dump_all(
+        [root, *others], sort_keys=False
+    )
+
+
+def comparison_create(
+    name: str,
+    scenario_yaml: str,
+    sides: list[tuple[str, dict[str, Any]]],
+    owner: Any = None,
+    speed: float = 10.0,
+) -> Comparison:
+    """Two rooms of one scenario, each with its changes, started together on one clock (and
+    one operator token). ``sides`` is [(label, changes), (label, changes)]; an error names the
+    side and the field and creates nothing."""
+    texts = []
+    for side, (label, changes) in zip(("left", "right"), sides, strict=True):
+        if not label.strip():
+            raise ActionError(f"{side}: give this side a label")
+        text = with_changes(scenario_yaml, changes, side)
+        try:
+            load_scenario(text)
+        except ScenarioError as exc:
+            raise ActionError(f"{side}: {exc}") from None
+        texts.append(text)
+    speed = _check_speed(speed)
+    base = name or load_scenario(scenario_yaml).name
+    rooms = [
+        room_create(f"{base} ({label})", text, owner, speed)
+        for (label, _), text in zip(sides, texts, strict=True)
+    ]
+    wall_now = timezone.now()
+    with transaction.atomic():
+        locked = [Room.objects.select_for_update().get(pk=r.pk) for r in rooms]
+        for room in locked:
+            room.operator_token = locked[0].operator_token
+            room.wall_anchor = wall_now
+            room.sim_anchor_ms = 0
+            room.save(update_fields=["operator_token", "wall_anchor", "sim_anchor_ms"])
+        comparison = Comparison.objects.create(
+            slug=_unique_comparison_slug(base),
+            name=base,
+            left=locked[0],
+            right=locked[1],
+            left_label=sides[0][0][:80],
+            right_label=sides[1][0][:80],
+        )
+    return comparison
+
+
+def _unique_comparison_slug(name: str) -> str:
+    base = slugify(f"compare-{name}")[:60] or "compare"
+    slug, n = base, 2
+    while Comparison.objects.filter(slug=slug).exists():
+        slug, n = f"{base}-{n}", n + 1
+    return slug
 
 
 # -- broadcasting ---------------------------------------------------------------------------

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from datetime import datetime
 
 import redis
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
 from . import services
 from .models import Room
@@ -42,12 +44,15 @@ class RoomLock:
 
 
 @shared_task(ignore_result=True)
-def room_tick_task(room_id: int) -> None:
-    """Advance one room to its "now" (applies pending actions first)."""
+def room_tick_task(room_id: int, wall: str | None = None) -> None:
+    """Advance one room to its "now" (applies pending actions first). ``wall`` is the beat's
+    wall instant (ISO 8601): every room of one beat advances to that instant, so two rooms
+    compared side by side stay on one clock."""
+    wall_now = datetime.fromisoformat(wall) if wall else None
     with RoomLock(room_id) as got:
         if not got:
             return  # another worker is advancing it; the next tick catches up
-        services.room_advance(room_id)
+        services.room_advance(room_id, wall_now)
 
 
 @shared_task(ignore_result=True)
@@ -57,9 +62,10 @@ def rooms_tick_task() -> None:
     ids |= set(
         Room.objects.filter(actions__status="pending").values_list("id", flat=True).distinct()
     )
+    wall = timezone.now().isoformat()
     for room_id in sorted(ids):
         try:
-            room_tick_task(room_id)
+            room_tick_task(room_id, wall)
         except Exception:
             log.exception("tick of room %s failed", room_id)
 

@@ -9,4 +9,5 @@ urlpatterns = [
     path("rooms/<slug:slug>/export.yaml", views.room_export, name="room-export"),
     path("rooms/<slug:slug>/events.json", views.room_events, name="room-events"),
     path("rooms/<slug:slug>/series.json", views.room_series, name="room-series"),
+    path("compare/<slug:slug>/", views.compare_page, name="compare"),
 ]

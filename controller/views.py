@@ -10,9 +10,9 @@ from django.views.decorators.http import require_GET
 from . import services
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
-from .forms import RoomCreateForm
+from .forms import CompareForm, RoomCreateForm
 from .health import health
-from .models import Room
+from .models import Comparison, Room
 from .roles import is_operator
 
 
@@ -23,6 +23,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def index(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST" and "cmp-scenario" in request.POST:
+        return compare_create(request)
     form = RoomCreateForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
@@ -53,6 +55,8 @@ def index(request: HttpRequest) -> HttpResponse:
         {
             "rooms": Room.objects.all()[:50],
             "form": form,
+            "compare_form": CompareForm(prefix="cmp"),
+            "comparisons": Comparison.objects.all()[:20],
             "error": error,
             "scenarios": services.builtin_scenarios(),
             "current_version": CURRENT_VERSION,
@@ -106,3 +110,66 @@ def room_series(request: HttpRequest, slug: str) -> JsonResponse:
     """The room's charts from t=0 (anyone who may watch the room may read them)."""
     room = get_object_or_404(Room, slug=slug)
     return JsonResponse(services.room_series(room))
+
+
+def compare_create(request: HttpRequest) -> HttpResponse:
+    """The index page's "compare" form: two rooms, one clock; errors name the side."""
+    form = CompareForm(request.POST, prefix="cmp")
+    error = None
+    if form.is_valid():
+        data = form.cleaned_data
+        chosen = next(s for s in services.builtin_scenarios() if s["id"] == data["scenario"])
+        try:
+            comparison = services.comparison_create(
+                "",
+                chosen["yaml"],
+                [
+                    (data["left_label"], data["left_parsed"]),
+                    (data["right_label"], data["right_parsed"]),
+                ],
+                request.user,
+                data["speed"],
+            )
+        except (ScenarioError, services.ActionError) as exc:
+            error = str(exc)
+        else:
+            token = comparison.left.operator_token
+            tokens = request.session.get("operator_tokens", {})
+            for room in (comparison.left, comparison.right):
+                tokens[room.slug] = token
+            request.session["operator_tokens"] = tokens
+            return redirect(f"{reverse('compare', args=[comparison.slug])}?token={token}")
+    return render(
+        request,
+        "controller/index.html",
+        {
+            "rooms": Room.objects.all()[:50],
+            "form": RoomCreateForm(),
+            "compare_form": form,
+            "compare_error": error,
+            "comparisons": Comparison.objects.all()[:20],
+            "scenarios": services.builtin_scenarios(),
+            "current_version": CURRENT_VERSION,
+        },
+        status=200,
+    )
+
+
+def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
+    comparison = get_object_or_404(Comparison, slug=slug)
+    left = comparison.left
+    token = request.GET.get("token") or request.session.get("operator_tokens", {}).get(
+        left.slug, ""
+    )
+    operator = is_operator(left, request.user, token)
+    return render(
+        request,
+        "controller/compare.html",
+        {
+            "comparison": comparison,
+            "about": services.scenario_about(left.scenario_yaml),
+            "operator": operator,
+            "token": token if operator else "",
+            "viewer_url": request.build_absolute_uri(reverse("compare", args=[slug])),
+        },
+    )

@@ -1,0 +1,113 @@
+"""Compare: two rooms of one scenario with different settings, one clock."""
+
+from __future__ import annotations
+
+import pytest
+
+from controller import services
+from controller.engine.scenario import load_scenario
+from controller.models import Comparison, Room
+
+SCENARIO = """# Watch for: one node stops.
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: cmp}
+spec:
+  nodes:
+    - {name: n-1, zone: z}
+    - {name: n-2, zone: z}
+  objects:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec: {nodeName: n-1, containers: [{name: web}]}
+  faults:
+    - {at: 62s, type: StopKubelet, node: n-1}
+"""
+FAST = {"apiServer": {"defaultUnreachableTolerationSeconds": 30}}
+
+
+def make(right=FAST, left=None) -> Comparison:
+    return services.comparison_create(
+        "", SCENARIO, [("default", left or {}), ("30 s", right)], None, 10.0
+    )
+
+
+def test_two_rooms_one_token_and_their_own_settings(db) -> None:
+    c = make()
+    assert c.left.operator_token == c.right.operator_token
+    assert c.left.wall_anchor == c.right.wall_anchor
+    right = load_scenario(c.right.scenario_yaml).config.api_server
+    left = load_scenario(c.left.scenario_yaml).config.api_server
+    assert (
+        left.default_unreachable_toleration_seconds,
+        right.default_unreachable_toleration_seconds,
+    ) == (300, 30)
+
+
+def test_a_control_on_one_side_moves_both_at_one_instant(db) -> None:
+    c = make()
+    services.room_control(c.right.pk, "pause", None, "op")
+    services.room_control(c.left.pk, "step", 500, "op")
+    left, right = Room.objects.get(pk=c.left.pk), Room.objects.get(pk=c.right.pk)
+    assert left.paused and right.paused
+    assert left.sim_anchor_ms == right.sim_anchor_ms
+    for room in (left, right):
+        services.room_advance(room.pk)
+    times = {}
+    for room in (left, right):
+        times[room.pk] = [e.t_ms for e in room.events.filter(type="PodDeleted").order_by("idx")]
+    # Unknown at 105 s, unreachable:NoExecute at 110 s: deleted 300 s vs 30 s later.
+    assert times == {c.left.pk: [410_000], c.right.pk: [140_000]}
+
+
+def test_a_rewind_on_one_side_rewinds_both(db) -> None:
+    c = make()
+    services.room_control(c.left.pk, "pause", None, "op")
+    services.room_control(c.left.pk, "step", 200, "op")
+    for pk in (c.left.pk, c.right.pk):
+        services.room_advance(pk)
+    services.room_rewind(c.right.pk, 100, "op")
+    assert {Room.objects.get(pk=pk).sim_ms for pk in (c.left.pk, c.right.pk)} == {100_000}
+
+
+@pytest.mark.parametrize(
+    ("right", "message"),
+    [
+        pytest.param(
+            {"nodes": []}, "right.nodes: only kubernetesVersion", id="only settings may differ"
+        ),
+        pytest.param(
+            {"apiServer": {"defaultUnreachableTolerationSeconds": "soon"}},
+            "right: spec.apiServer.defaultUnreachableTolerationSeconds",
+            id="a bad value names the side and the field",
+        ),
+        pytest.param(
+            {"kubernetesVersion": "1.25"}, "right.kubernetesVersion", id="an unsimulated release"
+        ),
+    ],
+)
+def test_bad_changes_name_the_side_and_create_nothing(db, right, message) -> None:
+    before = (Room.objects.count(), Comparison.objects.count())
+    with pytest.raises((services.ActionError, services.ScenarioError)) as exc:
+        make(right=right)
+    assert message in str(exc.value)
+    assert (Room.objects.count(), Comparison.objects.count()) == before
+
+
+def test_the_compare_form_makes_a_comparison_and_its_page_shows_both(client, db) -> None:
+    response = client.post(
+        "/",
+        {
+            "cmp-scenario": "01-single-node-failure",
+            "cmp-left_label": "default",
+            "cmp-left_changes": "",
+            "cmp-right_label": "30 s",
+            "cmp-right_changes": "apiServer: {defaultUnreachableTolerationSeconds: 30}",
+            "cmp-speed": "10",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    c = Comparison.objects.latest("id")
+    page = client.get(response["Location"]).content.decode()
+    assert c.left.slug in page and c.right.slug in page and "Merged timeline" in page
