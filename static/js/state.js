@@ -126,6 +126,7 @@ export function why(e, state) {
         ? `kubelet node shutdown manager on ${e.node}: every priority group done, inhibitor lock released, the machine powers off`
         : `${e.node} powered off at once: no shutdownGracePeriod (the shutdown manager is off) or no kubelet to delay it`;
     case "PodReady":
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
       return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
     case "K8sEvent":
       return `${e.eventType} event ${e.reason}: ${e.message}`;

@@ -93,4 +93,6 @@ test("graceful node shutdown: why names the shutdown manager's rule and the grac
   assert.match(agent, /critical pods .* killed last, within shutdownGracePeriodCriticalPods \(10 s\)/);
   assert.match(why({ type: "NodeReady", node: "a-1", status: "False" }, s), /node is shutting down/);
   assert.match(why({ type: "NodePoweredOff", node: "a-1", reason: "GracefulShutdownDone" }, s), /inhibitor lock released/);
+  s.pods.get("default/web").reason = "Terminated";
+  assert.match(why({ type: "PodReady", pod: "default/web", status: "False" }, s), /shutdown manager: the pod's containers stopped/);
 });
