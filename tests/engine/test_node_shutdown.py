@@ -411,3 +411,28 @@ def test_the_kubelet_fields_are_refused_under_1_18(field: str) -> None:
         load_scenario(scenario(kubelet=f"{{{field}: {value}}}", version="1.18", faults="    []\n"))
     assert exc.value.path == f"spec.kubelet.{field}"
     assert exc.value.why.startswith("not in Kubernetes 1.18: ")
+
+
+def test_set_parameters_turns_the_manager_on_for_the_next_shutdown() -> None:
+    """A kubelet reconfigured with a grace period (SetParameters at 10 s) shuts down
+    gracefully at 60 s: groups come from the configuration in force at the shutdown."""
+    faults = (
+        "    - {at: 10s, type: SetParameters, kubelet: {shutdownGracePeriod: 30s,"
+        " shutdownGracePeriodCriticalPods: 10s}}\n"
+        "    - {at: 60s, type: ShutdownNode, node: a-1}\n"
+    )
+    sim = simulate(scenario(kubelet="{}", faults=faults))
+    assert sorted(times(sim, "PodPhase", phase="Failed")) == [80, 80, 90]
+    assert times(sim, "NodePoweredOff", reason="GracefulShutdownDone") == [90]
+
+
+def test_a_terminating_pod_is_killed_with_the_shorter_grace() -> None:
+    """A web pod deleted by a user at 55 s (30 s grace, done at 85 s) is still active at the
+    shutdown (60 s): the shutdown kill (20 s) finishes first, at 80 s, and the pod object goes."""
+    faults = "    - {at: 60s, type: ShutdownNode, node: a-1}\n"
+    sim = simulate(scenario(faults=faults), until_s=0)
+    web = web_pods(sim)[0]
+    faults = f"    - {{at: 55s, type: DeletePod, pod: {web}}}\n" + faults
+    sim = simulate(scenario(faults=faults))
+    assert times(sim, "PodRemoved", pod=web) == [80]
+    assert times(sim, "PodPhase", pod=web, phase="Failed") == [80]
