@@ -45,6 +45,11 @@ class KubeletConfig:
     image_gc_low_threshold_percent: int = 80
     image_minimum_gc_age_ms: int = 2 * MINUTE
     eviction_ranking_policy: str = "priority"  # "qos": the pre-1.9 qosComparator ranking
+    # Graceful node shutdown (GracefulNodeShutdown, 1.21+): 0 = the shutdown manager is off.
+    shutdown_grace_period_ms: int = 0
+    shutdown_grace_period_critical_pods_ms: int = 0
+    # (priority, shutdownGracePeriodSeconds) pairs (GracefulNodeShutdownBasedOnPodPriority).
+    shutdown_grace_period_by_pod_priority: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def lease_renew_interval_ms(self) -> int:

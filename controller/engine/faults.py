@@ -47,6 +47,7 @@ KUBELET_FAULTS = frozenset(
         "SetNodeNotReady",
         "SetNodeReady",
         "RunEvictionSync",
+        "ShutdownNode",
     }
 )
 
@@ -138,6 +139,14 @@ def power_on(sim: Simulation, a: dict[str, Any], now: int) -> None:
     k = _kubelet(sim, a)
     if not k.powered:
         k.power_on(now)
+
+
+def shutdown_node(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """The node's systemd-logind announces a shutdown (``systemctl poweroff``): the kubelet's
+    node shutdown manager delays it by its grace periods, or the machine powers off at once."""
+    k = _kubelet(sim, a)
+    if k.powered:
+        k.shutdown.prepare_for_shutdown(now)
 
 
 def set_not_ready(sim: Simulation, a: dict[str, Any], now: int) -> None:
@@ -329,6 +338,7 @@ HANDLERS = {
     "HealNode": heal,
     "PowerOffNode": power_off,
     "PowerOnNode": power_on,
+    "ShutdownNode": shutdown_node,
     "SetNodeNotReady": set_not_ready,
     "SetNodeReady": set_ready,
     "SetNodeCondition": set_condition,

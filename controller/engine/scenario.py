@@ -229,6 +229,9 @@ KUBELET_FIELDS: dict[str, tuple[str, str]] = {
     "imageGCLowThresholdPercent": ("image_gc_low_threshold_percent", "percent"),
     "imageMinimumGCAge": ("image_minimum_gc_age_ms", "duration"),
     "evictionRankingPolicy": ("eviction_ranking_policy", "ranking"),
+    "shutdownGracePeriod": ("shutdown_grace_period_ms", "duration"),
+    "shutdownGracePeriodCriticalPods": ("shutdown_grace_period_critical_pods_ms", "duration"),
+    "shutdownGracePeriodByPodPriority": ("shutdown_grace_period_by_pod_priority", "shutdown"),
 }
 API_FIELDS: dict[str, tuple[str, str]] = {
     "defaultNotReadyTolerationSeconds": ("default_not_ready_toleration_seconds", "int"),
@@ -273,11 +276,58 @@ def _convert(kind: str, v: Any, path: str) -> Any:
             _dur(x, f"{path}.{k}")
             out2[k] = x if isinstance(x, str) else f"{x}s"
         return out2
+    if kind == "shutdown":
+        return _shutdown_priorities(v, path)
     if kind == "ranking":
         if v not in ("priority", "qos"):
             raise ScenarioError(path, f'must be "priority" (v1.18) or "qos", got {_show(v)}')
         return v
     raise AssertionError(kind)
+
+
+def _shutdown_priorities(v: Any, path: str) -> list[tuple[int, int]]:
+    """ShutdownGracePeriodByPodPriority: a list of {priority, shutdownGracePeriodSeconds}."""
+    out = []
+    for i, item in enumerate(_list(v, path)):
+        p = f"{path}[{i}]"
+        d = _map(item, p)
+        _no_unknown(d, {"priority", "shutdownGracePeriodSeconds"}, p)
+        for key in ("priority", "shutdownGracePeriodSeconds"):
+            if key not in d:
+                raise ScenarioError(f"{p}.{key}", "is required")
+        out.append(
+            (
+                _int(d["priority"], f"{p}.priority", minimum=-(2**31), maximum=2**31 - 1),
+                _int(d["shutdownGracePeriodSeconds"], f"{p}.shutdownGracePeriodSeconds"),
+            )
+        )
+    return out
+
+
+def _go_seconds(ms: int) -> str:
+    """A duration as Go prints it, for the seconds this field takes ("30s", "1.5s")."""
+    return f"{ms / 1000:g}s"
+
+
+def _check_shutdown(cfg: KubeletConfig, path: str) -> None:
+    """The graceful node shutdown part of ValidateKubeletConfiguration."""
+    grace, critical = cfg.shutdown_grace_period_ms, cfg.shutdown_grace_period_critical_pods_ms
+    if critical > grace:
+        raise ScenarioError(
+            f"{path}.shutdownGracePeriodCriticalPods",
+            f"{_go_seconds(critical)} must be <= shutdownGracePeriod {_go_seconds(grace)}",
+        )
+    for key, ms in (("shutdownGracePeriod", grace), ("shutdownGracePeriodCriticalPods", critical)):
+        if 0 < ms < 1000:
+            raise ScenarioError(
+                f"{path}.{key}", f"{_go_seconds(ms)} must be either zero or otherwise >= 1 sec"
+            )
+    if cfg.shutdown_grace_period_by_pod_priority and (grace > 0 or critical > 0):
+        raise ScenarioError(
+            f"{path}.shutdownGracePeriodByPodPriority",
+            "Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at "
+            "the same time",
+        )
 
 
 def _too_big(path: str, v: Any) -> int:
@@ -333,6 +383,7 @@ def _check_kubelet(cfg: KubeletConfig, data: dict[str, Any], path: str) -> None:
         raise ScenarioError(
             f"{path}.enforceNodeAllocatable", '"none" cannot be combined with other values'
         )
+    _check_shutdown(cfg, path)
 
 
 # -- loading ------------------------------------------------------------------------------------
@@ -743,6 +794,7 @@ FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
     "ScaleWorkload": (("workload",), {"replicas"}),
     "RunControllerPass": ((), {"pass"}),
     "RunEvictionSync": (("node",), set()),
+    "ShutdownNode": (("node",), set()),
     "SetParameters": ((), {"controllerManager", "kubelet", "apiServer"}),
 }
 NODE_CONDITIONS_SETTABLE = {

@@ -60,6 +60,7 @@ def kubelet_state(kubelet: Any) -> dict[str, Any]:
         "state": state,
         "mode": kubelet.mode,
         "runtimeReady": kubelet.runtime_ready,
+        "shuttingDown": kubelet.shutdown.shutting_down,
         "pressure": sorted(kubelet.pressure),
         "signals": kubelet.eviction.signals(),
     }
@@ -129,6 +130,8 @@ def parameters_view(sim: Simulation) -> dict[str, Any]:
     view = {
         "kubernetesVersion": profile.version,
         "kubernetesReleases": list(profile.releases),
+        # Fault types this release cannot show: the page hides their buttons.
+        "faultsRefused": sorted(profile.faults_refused),
         "controllerManager": {
             "nodeMonitorPeriod": cm.node_monitor_period_ms / 1000,
             "nodeMonitorGracePeriod": cm.node_monitor_grace_period_ms / 1000,
@@ -146,6 +149,9 @@ def parameters_view(sim: Simulation) -> dict[str, Any]:
             "evictionHard": kubelet.eviction_hard,
             "evictionSoft": kubelet.eviction_soft,
             "evictionPressureTransitionPeriod": kubelet.eviction_pressure_transition_period_ms
+            / 1000,
+            "shutdownGracePeriod": kubelet.shutdown_grace_period_ms / 1000,
+            "shutdownGracePeriodCriticalPods": kubelet.shutdown_grace_period_critical_pods_ms
             / 1000,
         },
         "apiServer": {

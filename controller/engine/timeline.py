@@ -38,6 +38,9 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "PodRejected": ("pod", "node", "reason"),
     "PodDisruptionTarget": ("pod", "node", "reason", "message"),
     "NodeReclaim": ("node", "resource", "what", "amount"),
+    # A ShutdownNode's machine powers off: after the kubelet's graceful shutdown
+    # (GracefulShutdownDone) or with nothing delaying it (ShutdownNotDelayed).
+    "NodePoweredOff": ("node", "reason"),
     "K8sEvent": ("object", "reason", "message", "eventType"),
     "Fault": (),
 }
@@ -123,6 +126,8 @@ def _describe(event: Event) -> tuple[str, str]:
         return e["pod"], f"rejected by {e['node']}: {e['reason']}"
     if t == "PodDisruptionTarget":
         return e["pod"], f"DisruptionTarget {e['reason']}: {e['message']}"
+    if t == "NodePoweredOff":
+        return e["node"], f"powered off ({e['reason']})"
     if t == "NodeReclaim":
         return e["node"], f"{e['what']} freed {e['amount']} of {e['resource']}"
     rest = {k: v for k, v in e.items() if k not in ("t", "type")}

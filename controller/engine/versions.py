@@ -104,6 +104,10 @@ V1_18 = Profile(
         "kubelet.shutdownGracePeriodCriticalPods": (
             "the kubelet's graceful node shutdown came in Kubernetes 1.21 (GracefulNodeShutdown)"
         ),
+        "kubelet.shutdownGracePeriodByPodPriority": (
+            "shutdown grace periods by pod priority came in Kubernetes 1.23 "
+            "(GracefulNodeShutdownBasedOnPodPriority, on by default since 1.24)"
+        ),
     },
     faults_refused={
         "ShutdownNode": (

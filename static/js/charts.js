@@ -112,7 +112,7 @@ export class Charts {
     const history = this.nodeHistory.get(name) || [];
     for (const p of history) s.push(p.at, p.values);
     if (history.length && this.lastT > history[history.length - 1].at) s.push(this.lastT, history[history.length - 1].values);
-    s.el.dataset.node = name;
+    s.box.dataset.node = name;
     this.schedule();
   }
   schedule() {

@@ -218,6 +218,12 @@ function renderParams() {
   }
 }
 
+// Fault types the room's Kubernetes release cannot show (ShutdownNode before 1.21): no button.
+function refusedFaults() { return (state.params && state.params.faultsRefused) || []; }
+const FAULT_TITLES = {
+  ShutdownNode: "systemctl poweroff: the kubelet's graceful node shutdown (shutdownGracePeriod), then power off",
+};
+
 function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
 
 // Node actions sit in a menu on each card (one click opens it). Cards are rebuilt on every
@@ -237,9 +243,10 @@ function nodeCard(n, pods) {
     ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
         ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
         ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["LeakMemory", "memory leak"], ["FillDisk", "fill disk"],
-        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"]]
+        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"]]
+      .filter(([type]) => !refusedFaults().includes(type))
       .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label,
-        disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
+        title: FAULT_TITLES[type] || "", disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
   const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
   const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
   const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));
@@ -250,7 +257,8 @@ function nodeCard(n, pods) {
     && pods.every((p) => !p.terminating && p.phase === "Running" && p.ready !== false);
   const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}${calm ? " calm" : ""}`, "data-node": n.name },
     h("header", {}, h("strong", { text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
-      n.kubelet && n.kubelet.state !== "Running" ? h("span", { class: "kstate", text: ` kubelet ${n.kubelet.state}` }) : null),
+      n.kubelet && n.kubelet.state !== "Running" ? h("span", { class: "kstate", text: ` kubelet ${n.kubelet.state}` }) : null,
+      n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null),
     h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
   el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) showDetail("node", n.name); });
   el.tabIndex = 0;

@@ -94,7 +94,11 @@ export function why(e, state) {
   switch (e.type) {
     case "NodeReady":
       if (e.status === "Unknown") return `controller: no Lease renewal or status from ${e.node} for longer than nodeMonitorGracePeriod${cm.nodeMonitorGracePeriod ? ` (${cm.nodeMonitorGracePeriod} s)` : ""}, strictly past, checked every nodeMonitorPeriod${cm.nodeMonitorPeriod ? ` (${cm.nodeMonitorPeriod} s)` : ""}`;
-      if (e.status === "False") return `kubelet on ${e.node} reports its runtime is down (KubeletNotReady)`;
+      if (e.status === "False") {
+        const n = state ? state.nodes.get(e.node) : null;
+        if (n && n.kubelet && n.kubelet.shuttingDown) return `kubelet node shutdown manager on ${e.node}: logind announced a shutdown, Ready=False "node is shutting down" posted at once (syncNodeStatus)`;
+        return `kubelet on ${e.node} reports its runtime is down (KubeletNotReady)`;
+      }
       return `kubelet on ${e.node} posted Ready`;
     case "TaintAdded":
       if (e.effect === "NoSchedule") return `doNoScheduleTaintingPass: condition -> ${e.key} taint, at once (no rate limit)`;
@@ -111,7 +115,18 @@ export function why(e, state) {
       return `deleted by ${e.by}`;
     case "PodEvicted":
       return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
+    case "PodPhase":
+      if (e.reason === "Terminated") return shutdownWhy(e, pod, state);
+      return "";
+    case "PodDisruptionTarget":
+      if (e.reason === "TerminationByKubelet") return shutdownWhy(e, pod, state);
+      return `DisruptionTarget (${e.reason}): ${e.message}`;
+    case "NodePoweredOff":
+      return e.reason === "GracefulShutdownDone"
+        ? `kubelet node shutdown manager on ${e.node}: every priority group done, inhibitor lock released, the machine powers off`
+        : `${e.node} powered off at once: no shutdownGracePeriod (the shutdown manager is off) or no kubelet to delay it`;
     case "PodReady":
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
       return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
     case "K8sEvent":
       return `${e.eventType} event ${e.reason}: ${e.message}`;
@@ -123,6 +138,19 @@ export function why(e, state) {
     default:
       return "";
   }
+}
+
+// "kubelet node shutdown manager (GracefulNodeShutdown, 1.21+): non-critical pods killed first
+// within shutdownGracePeriod − shutdownGracePeriodCriticalPods (20 s), ..."
+function shutdownWhy(e, pod, state) {
+  const k = (state && state.params && state.params.kubelet) || {};
+  const grace = k.shutdownGracePeriod, critical = k.shutdownGracePeriodCriticalPods;
+  const isCritical = pod && pod.priority >= 2000000000;
+  const rule = "kubelet node shutdown manager (GracefulNodeShutdown, 1.21+)";
+  const status = "status Failed (Terminated) with DisruptionTarget once its containers stopped";
+  if (isCritical) return `${rule}: critical pods (priority >= 2000000000) killed last, within shutdownGracePeriodCriticalPods${critical !== undefined ? ` (${critical} s)` : ""}; ${status}`;
+  const share = grace !== undefined && critical !== undefined ? ` (${grace - critical} s)` : "";
+  return `${rule}: non-critical pods killed first within shutdownGracePeriod − shutdownGracePeriodCriticalPods${share} or their own terminationGracePeriodSeconds if shorter; ${status}`;
 }
 
 const DEFAULT_TOLERATION_PARAM = {

@@ -80,3 +80,19 @@ test("the timeline filter combines words and matches an event by its node's zone
   assert.ok(eventMatches(e, "poddeleted a-1", s));
   assert.ok(!eventMatches(e, "poddeleted zone-b", s));
 });
+
+test("graceful node shutdown: why names the shutdown manager's rule and the grace split", () => {
+  const s = applySnapshot(emptyState(), { ...snap,
+    nodes: [{ name: "a-1", zone: "a", ready: "False", taints: [], conditions: [], kubelet: { state: "Running", shuttingDown: true } }],
+    pods: [{ key: "default/web", node: "a-1", phase: "Failed", priority: 0 },
+      { key: "kube-system/agent", node: "a-1", phase: "Failed", priority: 2000001000 }],
+    params: { kubelet: { shutdownGracePeriod: 30, shutdownGracePeriodCriticalPods: 10 }, faultsRefused: [] } });
+  const web = why({ type: "PodPhase", pod: "default/web", phase: "Failed", reason: "Terminated" }, s);
+  assert.match(web, /GracefulNodeShutdown, 1\.21\+\): non-critical pods killed first within shutdownGracePeriod − shutdownGracePeriodCriticalPods \(20 s\)/);
+  const agent = why({ type: "PodDisruptionTarget", pod: "kube-system/agent", reason: "TerminationByKubelet" }, s);
+  assert.match(agent, /critical pods .* killed last, within shutdownGracePeriodCriticalPods \(10 s\)/);
+  assert.match(why({ type: "NodeReady", node: "a-1", status: "False" }, s), /node is shutting down/);
+  assert.match(why({ type: "NodePoweredOff", node: "a-1", reason: "GracefulShutdownDone" }, s), /inhibitor lock released/);
+  s.pods.get("default/web").reason = "Terminated";
+  assert.match(why({ type: "PodReady", pod: "default/web", status: "False" }, s), /shutdown manager: the pod's containers stopped/);
+});

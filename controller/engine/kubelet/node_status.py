@@ -28,6 +28,7 @@ from ..objects import (
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
+    from .nodeshutdown import ShutdownManager
 
 # (condition, True reason, True message, False reason, False message, event if True, if False)
 PRESSURE_SETTERS = (
@@ -115,6 +116,17 @@ class Kubelet:
     def posts_status(self) -> bool:
         return self.reaches_api and self.mode != LEASE_ONLY
 
+    @property
+    def shutdown(self) -> ShutdownManager:
+        """The node shutdown manager (made on first use: engines pickled before it existed
+        still load)."""
+        manager = self.__dict__.get("_shutdown")
+        if manager is None:
+            from .nodeshutdown import ShutdownManager
+
+            manager = self.__dict__["_shutdown"] = ShutdownManager(self)
+        return manager
+
     # -- lease --------------------------------------------------------------------------
     def lease_renew_ms(self, now_ms: int) -> int | None:
         """renewTime of the node's Lease as the API has it at ``now_ms`` (phase >= KUBELET)."""
@@ -158,9 +170,13 @@ class Kubelet:
         self.sync_pods(now_ms)
 
     def stop(self, now_ms: int) -> None:
+        shutting_down = self.shutdown.shutting_down
         self._freeze(now_ms)
         self.process_running = False
         self.sim.on_kubelet_stopped(self, now_ms)
+        if shutting_down:
+            # Its delay inhibitor lock goes with the process: logind shuts the machine down now.
+            self.shutdown.kubelet_stopped(now_ms)
 
     def partition(self, now_ms: int) -> None:
         self._freeze(now_ms)
@@ -181,6 +197,7 @@ class Kubelet:
     def power_off(self, now_ms: int) -> None:
         self._freeze(now_ms)
         self.powered = False
+        self.shutdown.reset()
         self.sim.on_node_powered_off(self, now_ms)
 
     def power_on(self, now_ms: int) -> None:
@@ -259,19 +276,37 @@ class Kubelet:
                 out.append(_condition(current, ctype, TRUE, t_reason, t_msg, now_ms))
             else:
                 out.append(_condition(current, ctype, FALSE, f_reason, f_msg, now_ms))
-        if self.runtime_ready:
+        # ReadyCondition: runtime, network, storage and node shutdown errors, aggregated.
+        errors = [] if self.runtime_ready else [self.runtime_message]
+        shutting_down = self.shutdown.shutdown_status()
+        if shutting_down is not None:
+            errors.append(shutting_down)
+        if not errors:
             ready = _condition(
                 current, READY, TRUE, "KubeletReady", "kubelet is posting ready status", now_ms
             )
         else:
-            ready = _condition(
-                current, READY, FALSE, "KubeletNotReady", self.runtime_message, now_ms
-            )
+            message = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+            ready = _condition(current, READY, FALSE, "KubeletNotReady", message, now_ms)
         out.append(ready)
         # Conditions the kubelet does not own (NetworkUnavailable) are kept as they are.
         owned = {c.type for c in out}
         out.extend(c.copy() for c in node.conditions if c.type not in owned)
         return out
+
+    def sync_node_status(self, now_ms: int) -> None:
+        """Port of Kubelet.syncNodeStatus (tryUpdateNodeStatus) called outside the status
+        loop (the shutdown manager calls it at once): PATCH if anything changed or the report
+        is due."""
+        node = self.node
+        if not self.posts_status or node is None:
+            return
+        desired = self.desired_conditions(node, now_ms)
+        report_due = self.last_report_ms is None or now_ms >= (
+            self.last_report_ms + self.cfg.node_status_report_frequency_ms
+        )
+        if report_due or _conditions_changed(node.conditions, desired):
+            self.post_status(now_ms, desired)
 
     def post_status(self, now_ms: int, desired: list[NodeCondition] | None = None) -> None:
         """PATCH the node status; record the kubelet's node events on transitions."""
@@ -338,8 +373,12 @@ class Kubelet:
 
     # -- eviction manager (kubelet/eviction) ------------------------------------------------
     def admit(self, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
-        """The eviction manager's Admit (a pod bound here is admitted or rejected)."""
-        return self.eviction.admit(pod, now_ms)
+        """The pod admit handlers in order: the eviction manager's, then the node shutdown
+        manager's (a pod bound here is admitted or rejected)."""
+        result = self.eviction.admit(pod, now_ms)
+        if not result[0]:
+            return result
+        return self.shutdown.admit()
 
     def usage_changed(self, now_ms: int) -> None:
         self.eviction.wake(now_ms)
