@@ -194,7 +194,7 @@ class Cluster:
         Returns False if the pod was already being deleted."""
         if pod.key not in self.pods or pod.deletion_ms is not None:
             return False
-        grace = pod.termination_grace_period_s if grace_s is None else grace_s
+        grace = check_graceful_delete(pod, grace_s)
         pod.deletion_ms = now_ms
         pod.deletion_grace_s = grace
         self.timeline.emit(
@@ -211,3 +211,18 @@ class Cluster:
             self.pods_by_node.get(pod.node_name, {}).pop(pod.key, None)
         self.timeline.emit(now_ms, "PodRemoved", pod=pod.key, node=pod.node_name)
         self.sim.on_pod_removed(pod, now_ms)
+
+
+def check_graceful_delete(pod: Pod, grace_s: int | None) -> int:
+    """Port of podStrategy.CheckGracefulDelete (pkg/registry/core/pod/strategy.go): the grace
+    period a DELETE gets: the one asked for, else the pod's terminationGracePeriodSeconds; 0
+    for a pod not scheduled or already terminated (Failed or Succeeded: nothing runs to be
+    stopped, so the API server removes it at once); a negative one becomes 1."""
+    period = pod.termination_grace_period_s if grace_s is None else grace_s
+    if not pod.node_name:
+        period = 0
+    if pod.phase in ("Failed", "Succeeded"):
+        period = 0
+    if period < 0:
+        period = 1
+    return period
