@@ -272,7 +272,7 @@ function leakTarget(pods) {
   return p ? p.key : null;
 }
 
-const POD_MARKS = { terminating: "⌛", failed: "✕", pending: "…", notready: "!" };
+const POD_MARKS = { terminating: "↓", failed: "×", pending: "…", notready: "!" };
 
 function podTile(p) {
   const cls = p.terminating ? "terminating" : p.phase === "Failed" ? "failed" : p.phase === "Pending" ? "pending" : p.ready ? "ok" : "notready";
