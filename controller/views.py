@@ -49,17 +49,22 @@ def index(request: HttpRequest) -> HttpResponse:
             tokens[room.slug] = room.operator_token
             request.session["operator_tokens"] = tokens
             return redirect(f"{reverse('room', args=[room.slug])}?token={room.operator_token}")
+    return _index(request, form=form, error=error)
+
+
+def _index(request: HttpRequest, **context: object) -> HttpResponse:
+    """The landing page: rooms, comparisons, the two forms (with what was posted, if any)."""
     return render(
         request,
         "controller/index.html",
         {
             "rooms": Room.objects.all()[:50],
-            "form": form,
+            "form": RoomCreateForm(),
             "compare_form": CompareForm(prefix="cmp"),
             "comparisons": Comparison.objects.all()[:20],
-            "error": error,
             "scenarios": services.builtin_scenarios(),
             "current_version": CURRENT_VERSION,
+            **context,
         },
     )
 
@@ -139,20 +144,7 @@ def compare_create(request: HttpRequest) -> HttpResponse:
                 tokens[room.slug] = token
             request.session["operator_tokens"] = tokens
             return redirect(f"{reverse('compare', args=[comparison.slug])}?token={token}")
-    return render(
-        request,
-        "controller/index.html",
-        {
-            "rooms": Room.objects.all()[:50],
-            "form": RoomCreateForm(),
-            "compare_form": form,
-            "compare_error": error,
-            "comparisons": Comparison.objects.all()[:20],
-            "scenarios": services.builtin_scenarios(),
-            "current_version": CURRENT_VERSION,
-        },
-        status=200,
-    )
+    return _index(request, compare_form=form, compare_error=error)
 
 
 def compare_page(request: HttpRequest, slug: str) -> HttpResponse:

@@ -2,6 +2,7 @@
 // then deltas, as on the room page); the merged timeline marks the events only one side has.
 import { applyDelta, applySnapshot, emptyState, fmtTime, nodesByZone, podsByNode } from "./state.js";
 import { markDifferences } from "./diff.js";
+import { h } from "./dom.js";
 
 const root = document.getElementById("compare");
 const token = root.dataset.token;
@@ -13,15 +14,6 @@ const sides = {
 const els = { clock: document.getElementById("clock"), speed: document.getElementById("speed"), conn: document.getElementById("conn"),
   merged: document.getElementById("merged"), onlyDiff: document.getElementById("only-diff"), error: document.getElementById("error") };
 
-function h(tag, attrs = {}, ...kids) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") el.className = v; else if (k.startsWith("data-")) el.setAttribute(k, v);
-    else if (k === "text") el.textContent = v; else el[k] = v;
-  }
-  for (const kid of kids) if (kid !== null && kid !== undefined) el.append(kid);
-  return el;
-}
 
 function connect(name) {
   const side = sides[name];

@@ -2,6 +2,7 @@
 // node (keyed elements), never rebuilt wholesale; past Config.compactAbove nodes a canvas
 // draws one square per node instead.
 import { Charts } from "./charts.js";
+import { h } from "./dom.js";
 import { outlook } from "./outlook.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, why } from "./state.js";
 
@@ -25,15 +26,6 @@ const nodeEls = new Map();
 const zoneEls = new Map();
 let selected = null;
 
-function h(tag, attrs = {}, ...kids) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") el.className = v; else if (k.startsWith("data-")) el.setAttribute(k, v);
-    else if (k === "text") el.textContent = v; else el[k] = v;
-  }
-  for (const kid of kids) if (kid !== null && kid !== undefined) el.append(kid);
-  return el;
-}
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
