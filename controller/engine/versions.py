@@ -76,6 +76,22 @@ class Profile:
     pod_gc_out_of_service: bool = False
     # The kubelet's node shutdown manager (GracefulNodeShutdown, beta 1.21).
     graceful_node_shutdown: bool = False
+    # Who deletes a pod for a NoExecute taint (PodDeleted ``by``): the NoExecuteTaintManager
+    # inside the NodeLifecycleController (event source "taint-controller"), or the
+    # taint-eviction-controller, tainteviction.Controller (SeparateTaintEvictionController,
+    # beta and on by default 1.29, GA 1.34; event source "taint-eviction-controller").
+    taint_eviction_deleter: str = "TaintManager"
+    # Once a pod's deletion has run, the TimedWorkerQueue forgets the pod (getWrappedWorkerFunc
+    # deletes its key, #129577, 1.33), so a later NoExecute-taint change on its node schedules
+    # the deletion again; before, the key stayed (a nil worker) and refused every re-add.
+    taint_eviction_forgets_fired_work: bool = False
+    # nodeutil.MarkPodsNotReady records a Warning event NodeNotReady "Node is not ready" on
+    # every pod whose Ready condition it sets to False (not in 1.18; in 1.32 to 1.34).
+    mark_pods_not_ready_event: bool = False
+    # markNodeForTainting(node, status) first Removes the node from its zone's queue (and
+    # set) when the node does not carry that status's NoExecute taint yet, then Adds it: a
+    # node whose taint was taken off while it stays not ready is tainted again (not in 1.18).
+    mark_node_for_tainting_requeues: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -127,7 +143,9 @@ CURRENT_VERSION = "1.34"
 
 CURRENT = Profile(
     version=CURRENT_VERSION,
-    same_as=("1.32", "1.33"),
+    # 1.32 is not the same: its taint eviction queue still keeps a fired pod's key
+    # (taint_eviction_forgets_fired_work came with #129577 in 1.33).
+    same_as=("1.33",),
     controller_manager_defaults={
         # RecommendedDefaultNodeLifecycleControllerConfiguration: 50 s since 1.32 (#126287).
         "node_monitor_grace_period_ms": 50 * SECOND,
@@ -149,6 +167,10 @@ CURRENT = Profile(
     pod_disruption_conditions=True,
     pod_gc_out_of_service=True,
     graceful_node_shutdown=True,
+    taint_eviction_deleter="TaintEvictionController",
+    taint_eviction_forgets_fired_work=True,
+    mark_pods_not_ready_event=True,
+    mark_node_for_tainting_requeues=True,
 )
 
 PROFILES: dict[str, Profile] = {p.version: p for p in (V1_18, CURRENT)}

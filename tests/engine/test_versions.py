@@ -27,7 +27,6 @@ def scenario(version: str | None, extra: str = "", nodes: str = NODES) -> str:
         pytest.param('"1.18"', "1.18", id="1.18 is its own profile"),
         pytest.param(f'"{CURRENT_VERSION}"', CURRENT_VERSION, id="the current release"),
         pytest.param('"1.33"', CURRENT_VERSION, id="1.33 simulates as the current profile"),
-        pytest.param('"1.32"', CURRENT_VERSION, id="1.32 simulates as the current profile"),
         pytest.param('"v1.34.2"', CURRENT_VERSION, id="a kubeletVersion with v and patch"),
         pytest.param('"1.18.20"', "1.18", id="a patch release of 1.18"),
     ],
@@ -41,6 +40,11 @@ def test_kubernetes_version_picks_a_profile(written: str | None, profile: str) -
     [
         pytest.param("1.30", "quote it", id="an unquoted version is a number: refused with a hint"),
         pytest.param('"1.25"', "Kubernetes 1.25 is not simulated", id="a release in between"),
+        pytest.param(
+            '"1.32"',
+            "Kubernetes 1.32 is not simulated",
+            id="1.32 is refused: its taint eviction queue keeps fired work (#129577 came in 1.33)",
+        ),
         pytest.param('"2.0"', "must be a Kubernetes release", id="not a 1.x release"),
         pytest.param('"latest"', "must be a Kubernetes release", id="not a version"),
     ],
@@ -107,7 +111,7 @@ def test_a_removed_field_in_set_parameters_is_refused_with_its_path() -> None:
     ("version", "grace_ms"),
     [
         pytest.param('"1.18"', 40_000, id="1.18: nodeMonitorGracePeriod 40 s"),
-        pytest.param(f'"{CURRENT_VERSION}"', 50_000, id="1.32 and later: 50 s (#126287)"),
+        pytest.param(f'"{CURRENT_VERSION}"', 50_000, id="1.33 and later: 50 s (#126287, since 1.32)"),
     ],
 )
 def test_each_release_has_its_own_defaults(version: str, grace_ms: int) -> None:

@@ -1,4 +1,5 @@
-"""kube-controller-manager's NodeLifecycleController (node_lifecycle_controller.go, v1.18).
+"""kube-controller-manager's NodeLifecycleController (node_lifecycle_controller.go, v1.18;
+the later releases' differences are switches of ``sim.config.profile``).
 
 One instance per controller-manager process: ``RestartControllerManager`` throws it
 away with all its in-memory state and builds a new one from the API objects.
@@ -338,20 +339,28 @@ class NodeLifecycleController:
                     node, [NOT_READY_TAINT_TEMPLATE], [UNREACHABLE_TAINT_TEMPLATE], now
                 )
             else:
-                self.mark_node_for_tainting(node, now)
+                self.mark_node_for_tainting(node, observed, now)
         elif observed == UNKNOWN:
             if node.has_taint(NOT_READY_TAINT_TEMPLATE.key, NOT_READY_TAINT_TEMPLATE.effect):
                 self.cluster.swap_node_taints(
                     node, [UNREACHABLE_TAINT_TEMPLATE], [NOT_READY_TAINT_TEMPLATE], now
                 )
             else:
-                self.mark_node_for_tainting(node, now)
+                self.mark_node_for_tainting(node, observed, now)
         elif observed == TRUE:
             self.mark_node_as_reachable(node, now)
 
-    def mark_node_for_tainting(self, node: Node, now: int) -> None:
-        """Port of Controller.markNodeForTainting (1.18: Add only, no SetRemove)."""
-        if self.zone_queues[node.zone_key].add(node.name, node.uid, now):
+    def mark_node_for_tainting(self, node: Node, observed: str, now: int) -> None:
+        """Port of Controller.markNodeForTainting. 1.18: Add only (a node already processed
+        stays in the queue's set, so it is not tainted again until it is Removed). Later
+        releases (``profile.mark_node_for_tainting_requeues``) take a status: when the node
+        lacks that status's taint, Remove it first, so it is queued anew (processAt = now)."""
+        queue = self.zone_queues[node.zone_key]
+        if self.sim.config.profile.mark_node_for_tainting_requeues:
+            template = NOT_READY_TAINT_TEMPLATE if observed == FALSE else UNREACHABLE_TAINT_TEMPLATE
+            if not node.has_taint(template.key, template.effect):
+                queue.remove(node.name)
+        if queue.add(node.name, node.uid, now):
             self.wake_pass(now)
 
     def mark_node_as_reachable(self, node: Node, now: int) -> None:
@@ -473,12 +482,19 @@ class NodeLifecycleController:
 
     # -- pods ------------------------------------------------------------------------------
     def mark_pods_not_ready(self, pods: list[Pod], node_name: str, now: int) -> None:
-        """Port of nodeutil.MarkPodsNotReady: Ready condition False where it is set."""
+        """Port of nodeutil.MarkPodsNotReady: Ready condition False where it is set; in later
+        releases (``profile.mark_pods_not_ready_event``) a Warning event NodeNotReady on each
+        pod it changed, recorded after the status update."""
+        event = self.sim.config.profile.mark_pods_not_ready_event
         for pod in pods:
             if pod.node_name != node_name:
                 continue
             if pod.ready is True:
                 self.cluster.set_pod_ready(pod, False, now)
+                if event and pod.key in self.cluster.pods:
+                    self.cluster.record_event(
+                        now, f"Pod/{pod.key}", "NodeNotReady", "Node is not ready", "Warning"
+                    )
 
     def process_pod(self, pod: Pod, now: int) -> None:
         """Port of Controller.processPod (a pod was bound or moved to a node)."""

@@ -1,4 +1,7 @@
-"""NoExecuteTaintManager (pkg/controller/nodelifecycle/scheduler/taint_manager.go, v1.18).
+"""NoExecuteTaintManager (pkg/controller/nodelifecycle/scheduler/taint_manager.go, v1.18) and
+its successor tainteviction.Controller (pkg/controller/tainteviction/taint_eviction.go, the
+taint-eviction-controller, 1.29+): the same rules, with the differences the profile names
+(who deletes, the DisruptionTarget condition before the DELETE, forgetting fired work).
 
 Reacts at the instant of a node's NoExecute-taint change or a pod's binding/toleration
 change; deletions wait in timers (``TimedWorkerQueue``) on the simulation's heap.
@@ -11,6 +14,10 @@ from typing import TYPE_CHECKING
 
 from ..core import Handle, Phase
 from ..objects import NO_EXECUTE, Pod, Taint, Toleration
+
+# addConditionAndDeletePod (taint_eviction.go): the DisruptionTarget condition it patches.
+DISRUPTION_REASON = "DeletionByTaintManager"
+DISRUPTION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
@@ -63,11 +70,14 @@ def get_min_toleration_time_ms(tolerations: list[Toleration]) -> int:
 
 
 class NoExecuteTaintManager:
-    """Port of scheduler.NoExecuteTaintManager."""
+    """Port of scheduler.NoExecuteTaintManager (1.18) and tainteviction.Controller."""
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.cluster = sim.cluster
+        profile = sim.config.profile
+        self.deleter = profile.taint_eviction_deleter
+        self.forgets_fired_work = profile.taint_eviction_forgets_fired_work
         self.tainted_nodes: dict[str, list[Taint]] = {}
         self.work: dict[str, TimedWork] = {}  # taintEvictionQueue, keyed by ns/name
         self.stopped = False
@@ -154,7 +164,7 @@ class NoExecuteTaintManager:
             return
         if fire_ms <= created_ms:
             self.work[pod.key] = TimedWork(created_ms, fire_ms, None)
-            self._delete_pod(pod.key)
+            self._run_work(pod.key)
             return
         handle = self.sim.sched.schedule(fire_ms, Phase.TAINT_MANAGER, self._fire, pod.key)
         self.work[pod.key] = TimedWork(created_ms, fire_ms, handle)
@@ -178,10 +188,21 @@ class NoExecuteTaintManager:
         work = self.work.get(key)
         if work is not None:
             work.handle = None
+        self._run_work(key)
+
+    def _run_work(self, key: str) -> None:
+        """Port of TimedWorkerQueue.getWrappedWorkerFunc: run the deletion, then keep the key
+        as a nil worker (1.18: it refuses re-adds until a cancel) or forget it (1.33+)."""
         self._delete_pod(key)
+        if self.forgets_fired_work:
+            work = self.work.get(key)
+            if work is not None and work.handle is None:
+                del self.work[key]
 
     def _delete_pod(self, key: str) -> None:
-        """deletePodHandler: event, then DELETE with the pod's own grace period."""
+        """Port of deletePodHandler: the TaintManagerEviction event, then (1.34:
+        addConditionAndDeletePod) the DisruptionTarget condition, then DELETE with the pod's
+        own grace period."""
         now = self.sim.sched.now_ms
         pod = self.cluster.pods.get(key)
         if pod is None:
@@ -189,7 +210,8 @@ class NoExecuteTaintManager:
         self.cluster.record_event(
             now, f"Pod/{key}", "TaintManagerEviction", f"Marking for deletion Pod {key}"
         )
-        self.cluster.delete_pod(pod, now, "TaintManager", "TaintManagerEviction")
+        self.cluster.set_disruption_target(pod, now, DISRUPTION_REASON, DISRUPTION_MESSAGE)
+        self.cluster.delete_pod(pod, now, self.deleter, "TaintManagerEviction")
 
     def pending(self) -> dict[str, int]:
         """Pod key -> fire time of every pending deletion (for the page's countdowns)."""
