@@ -110,7 +110,7 @@ export function why(e, state) {
     case "ZoneRate":
       return e.qps === 0 ? `setLimiterInZone: evictions stopped in ${e.zone} (small partially disrupted zone, or every zone down)` : `setLimiterInZone: ${e.zone} tainted at ${e.qps} node/s`;
     case "PodDeleted":
-      if (e.by === "TaintManager") return taintManagerWhy(e, pod, state);
+      if (e.by === "TaintManager" || e.by === "TaintEvictionController") return taintManagerWhy(e, pod, state);
       if (e.by === "NodeLifecycleController") return `legacy eviction (taint manager off): ${e.node} not Ready for podEvictionTimeout${cm.podEvictionTimeout ? ` (${cm.podEvictionTimeout} s)` : ""} and its zone's queue gave it a token; every non-DaemonSet pod deleted`;
       return `deleted by ${e.by}`;
     case "PodEvicted":
@@ -120,6 +120,7 @@ export function why(e, state) {
       return "";
     case "PodDisruptionTarget":
       if (e.reason === "TerminationByKubelet") return shutdownWhy(e, pod, state);
+      if (e.reason === "DeletionByTaintManager") return `taint-eviction-controller (addConditionAndDeletePod, 1.26+): the pod's toleration of ${e.node}'s NoExecute taint ran out, so it is marked DisruptionTarget "${e.message}" right before its DELETE`;
       return `DisruptionTarget (${e.reason}): ${e.message}`;
     case "NodePoweredOff":
       return e.reason === "GracefulShutdownDone"
@@ -129,6 +130,7 @@ export function why(e, state) {
       if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
       return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
     case "K8sEvent":
+      if (e.reason === "NodeNotReady" && e.object && e.object.startsWith("Pod/")) return `MarkPodsNotReady (1.34): the pod's node stopped being Ready, so its Ready condition went False and node-controller records this Warning on the pod`;
       return `${e.eventType} event ${e.reason}: ${e.message}`;
     case "NodeCondition":
       if (e.status === "Unknown") return `controller: kubelet stopped posting status, so ${e.condition} is Unknown too`;
@@ -158,12 +160,17 @@ const DEFAULT_TOLERATION_PARAM = {
   "node.kubernetes.io/not-ready": "defaultNotReadyTolerationSeconds",
 };
 
+// 1.18: the NoExecuteTaintManager inside the node lifecycle controller; 1.29+: its own controller.
+function taintDeleter(e) {
+  return e.by === "TaintEvictionController" ? "taint-eviction-controller (its own controller since 1.29)" : "taint manager";
+}
+
 // "taint manager deleted default/web-1: node a-1 tainted unreachable:NoExecute at 02:30,
 // pod tolerates it 300 s (defaultUnreachableTolerationSeconds)"
 function taintManagerWhy(e, pod, state) {
   const node = state ? state.nodes.get(e.node) : null;
   const taints = node ? node.taints.filter((t) => t.effect === "NoExecute") : [];
-  if (!taints.length) return `taint manager deleted ${e.pod}: ${e.node} carried a NoExecute taint the pod does not tolerate long enough`;
+  if (!taints.length) return `${taintDeleter(e)} deleted ${e.pod}: ${e.node} carried a NoExecute taint the pod does not tolerate long enough`;
   const tols = pod ? pod.tolerations || [] : [];
   const matching = (t) => tols.filter((x) => (x.effect === "NoExecute" || !x.effect) && (x.operator === "Exists" ? !x.key || x.key === t.key : x.key === t.key && (x.value || "") === (t.value || "")));
   const parts = taints.map((t) => {
@@ -179,7 +186,7 @@ function taintManagerWhy(e, pod, state) {
     const source = param && api && api[param] === secs ? param : "the pod's tolerationSeconds";
     return `node ${e.node} tainted ${short}${at}, pod tolerates it ${secs} s (${source})`;
   });
-  return `taint manager deleted ${e.pod}: ${parts.join("; ")}`;
+  return `${taintDeleter(e)} deleted ${e.pod}: ${parts.join("; ")}`;
 }
 
 export function fmtShort(t) {

@@ -52,6 +52,19 @@ test("a taint-manager deletion names the taint, its time, the toleration and the
   assert.match(why(e, s), /tainted unreachable:NoExecute at 02:30, pod does not tolerate it$/);
 });
 
+test("1.34: the taint-eviction-controller deletes, marks DisruptionTarget first, and MarkPodsNotReady warns the pod", () => {
+  const s = applySnapshot(emptyState(), { ...snap, params, nodes: [tainted],
+    pods: [{ key: "default/web-1", node: "a-1", phase: "Running", ready: false, terminating: true, tolerations: defaultTols }] });
+  const e = { t: 450, type: "PodDeleted", pod: "default/web-1", node: "a-1", by: "TaintEvictionController" };
+  assert.equal(why(e, s), "taint-eviction-controller (its own controller since 1.29) deleted default/web-1: node a-1 tainted unreachable:NoExecute at 02:30, pod tolerates it 300 s (defaultUnreachableTolerationSeconds)");
+  const dt = { t: 450, type: "PodDisruptionTarget", pod: "default/web-1", node: "a-1", reason: "DeletionByTaintManager", message: "Taint manager: deleting due to NoExecute taint" };
+  assert.match(why(dt, s), /^taint-eviction-controller \(addConditionAndDeletePod, 1\.26\+\): .* right before its DELETE$/);
+  const warn = { t: 105, type: "K8sEvent", object: "Pod/default/web-1", reason: "NodeNotReady", message: "Node is not ready", eventType: "Warning" };
+  assert.match(why(warn, s), /^MarkPodsNotReady \(1\.34\)/);
+  const nodeEvent = { t: 105, type: "K8sEvent", object: "Node/a-1", reason: "NodeNotReady", message: "Node a-1 status is now: NodeNotReady", eventType: "Normal" };
+  assert.equal(why(nodeEvent, s), "Normal event NodeNotReady: Node a-1 status is now: NodeNotReady");
+});
+
 test("the Unknown explanation quotes the room's grace period; params and workloads ride on deltas", () => {
   const s = applySnapshot(emptyState(), { ...snap, params });
   assert.match(why({ t: 105, type: "NodeReady", node: "a-1", status: "Unknown" }, s), /nodeMonitorGracePeriod \(40 s\)/);
