@@ -111,7 +111,9 @@ def test_a_removed_field_in_set_parameters_is_refused_with_its_path() -> None:
     ("version", "grace_ms"),
     [
         pytest.param('"1.18"', 40_000, id="1.18: nodeMonitorGracePeriod 40 s"),
-        pytest.param(f'"{CURRENT_VERSION}"', 50_000, id="1.33 and later: 50 s (#126287, since 1.32)"),
+        pytest.param(
+            f'"{CURRENT_VERSION}"', 50_000, id="1.33 and later: 50 s (#126287, since 1.32)"
+        ),
     ],
 )
 def test_each_release_has_its_own_defaults(version: str, grace_ms: int) -> None:
