@@ -271,3 +271,53 @@ def test_min_toleration_time_is_the_same_in_1_34(
         for s in tolerations
     ]
     assert get_min_toleration_time_ms(tols) == want_ms
+
+
+ZONE9 = """
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: t}
+spec:
+  kubernetesVersion: "%s"
+  duration: 200s
+  controllerManager: {nodeMonitorGracePeriod: 40s}
+  nodes:
+    - {generate: {count: 9, namePrefix: a-, zone: a}}
+  faults:
+    - {at: 100s, type: StopKubelet, node: a-7}
+    - {at: 100s, type: StopKubelet, node: a-8}
+    - {at: 105s, type: StopKubelet, node: a-2}
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "order"),
+    [
+        pytest.param(
+            "1.18",
+            [(140.0, "a-7"), (150.0, "a-8"), (160.0, "a-2")],
+            id="1.18: a-8, queued at 140 s, keeps its place ahead of a-2 (queued at 150 s)",
+        ),
+        pytest.param(
+            CURRENT_VERSION,
+            [(140.0, "a-7"), (150.0, "a-2"), (160.0, "a-8")],
+            id="1.34: every pass re-queues a waiting untainted node, so a-2 goes first",
+        ),
+    ],
+)
+def test_a_waiting_node_is_queued_anew_every_pass(
+    version: str, order: list[tuple[float, str]]
+) -> None:
+    """Zone a (9 nodes, 3 not ready: Normal, 0.1 node/s, one token every 10 s). a-7 and a-8 go
+    Unknown at 135 s and are queued by the 140 s pass: a-7 takes the token at 140 s, a-8 waits
+    for 150 s. a-2 goes Unknown at 145 s and is queued by the 150 s pass, which runs before
+    the 150 s tainting pass. markNodeForTainting of 1.34 Removes and re-Adds a-8 (still
+    without its taint) in that pass too, after a-2 in the pass's node order, so a-2 gets the
+    150 s token. (Go walks the nodes with 8 workers; the engine in lister order.)"""
+    sim = simulate(ZONE9 % version)
+    got = [
+        (e["t"] / 1000, e["node"])
+        for e in events(sim, "TaintAdded", key="node.kubernetes.io/unreachable", effect="NoExecute")
+    ]
+    assert got == order
+    assert [e["state"] for e in events(sim, "ZoneState", zone="a")] == ["Initial", "Normal"]
