@@ -120,7 +120,7 @@ export function why(e, state) {
       return "";
     case "PodDisruptionTarget":
       if (e.reason === "TerminationByKubelet") return shutdownWhy(e, pod, state);
-      if (e.reason === "DeletionByTaintManager") return `taint-eviction-controller (addConditionAndDeletePod, 1.26+): the pod's toleration of ${e.node}'s NoExecute taint ran out, so it is marked DisruptionTarget "${e.message}" right before its DELETE`;
+      if (e.reason === "DeletionByTaintManager") return `taint-eviction-controller (addConditionAndDeletePod, 1.26+): ${e.node} has a NoExecute taint the pod does not tolerate, or no longer does (its tolerationSeconds ran out), so it is marked DisruptionTarget "${e.message}" right before its DELETE`;
       return `DisruptionTarget (${e.reason}): ${e.message}`;
     case "NodePoweredOff":
       return e.reason === "GracefulShutdownDone"
