@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
@@ -402,7 +403,7 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, delta)
+    _broadcast_after_commit(room.pk, bounded(delta))
     return delta
 
 
