@@ -145,9 +145,16 @@ def _restore(room: Room) -> tuple[Simulation, bool]:
     return sim, long_replay or (snap is not None and not from_snapshot)
 
 
+# Engines rebuilt by this process (a tick whose room was not cached here): room affinity
+# keeps this near the number of rooms, not the number of ticks.
+RESTORES = 0
+
+
 def _runtime(room: Room) -> Runtime:
+    global RESTORES
     rt = _CACHE.get(room.pk)
     if rt is None or rt.version != room.version:
+        RESTORES += 1
         sim, snapshot_due = _restore(room)
         rt = Runtime(sim, room.version, snapshot_at=0.0 if snapshot_due else time.monotonic())
         _CACHE[room.pk] = rt
