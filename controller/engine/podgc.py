@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from .clock import SECOND, next_on_grid
 from .core import Phase
-from .objects import READY, Pod
+from .objects import READY, TAINT_OUT_OF_SERVICE, Pod
 
 if TYPE_CHECKING:
     from .core import Handle
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 GC_CHECK_PERIOD_MS = 20 * SECOND  # gcCheckPeriod
 QUARANTINE_TIME_MS = 40 * SECOND  # quarantineTime
 TERMINATED_POD_THRESHOLD = 12500  # kube-controller-manager --terminated-pod-gc-threshold
-TAINT_OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"  # v1.TaintNodeOutOfService
 
 
 class PodGCController:
@@ -49,6 +48,7 @@ class PodGCController:
     def __init__(self, sim: Simulation, started_ms: int) -> None:
         self.sim = sim
         self.started_ms = started_ms
+        self.terminated_pod_threshold = TERMINATED_POD_THRESHOLD
         # workqueue.TypedDelayingInterface[string]: waiting (name -> readyAt) and the queue
         # proper (names handed out by Get, in the order they became ready).
         self.waiting: dict[str, int] = {}
@@ -102,7 +102,7 @@ class PodGCController:
         """Port of PodGCController.gc (gc_controller.go)."""
         self._promote(now)
         pods = [self.sim.cluster.pods[k] for k in sorted(self.sim.cluster.pods)]
-        if TERMINATED_POD_THRESHOLD > 0:
+        if self.terminated_pod_threshold > 0:
             self.gc_terminated(pods, now)
         if self.sim.config.profile.pod_gc_out_of_service:
             self.gc_terminating(pods, now)
@@ -113,7 +113,7 @@ class PodGCController:
         """Port of PodGCController.gcTerminated: keep at most terminatedPodThreshold pods in
         phase Failed or Succeeded; delete the rest, evicted ones first, then oldest."""
         terminated = [p for p in pods if p.phase not in ("Pending", "Running", "Unknown")]
-        excess = len(terminated) - TERMINATED_POD_THRESHOLD
+        excess = len(terminated) - self.terminated_pod_threshold
         if excess <= 0:
             return
         terminated.sort(key=_eviction_and_creation_order)
