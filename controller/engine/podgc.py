@@ -99,15 +99,28 @@ class PodGCController:
 
     # -- gc -------------------------------------------------------------------------------------
     def gc(self, now: int) -> None:
-        """Port of PodGCController.gc (gc_controller.go)."""
+        """Port of PodGCController.gc (gc_controller.go). Go lists every pod once and hands
+        the list to each step; here each step gets the pods it can act on, from the store's
+        indexes, in key order (the same result, without a scan of every pod every 20 s):
+        gcTerminated only runs when there are more pods than its threshold at all."""
         self._promote(now)
-        pods = [self.sim.cluster.pods[k] for k in sorted(self.sim.cluster.pods)]
-        if self.terminated_pod_threshold > 0:
-            self.gc_terminated(pods, now)
+        cluster = self.sim.cluster
+        terminating = [cluster.terminating[k] for k in sorted(cluster.terminating)]
+        orphans = sorted(
+            (
+                pod
+                for name, pods in cluster.pods_by_node.items()
+                if name not in cluster.nodes
+                for pod in pods.values()
+            ),
+            key=lambda p: p.key,
+        )
+        if 0 < self.terminated_pod_threshold < len(cluster.pods):
+            self.gc_terminated([cluster.pods[k] for k in sorted(cluster.pods)], now)
         if self.sim.config.profile.pod_gc_out_of_service:
-            self.gc_terminating(pods, now)
-        self.gc_orphaned(pods, now)
-        self.gc_unscheduled_terminating(pods, now)
+            self.gc_terminating(terminating, now)
+        self.gc_orphaned(orphans, now)
+        self.gc_unscheduled_terminating(terminating, now)
 
     def gc_terminated(self, pods: list[Pod], now: int) -> None:
         """Port of PodGCController.gcTerminated: keep at most terminatedPodThreshold pods in
