@@ -235,7 +235,17 @@ function renderParams() {
 function refusedFaults() { return (state.params && state.params.faultsRefused) || []; }
 const FAULT_TITLES = {
   ShutdownNode: "systemctl poweroff: the kubelet's graceful node shutdown (shutdownGracePeriod), then power off",
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (non-graceful node shutdown): PodGC force-deletes the node's Terminating pods at its next 20 s pass while the node is not Ready",
+  RemoveOutOfService: "kubectl taint node.kubernetes.io/out-of-service-: take the mark off once the node is recovered",
 };
+// What a fault does differently in 1.18 (still offered there, to show the difference).
+const FAULT_TITLES_1_18 = {
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute: in 1.18 only a NoExecute taint (pods deleted by the taint manager stay Terminating; PodGC's out-of-service rule came in 1.24, GA 1.28)",
+};
+function faultTitle(type) {
+  const v = (state.params && state.params.kubernetesVersion) || "1.18";
+  return (v === "1.18" && FAULT_TITLES_1_18[type]) || FAULT_TITLES[type] || "";
+}
 
 function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
 
@@ -256,10 +266,11 @@ function nodeCard(n, pods) {
     ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
         ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
         ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["LeakMemory", "memory leak"], ["FillDisk", "fill disk"],
-        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"]]
+        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"],
+        ["OutOfService", "out-of-service"], ["RemoveOutOfService", "in service"]]
       .filter(([type]) => !refusedFaults().includes(type))
       .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label,
-        title: FAULT_TITLES[type] || "", disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
+        title: faultTitle(type), disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
   const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
   const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
   const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));
