@@ -509,7 +509,7 @@ class LessonRuntime:
         (finishing that instant): then (checkpoint, t_ms) with the clock at t_ms."""
         pb = self._pending_begin()
         if pb is None:
-            sim.run_until(target_ms, self.stop)
+            sim.run_until(target_ms)
             return None
         cp, begin = pb
         # The last instant run may already hold the event (the previous pause's instant).
