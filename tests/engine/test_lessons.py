@@ -491,10 +491,23 @@ def test_check_reports_a_step_that_begins_before_the_previous_pause(tmp_path: Pa
     f.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
     assert run(str(f), None, "jsonl", None, True, out, err) == 1
+    report = out.getvalue()
     assert (
         "FAIL spec.lesson.steps[2].at: the step begins at 76s, before the previous checkpoint "
         "paused (80s)"
-    ) in out.getvalue()
+    ) in report
+    assert (
+        "FAIL spec.lesson.steps[2].checkpoint.when.at: 77s had passed when the step began: it "
+        "pauses at 80s"
+    ) in report
+    s = load(doc)
+    whole = Simulation(s)
+    whole.run(600_000)
+    assert checkpoint_times(s.lesson, whole.timeline.events, 600_000) == {
+        "healthy": 30_000,
+        "stop": 80_000,
+        "taint": 80_000,
+    }
     # Live, the late time checkpoint is reached at once, where the clock already is.
     s = load(doc)
     sim = Simulation(s)
@@ -509,3 +522,22 @@ def test_run_until_can_stop_at_time_zero() -> None:
     assert sim.timeline.events[-1]["t"] == 0
     ready = [e for e in sim.timeline.events if e["type"] == "NodeReady"]
     assert len(ready) == 3  # the whole instant ran: every node's first status
+
+
+def test_an_event_before_the_last_pause_does_not_pause() -> None:
+    """What the room has already run past cannot pause it: live and --check agree."""
+    doc = base()
+    doc["spec"]["lesson"]["steps"][2]["checkpoint"]["when"] = {
+        "event": {"type": "Fault", "fault": "StopKubelet", "node": "a-2"}
+    }
+    s = load(doc)
+    sim = Simulation(s)
+    rt = LessonRuntime(s.lesson)
+    assert [rt.advance(sim, 600_000) for _ in range(3)][2] is None
+    assert sim.now_ms == 600_000 and rt.pending.id == "taint"
+    # The event is there, at 30 s, before the 75 s pause.
+    assert [e["t"] for e in sim.timeline.events if e["type"] == "Fault"] == [30_000]
+    assert checkpoint_times(s.lesson, sim.timeline.events, 600_000) == {
+        "healthy": 30_000,
+        "stop": 75_000,
+    }
