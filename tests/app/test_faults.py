@@ -1,0 +1,213 @@
+"""Process faults with real processes (issue #14): Redis restarted under a ticking room with
+clients connected through a real Daphne, Daphne restarted, two beats at once. Clients are
+controller.liveclient.LiveClient, which follows the page's protocol (snapshot, seq, resync,
+reconnect after a second)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+
+from controller import services
+from controller.liveclient import LiveClient, wait_until
+from controller.models import Room, TimelineEvent
+from controller.procs import Beat, Daphne
+from tests.app.conftest import Worker
+from tests.app.test_rooms import SCENARIO, headless_events, room_events, wait_for
+from tests.redis_plugin import TEST_REDIS, RedisServer
+
+RESYNC_S = 10.0  # the issue's bound: every client back in sync this long after the fault
+
+
+def _env(db_name: str) -> dict[str, str]:
+    env = {**os.environ, "REDIS_URL": TEST_REDIS.url, "DATABASE_URL": f"sqlite:///{db_name}"}
+    env.pop("PLAYGROUND_TEST_DB", None)
+    return env
+
+
+@pytest.fixture
+def stack_env(transactional_db: None, redis_server: RedisServer) -> dict[str, str]:
+    from django.db import connection
+
+    return _env(connection.settings_dict["NAME"])
+
+
+@pytest.fixture
+def daphne_proc(stack_env: dict[str, str], tmp_path: Path) -> Iterator[Daphne]:
+    web = Daphne(stack_env, tmp_path / "daphne.log")
+    web.start()
+    yield web
+    web.kill()
+
+
+def _running_room(name: str) -> Room:
+    room = services.room_create(name, SCENARIO, None, 10.0)
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    return room
+
+
+def _server(room_id: int) -> tuple[int, int]:
+    room = Room.objects.get(pk=room_id)
+    return room.seq, room.sim_ms
+
+
+server = sync_to_async(_server)
+
+
+async def _clients(web: Daphne, room: Room) -> list[LiveClient]:
+    clients = [
+        LiveClient("127.0.0.1", web.port, room.slug, room.operator_token, "teacher"),
+        LiveClient("127.0.0.1", web.port, room.slug, "", "student"),
+    ]
+    for c in clients:
+        c.start()
+    seq0, _ = await server(room.pk)
+    # Both connected and following the ticks.
+    await wait_until(
+        lambda: all(c.snapshots >= 1 and c.seq >= seq0 + 2 for c in clients),
+        20,
+        "both clients to follow two ticks",
+    )
+    return clients
+
+
+def _how(clients: list[LiveClient]) -> str:
+    return "; ".join(
+        f"{c.name}: {c.connects} connects, {c.snapshots} snapshots, {c.resyncs} resyncs, "
+        f"{c.gaps} gaps"
+        for c in clients
+    )
+
+
+async def _in_sync_after(clients: list[LiveClient], room: Room, fault_at: float) -> float:
+    """Every client received a snapshot (or resync) after ``fault_at`` and the room ticked on;
+    then the room is paused and every client must end with the server's seq. Returns the
+    seconds from the fault until every client was in step again."""
+    seq_fault, sim_fault = await server(room.pk)
+
+    def resynced() -> bool:
+        return all(
+            any(r.wall > fault_at and r.type in ("snapshot", "resync") for r in c.received)
+            for c in clients
+        )
+
+    await wait_until(resynced, RESYNC_S + 5, "every client to receive a snapshot or resync")
+    # Ticks resume: the room goes on past where it was at the fault.
+    deadline = time.monotonic() + RESYNC_S + 5
+    while True:
+        seq, sim = await server(room.pk)
+        if seq >= seq_fault + 3 and sim > sim_fault:
+            in_step = all(c.seq == seq for c in clients)
+            if in_step:
+                break
+        assert time.monotonic() < deadline, (
+            f"ticks did not resume or clients lag: server seq {seq}, clients "
+            f"{[c.seq for c in clients]}, errors {[c.errors[-3:] for c in clients]}"
+        )
+        await asyncio.sleep(0.05)
+    took = time.monotonic() - fault_at
+    await sync_to_async(services.room_control)(room.pk, "pause", None, "t")
+    await asyncio.sleep(1.5)  # a tick in flight lands
+    seq, _ = await server(room.pk)
+    assert [c.seq for c in clients] == [seq, seq]
+    return took
+
+
+def _same_as_headless(room: Room, tmp_path: Path) -> None:
+    time.sleep(0.5)
+    room.refresh_from_db()
+    live = room_events(room)
+    assert any('"NodeReady"' in e and '"Unknown"' in e for e in live)
+    assert live == headless_events(room, tmp_path)
+    idx = list(TimelineEvent.objects.filter(room=room).values_list("idx", flat=True))
+    assert idx == list(range(len(idx))), "timeline rows numbered once each, no gap"
+
+
+def test_redis_restart_ticks_resume_and_every_client_resyncs(
+    celery_worker_proc, celery_beat_proc, daphne_proc, redis_server, tmp_path, evidence
+) -> None:
+    room = _running_room("redis-fault")
+
+    async def scenario() -> tuple[float, str]:
+        clients = await _clients(daphne_proc, room)
+        try:
+            redis_server.stop()  # every queue, group, lock and heartbeat is gone with it
+            fault_at = time.monotonic()
+            await asyncio.sleep(2.0)
+            redis_server.start()  # the same port, empty
+            return await _in_sync_after(clients, room, fault_at), _how(clients)
+        finally:
+            for c in clients:
+                await c.close()
+
+    took, how = async_to_sync(scenario)()
+    evidence(f"Redis down 2 s; ticks resumed and both clients in step {took:.1f} s after ({how})")
+    assert took < RESYNC_S + 2.0  # down for 2 s, then at most RESYNC_S
+    _same_as_headless(room, tmp_path)
+
+
+def test_daphne_restart_clients_reconnect_and_resync(
+    celery_worker_proc, celery_beat_proc, daphne_proc, tmp_path, evidence
+) -> None:
+    room = _running_room("daphne-fault")
+
+    async def scenario() -> tuple[float, list[int], str]:
+        clients = await _clients(daphne_proc, room)
+        try:
+            before = [c.connects for c in clients]
+            await asyncio.to_thread(daphne_proc.kill)  # SIGKILL: sockets cut, no close frame
+            fault_at = time.monotonic()
+            await asyncio.sleep(1.0)
+            await asyncio.to_thread(daphne_proc.start)
+            took = await _in_sync_after(clients, room, fault_at)
+            reconnects = [c.connects - b for c, b in zip(clients, before, strict=True)]
+            return took, reconnects, _how(clients)
+        finally:
+            for c in clients:
+                await c.close()
+
+    took, reconnects, how = async_to_sync(scenario)()
+    evidence(f"Daphne killed, back after 1 s; clients in step {took:.1f} s after ({how})")
+    assert all(n >= 1 for n in reconnects), reconnects
+    assert took < RESYNC_S
+    _same_as_headless(room, tmp_path)
+
+
+def test_two_beats_at_once_never_advance_a_room_twice(
+    celery_worker_proc, celery_beat_proc, stack_env, tmp_path, evidence
+) -> None:
+    """Two beats (each sends every room's tick every second) and two workers: the room lock
+    and the monotonic clock keep each room advancing once per instant."""
+    second = Beat(stack_env, tmp_path / "beat2.log")
+    other = Worker(celery_worker_proc.db_name, tmp_path / "worker2.log")
+    other.start()
+    second.start()
+    try:
+        rooms = [_running_room(f"beats-{i}") for i in range(3)]
+        t0 = time.monotonic()
+        wait_for(
+            lambda: all(Room.objects.get(pk=r.pk).sim_ms > 20_000 for r in rooms),
+            what="every room past 20 s",
+        )
+        time.sleep(max(0.0, 10.0 - (time.monotonic() - t0)))  # 10 s of both beats
+    finally:
+        second.kill()
+        other.kill()
+    for r in rooms:
+        services.room_control(r.pk, "pause", None, "t")
+    time.sleep(1.0)
+    for r in rooms:
+        room = Room.objects.get(pk=r.pk)
+        # Ten seconds at 10x: about 100 s, not twice that.
+        assert 90_000 <= room.sim_ms <= 130_000, room.sim_ms
+        (tmp_path / f"r{r.pk}").mkdir()
+        _same_as_headless(room, tmp_path / f"r{r.pk}")
+    evidence(
+        "two beats, two workers, 10 s: 3 rooms advanced once per instant; timelines = simulate"
+    )
