@@ -129,8 +129,30 @@ def _same_as_headless(room: Room, tmp_path: Path) -> None:
     assert idx == list(range(len(idx))), "timeline rows numbered once each, no gap"
 
 
+@pytest.fixture
+def fresh_redis_connections() -> Iterator[None]:
+    """After a Redis restart, this process's pooled connections are dead: drop them so that
+    the next test's fixtures (a worker's ping) connect afresh."""
+    yield
+    from channels.layers import channel_layers
+    from kombu import pools
+
+    from playground.celery import app
+
+    pools.reset()  # closes and forgets kombu's connection and producer pools
+    app._pool = None
+    app.amqp._producer_pool = None
+    channel_layers.backends.clear()
+
+
 def test_redis_restart_ticks_resume_and_every_client_resyncs(
-    celery_worker_proc, celery_beat_proc, daphne_proc, redis_server, tmp_path, evidence
+    fresh_redis_connections,
+    celery_worker_proc,
+    celery_beat_proc,
+    daphne_proc,
+    redis_server,
+    tmp_path,
+    evidence,
 ) -> None:
     room = _running_room("redis-fault")
 
