@@ -19,7 +19,7 @@ from controller.liveclient import LiveClient, wait_until
 from controller.models import Room, TimelineEvent
 from controller.procs import Beat, Daphne
 from tests.app.conftest import Worker
-from tests.app.test_rooms import SCENARIO, headless_events, room_events, wait_for
+from tests.app.test_rooms import SCENARIO, headless_events, room_events
 from tests.redis_plugin import TEST_REDIS, RedisServer
 
 RESYNC_S = 10.0  # the issue's bound: every client back in sync this long after the fault
@@ -201,35 +201,65 @@ def test_daphne_restart_clients_reconnect_and_resync(
     _same_as_headless(room, tmp_path)
 
 
+def _busy_scenario(per_zone: int, pods_per_node: int) -> str:
+    """Three zones of ``per_zone`` nodes with bare pods; zone-a goes dark at 20 s: hundreds
+    of events per tick once its nodes go NotReady and their pods are evicted."""
+    import json
+
+    from controller.bench import ZONES, bare_pods
+
+    spec = {
+        "apiVersion": "playground/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": "busy"},
+        "spec": {
+            "nodes": [
+                {"generate": {"count": per_zone, "namePrefix": f"{z[-1]}-", "zone": z}}
+                for z in ZONES
+            ],
+            "objects": bare_pods(per_zone, pods_per_node),
+            "faults": [{"at": "20s", "type": "ZoneOutage", "zone": "zone-a"}],
+        },
+    }
+    return json.dumps(spec)
+
+
 def test_two_beats_at_once_never_advance_a_room_twice(
-    celery_worker_proc, celery_beat_proc, stack_env, tmp_path, evidence
+    celery_worker_proc, stack_env, tmp_path, evidence
 ) -> None:
-    """Two beats (each sends every room's tick every second) and two workers: the room lock
-    and the monotonic clock keep each room advancing once per instant."""
-    second = Beat(stack_env, tmp_path / "beat2.log")
+    """Two beats, each sending every room's tick five times a second, and two workers, for
+    10 s, on rooms whose ticks take a while (so that two ticks of one room overlap): the room
+    lock keeps each room advancing once per instant; the timeline is the headless run's."""
+    env = {**stack_env, "PLAYGROUND_TICK_SECONDS": "0.2"}
+    beats = [Beat(env, tmp_path / "beat1.log"), Beat(env, tmp_path / "beat2.log")]
     other = Worker(celery_worker_proc.db_name, tmp_path / "worker2.log")
     other.start()
-    second.start()
+    text = _busy_scenario(40, 5)
+    rooms = [services.room_create(f"beats-{i}", text, None, 100.0) for i in range(2)]
+    for r in rooms:
+        services.room_control(r.pk, "pause", None, "t")
+    for beat in beats:
+        beat.start()
     try:
-        rooms = [_running_room(f"beats-{i}") for i in range(3)]
-        t0 = time.monotonic()
-        wait_for(
-            lambda: all(Room.objects.get(pk=r.pk).sim_ms > 20_000 for r in rooms),
-            what="every room past 20 s",
-        )
-        time.sleep(max(0.0, 10.0 - (time.monotonic() - t0)))  # 10 s of both beats
+        time.sleep(3.0)  # both beats up
+        for r in rooms:
+            services.room_control(r.pk, "resume", None, "t")
+        time.sleep(10.0)
     finally:
-        second.kill()
+        for beat in beats:
+            beat.kill()
         other.kill()
     for r in rooms:
         services.room_control(r.pk, "pause", None, "t")
     time.sleep(1.0)
     for r in rooms:
         room = Room.objects.get(pk=r.pk)
-        # Ten seconds at 10x: about 100 s, not twice that.
-        assert 90_000 <= room.sim_ms <= 130_000, room.sim_ms
+        # Ten seconds at 100x: about 1,000 s, not twice that.
+        assert 800_000 <= room.sim_ms <= 1_300_000, room.sim_ms
+        assert TimelineEvent.objects.filter(room=room, type="PodDeleted").exists()
         (tmp_path / f"r{r.pk}").mkdir()
         _same_as_headless(room, tmp_path / f"r{r.pk}")
     evidence(
-        "two beats, two workers, 10 s: 3 rooms advanced once per instant; timelines = simulate"
+        "two beats at 5 Hz, two workers, 10 s at 100x: 2 rooms of 120 nodes; "
+        "timelines = simulate, no row twice"
     )
