@@ -9,13 +9,21 @@ Rows (``--only ROW[,ROW]`` runs some alone; all by default):
 - ``viewers``: ``--viewers`` websocket clients through ``--webs`` Daphne processes: wall
   time from an operator's action to every viewer's screen.
 
-The last three need Redis on REDIS_URL (``make run`` starts one) and the database migrated;
-``rooms`` and ``viewers`` start their own workers, beat and Daphne processes (and refuse to
-run while other workers are announced on that Redis). Every row prints the load average.
+The last three start their own redis-server on a free port (as ``pagebench`` does) and run
+in a child process pointed at it, so that a running ``make run`` is neither used nor
+disturbed; ``--use-redis-url`` uses REDIS_URL instead (then no other worker may be announced
+on it). ``rooms`` and ``viewers`` start their own Celery workers, beat and Daphne processes.
+The rooms live in the configured database (DATABASE_URL; migrated first) and are deleted
+afterwards. Every row prints the load average.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -46,6 +54,11 @@ class Command(BaseCommand):
         parser.add_argument("--viewers", type=int, default=100, help="viewers row: clients")
         parser.add_argument("--webs", type=int, default=2, help="viewers row: Daphne processes")
         parser.add_argument("--actions", type=int, default=20, help="viewers row: actions")
+        parser.add_argument(
+            "--use-redis-url",
+            action="store_true",
+            help="use the Redis on REDIS_URL instead of starting a private redis-server",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         rows = [r.strip() for r in opts["only"].split(",") if r.strip()]
@@ -58,7 +71,11 @@ class Command(BaseCommand):
             for line in bench.format_rows(bench.run_all(sizes, leak_sizes)):
                 self.stdout.write(line)
             self.stdout.write(f"  [{bench.load_average()}]")
-        if set(rows) & {"live", "rooms", "viewers"}:
+        stack_rows = [r for r in rows if r != "engine"]
+        if stack_rows and not opts["use_redis_url"]:
+            self._in_child_with_own_redis(stack_rows, opts)
+            return
+        if stack_rows:
             self._ready()
         if "live" in rows:
             r = bench.live_bench(
@@ -76,6 +93,48 @@ class Command(BaseCommand):
                 self.stdout.write(bench.format_viewers(r))
         except RuntimeError as exc:
             raise CommandError(str(exc)) from None
+
+    def _in_child_with_own_redis(self, rows: list[str], opts: dict[str, Any]) -> None:
+        """Run ``rows`` in a child ``manage.py bench`` whose REDIS_URL is a private
+        redis-server on a free port (stopped afterwards)."""
+        from controller.procs import REPO, free_port
+
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise CommandError(
+                "redis-server is not installed: install it (make test does), or give "
+                "--use-redis-url to use the Redis on REDIS_URL"
+            )
+        port = free_port()
+        workdir = tempfile.mkdtemp(prefix="bench-redis-")
+        redis = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", workdir],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        args = [sys.executable, str(REPO / "manage.py"), "bench", "--use-redis-url"]
+        args += ["--only", ",".join(rows)]
+        for name in (
+            "live",
+            "live_ticks",
+            "live_pods_per_node",
+            "rooms",
+            "room_nodes",
+            "workers",
+            "seconds",
+            "viewers",
+            "webs",
+            "actions",
+        ):
+            args += [f"--{name.replace('_', '-')}", str(opts[name])]
+        env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        try:
+            code = subprocess.call(args, env=env, cwd=REPO)
+        finally:
+            redis.terminate()
+            redis.wait(timeout=10)
+        if code:
+            raise CommandError(f"the benchmark rows {', '.join(rows)} failed (exit {code})")
 
     def _ready(self) -> None:
         from django.conf import settings
