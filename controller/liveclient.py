@@ -41,6 +41,7 @@ class LiveClient:
     keep: bool = True  # keep every message (tests); the bench keeps only what it matches
     seq: int = -1
     connects: int = 0
+    connected_at: list[float] = field(default_factory=list)  # time.monotonic() of each
     snapshots: int = 0
     resyncs: int = 0
     gaps: int = 0
@@ -89,6 +90,7 @@ class LiveClient:
                 ) as ws:
                     self._ws = ws
                     self.connects += 1
+                    self.connected_at.append(time.monotonic())
                     async for raw in ws:
                         self._handle(json.loads(raw))
             except (TimeoutError, OSError, websockets.WebSocketException) as exc:

@@ -77,10 +77,14 @@ async def _clients(web: Daphne, room: Room) -> list[LiveClient]:
     return clients
 
 
-def _how(clients: list[LiveClient]) -> str:
+def _how(clients: list[LiveClient], fault_at: float) -> str:
+    def back(c: LiveClient) -> str:
+        later = [t - fault_at for t in c.connected_at if t > fault_at]
+        return f"reconnected after {later[0]:.1f} s" if later else "never disconnected"
+
     return "; ".join(
-        f"{c.name}: {c.connects} connects, {c.snapshots} snapshots, {c.resyncs} resyncs, "
-        f"{c.gaps} gaps"
+        f"{c.name}: {back(c)}, {c.connects} connects, {c.snapshots} snapshots, "
+        f"{c.resyncs} resyncs, {c.gaps} gaps"
         for c in clients
     )
 
@@ -154,6 +158,10 @@ def test_redis_restart_ticks_resume_and_every_client_resyncs(
     tmp_path,
     evidence,
 ) -> None:
+    """Daphne's consumers fail on the lost channel layer connection and close their sockets;
+    the clients reconnect (group membership, lost with Redis, is made anew) and get a
+    snapshot. The worker's consumer reconnects on kombu's back-off (2 s, then 4 s later...),
+    so ticks resume about 4 s after Redis is back."""
     room = _running_room("redis-fault")
 
     async def scenario() -> tuple[float, str]:
@@ -163,7 +171,7 @@ def test_redis_restart_ticks_resume_and_every_client_resyncs(
             fault_at = time.monotonic()
             await asyncio.sleep(2.0)
             redis_server.start()  # the same port, empty
-            return await _in_sync_after(clients, room, fault_at), _how(clients)
+            return await _in_sync_after(clients, room, fault_at), _how(clients, fault_at)
         finally:
             for c in clients:
                 await c.close()
@@ -189,7 +197,7 @@ def test_daphne_restart_clients_reconnect_and_resync(
             await asyncio.to_thread(daphne_proc.start)
             took = await _in_sync_after(clients, room, fault_at)
             reconnects = [c.connects - b for c, b in zip(clients, before, strict=True)]
-            return took, reconnects, _how(clients)
+            return took, reconnects, _how(clients, fault_at)
         finally:
             for c in clients:
                 await c.close()
