@@ -312,6 +312,7 @@ def rooms_bench(
     seconds: float = 60.0,
     speed: float = 10.0,
     log_dir: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``rooms`` running rooms of ``nodes`` nodes (10 pods each) ticked by ``workers`` real
     Celery worker processes and one beat, for ``seconds``.
@@ -320,7 +321,8 @@ def rooms_bench(
     clock tells which W it was advanced to (wall_anchor + (sim_ms - sim_anchor_ms) / speed).
     Every 0.2 s the bench reads every room's clock; the beats are the instants seen; a
     (beat, room) pair is on time when that room was seen at that beat's instant (advanced to
-    it before the next beat moved it on). Also the lag behind "now" (p50, p95, max). CPU: user + system seconds of the worker
+    it before the next beat moved it on). Also the lag behind "now" (p50, p95, max).
+    ``env``: the started processes' environment (default: this process's). CPU: user + system seconds of the worker
     processes over the run (/proc), per room per minute; beat's separately."""
     import tempfile
     import time
@@ -344,7 +346,7 @@ def rooms_bench(
         services.room_control(room.pk, "pause", None, "bench")
         ids.append(room.pk)
     create_s = time.perf_counter() - t0
-    env = _stack_env()
+    env = env or _stack_env()
     procs = [CeleryWorker(env, logs / f"worker{i}.log") for i in range(workers)]
     beat = Beat(env, logs / "beat.log")
     try:
@@ -464,12 +466,14 @@ def viewers_bench(
     actions: int = 20,
     nodes: int = 100,
     log_dir: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``viewers`` websocket clients (controller.liveclient, all in this process's event loop)
     spread over ``webs`` Daphne processes, watching one running room of ``nodes`` nodes ticked
     by a real worker and beat; an operator client cordons a different node every 1.5 s,
     ``actions`` times (after one unmeasured action that warms the worker up). For each action and viewer: the wall time from the operator sending
-    it to that viewer receiving the delta that carries its Fault event."""
+    it to that viewer receiving the delta that carries its Fault event. ``env``: the started
+    processes' environment (default: this process's)."""
     import asyncio
     import tempfile
     import time
@@ -488,7 +492,7 @@ def viewers_bench(
         "bench-viewers", _live_scenario(nodes, 10, "bench-viewers", None), None, 1.0
     )
     node_names = [f"{z[-1]}-{i}" for i in range(1, nodes // len(ZONES) + 1) for z in ZONES]
-    env = _stack_env()
+    env = env or _stack_env()
     servers = [Daphne(env, logs / f"daphne{i}.log") for i in range(webs)]
     worker = CeleryWorker(env, logs / "worker.log")
     beat = Beat(env, logs / "beat.log")

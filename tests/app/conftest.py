@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.procs import Daphne
 from tests.redis_plugin import TEST_REDIS, RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,3 +107,27 @@ def celery_beat_proc(
     yield proc
     proc.kill()
     proc.wait(timeout=10)
+
+
+# -- the stack's environment and a real Daphne (tests/app/test_faults.py, test_bench.py) -----
+@pytest.fixture
+def stack_env(transactional_db: None, redis_server: RedisServer) -> dict[str, str]:
+    """The environment of a subprocess of the stack: the test Redis and test database."""
+    from django.db import connection
+
+    env = {
+        **os.environ,
+        "REDIS_URL": TEST_REDIS.url,
+        "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
+    }
+    env.pop("PLAYGROUND_TEST_DB", None)
+    return env
+
+
+@pytest.fixture
+def daphne_proc(stack_env: dict[str, str], tmp_path: Path) -> Iterator[Daphne]:
+    """``daphne playground.asgi:application`` on a free port (``.port``); kill/start it."""
+    web = Daphne(stack_env, tmp_path / "daphne.log")
+    web.start()
+    yield web
+    web.kill()
