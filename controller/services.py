@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from . import lessons
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
@@ -200,6 +201,7 @@ def room_create(
             kubelet=dict(raw_spec.get("kubelet") or {}),
             api_server=dict(raw_spec.get("apiServer") or {}),
         )
+        lessons.on_create(room, raw_spec)
         sim = _new_sim(room, scenario)
         rt = Runtime(sim, 0)
         delta = _persist(room, rt, force_snapshot=True)
@@ -390,7 +392,8 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         if target <= room.sim_ms and not pending:
             return None
         try:
-            sim.run(target)
+            # A lesson's clock stops right after the instant a checkpoint is reached (paused).
+            lesson_msg = lessons.run(room, sim, target)
         except ScenarioError as exc:  # one of the scenario's own faults no longer fits
             log.warning("room %s: %s", room.pk, exc)
             _CACHE.pop(room.pk, None)
@@ -403,6 +406,8 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         if refused:
             delta["refused"] = refused
     _broadcast_after_commit(room.pk, delta)
+    if lesson_msg is not None:
+        _broadcast_after_commit(room.pk, lesson_msg)
     return delta
 
 
@@ -743,6 +748,7 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
         room.sim_ms = t_ms
         room.sim_anchor_ms = t_ms
         room.wall_anchor = timezone.now()
+        lessons.on_rewind(room, t_ms)
         rt = Runtime(sim, room.version)
         delta = _persist(room, rt, force_snapshot=True)
         Action.objects.create(
@@ -760,8 +766,9 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
 
 
 # -- reading --------------------------------------------------------------------------------
-def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
-    """What a client gets on connect: every view row, the recent events, the clock, seq."""
+def room_snapshot(room: Room, last_events: int = 300, client: str = "") -> dict[str, Any]:
+    """What a client gets on connect: every view row, the recent events, the clock, seq;
+    for a lesson room the lesson and its state (``client``'s own answer included)."""
     with transaction.atomic():
         room = Room.objects.get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
@@ -788,6 +795,7 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
         "zones": zones,
         "workloads": workloads,
         "params": params,
+        "lesson": lessons.snapshot(room, client),
         "events": [
             {"idx": idx, "t": t / 1000, "type": typ, **data}
             for idx, t, typ, data in reversed(events)
