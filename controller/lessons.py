@@ -24,14 +24,12 @@ and names from viewers always): ``{"type": "lesson", "step", "checkpoint", "paus
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
 
-from .engine.expect import matches
-from .engine.lesson import Checkpoint, Lesson, parse_lesson
-from .engine.scenario import ScenarioError, load_scenario
+from .engine.lesson import Checkpoint, Lesson, LessonRuntime
+from .engine.scenario import Scenario, ScenarioError, load_scenario
 from .engine.simulation import Simulation
 from .models import LessonAnswer, LessonState, Room, TimelineEvent
 
@@ -45,13 +43,13 @@ class LessonError(ValueError):
     """A lesson message refused: the message names the field and says why."""
 
 
-def lesson_of_text(text: str, spec: dict[str, Any] | None = None) -> Lesson | None:
+def lesson_of_text(text: str, scenario: Scenario | None = None) -> Lesson | None:
     if text not in _LESSONS:
-        if spec is None:
-            spec = load_scenario(text).raw.get("spec") or {}
+        if scenario is None:
+            scenario = load_scenario(text)
         while len(_LESSONS) >= 16:
             del _LESSONS[next(iter(_LESSONS))]
-        _LESSONS[text] = parse_lesson(spec) if "lesson" in spec else None
+        _LESSONS[text] = scenario.lesson
     return _LESSONS[text]
 
 
@@ -67,9 +65,9 @@ def is_lesson_text(text: str) -> bool:
         return False
 
 
-def on_create(room: Room, spec: dict[str, Any]) -> None:
+def on_create(room: Room, scenario: Scenario) -> None:
     """Room creation: a lesson scenario gets its LessonState (step 0, nothing reached)."""
-    if lesson_of_text(room.scenario_yaml, spec) is not None:
+    if lesson_of_text(room.scenario_yaml, scenario) is not None:
         LessonState.objects.create(room=room)
 
 
@@ -78,34 +76,30 @@ def _checkpoints(lesson: Lesson) -> list[tuple[int, Checkpoint]]:
     return [(i, s.checkpoint) for i, s in enumerate(lesson.steps) if s.checkpoint is not None]
 
 
-def step_begin(lesson: Lesson, reached: dict[str, int], j: int) -> int | None:
-    """When step ``j`` begins: its ``at``, else when the previous step's checkpoint paused the
-    room, else the previous step's begin (None while that is still unknown: an event
-    checkpoint not reached yet)."""
-    step = lesson.steps[j]
-    if step.at_ms is not None:
-        return step.at_ms
-    if j == 0:
-        return 0
-    prev = lesson.steps[j - 1]
-    if prev.checkpoint is not None:
-        return reached.get(prev.checkpoint.id)
-    return step_begin(lesson, reached, j - 1)
-
-
-def _pending(lesson: Lesson, ls: LessonState) -> tuple[int, Checkpoint] | None:
-    """The next checkpoint the clock stops at: the first not reached yet."""
-    for i, cp in _checkpoints(lesson):
-        if cp.id not in ls.reached:
-            return i, cp
-    return None
+def _runtime(room: Room, lesson: Lesson, ls: LessonState, now_ms: int) -> LessonRuntime:
+    """The engine's LessonRuntime, rebuilt from what is persisted: the checkpoints reached,
+    and (when the pending checkpoint waits for an event) the events of the instant the clock
+    stands at, since a pause finishes its instant and the next checkpoint's event may be one
+    of them. Nothing lives only in a worker's memory, so a restart changes nothing."""
+    rt = LessonRuntime.from_dict(lesson, {"reached": ls.reached})
+    pending = rt.pending
+    if pending is not None and pending.when_event is not None and ls.reached:
+        rows = TimelineEvent.objects.filter(room=room, t_ms=now_ms).order_by("idx")
+        instant = [
+            {"t": t, "type": typ, **data}
+            for t, typ, data in rows.values_list("t_ms", "type", "data")
+        ]
+        rt = LessonRuntime.from_dict(
+            lesson, {"reached": ls.reached, "instant_t": now_ms, "instant": instant}
+        )
+    return rt
 
 
 def run(room: Room, sim: Simulation, target: int) -> dict[str, Any] | None:
     """Advance ``sim`` to ``target`` (ms), stopping right after the instant the next
-    checkpoint is reached; pause the room there. Returns the lesson message to broadcast when
-    the lesson's state changed (a checkpoint reached, or the step shown moved), else None.
-    Called by the tick inside its transaction, the room row locked."""
+    checkpoint is reached (LessonRuntime.advance); pause the room there. Returns the lesson
+    message to broadcast when the lesson's state changed (a checkpoint reached, or the step
+    shown moved), else None. Called by the tick inside its transaction, the room locked."""
     lesson = lesson_of(room)
     if lesson is None:
         sim.run(target)
@@ -114,78 +108,24 @@ def run(room: Room, sim: Simulation, target: int) -> dict[str, Any] | None:
     if ls is None:
         ls = LessonState.objects.create(room=room)
     old_ms = sim.now_ms
-    hit = _run_to_checkpoint(room, lesson, ls, sim, target)
-    changed = False
+    rt = _runtime(room, lesson, ls, old_ms)
+    hit = rt.advance(sim, target)
     if hit is not None:
-        i, cp, t_ms = hit
-        ls.reached = {**ls.reached, cp.id: t_ms}
+        cp, _t_ms = hit
+        ls.reached = dict(rt.reached)
         ls.checkpoint = cp.id
         ls.revealed = False
-        ls.step = i
+        ls.step = lesson.step_index(cp.id)
         room.paused = True  # the tick anchors the paused clock at sim.now_ms
-        changed = True
-    else:
-        changed = _follow_clock(lesson, ls, old_ms, sim.now_ms)
-    if not changed:
+    elif not _follow_clock(lesson, rt, ls, old_ms, sim.now_ms):
         return None
     ls.save(update_fields=["step", "checkpoint", "revealed", "reached"])
     return message(room, lesson, ls)
 
 
-def _run_to_checkpoint(
-    room: Room, lesson: Lesson, ls: LessonState, sim: Simulation, target: int
-) -> tuple[int, Checkpoint, int] | None:
-    pending = _pending(lesson, ls)
-    if pending is None:
-        sim.run(target)
-        return None
-    i, cp = pending
-    begin = step_begin(lesson, ls.reached, i)
-    if cp.when_at_ms is not None:
-        at = max(cp.when_at_ms, begin or 0)
-        if sim.now_ms >= at:  # already there (a rewind to this instant): stop at once
-            return i, cp, sim.now_ms
-        sim.run(min(target, at))
-        return (i, cp, sim.now_ms) if sim.now_ms >= at else None
-    # An event checkpoint: the first matching timeline event at or after the step began.
-    want = cp.when_event or {}
-    if begin is None:  # its step has not begun: no event can count yet
-        sim.run(target)
-        return None
-    if begin <= sim.now_ms and _seen(room, want, begin):
-        return i, cp, sim.now_ms
-
-    def stop(event: dict[str, Any]) -> bool:
-        return event["t"] >= begin and matches(want, event)
-
-    stopped = _run_until(sim, target, stop)
-    return (i, cp, stopped) if stopped is not None else None
-
-
-def _seen(room: Room, want: dict[str, Any], begin: int) -> bool:
-    """Whether a matching event is already in the room's timeline (emitted in the instant an
-    earlier checkpoint paused at)."""
-    rows = TimelineEvent.objects.filter(room=room, t_ms__gte=begin, type=want.get("type"))
-    return any(
-        matches(want, {"t": t, "type": typ, **data})
-        for t, typ, data in rows.values_list("t_ms", "type", "data")
-    )
-
-
-def _run_until(sim: Simulation, target: int, stop: Callable[[dict[str, Any]], bool]) -> int | None:
-    """The engine's run-until-checkpoint: the time it stopped at if ``stop`` matched an
-    event, else None (it ran to ``target``)."""
-    before = sim.now_ms
-    seen = len(sim.timeline.events)
-    stopped = sim.run_until(target, stop=stop)
-    hit = any(stop(e) for e in sim.timeline.events[seen:])
-    if hit:
-        return stopped if stopped is not None else sim.now_ms
-    del before
-    return None
-
-
-def _follow_clock(lesson: Lesson, ls: LessonState, old_ms: int, now_ms: int) -> bool:
+def _follow_clock(
+    lesson: Lesson, rt: LessonRuntime, ls: LessonState, old_ms: int, now_ms: int
+) -> bool:
     """The step shown follows the clock: a step whose begin the clock just passed is shown,
     once every checkpoint before it has been reached and closed."""
     best = None
@@ -193,7 +133,7 @@ def _follow_clock(lesson: Lesson, ls: LessonState, old_ms: int, now_ms: int) -> 
         earlier = [s.checkpoint for s in lesson.steps[:j] if s.checkpoint is not None]
         if any(c.id not in ls.reached or c.id == ls.checkpoint for c in earlier):
             break
-        begin = step_begin(lesson, ls.reached, j)
+        begin = rt.step_begin_ms(j)
         if begin is None or begin > now_ms:
             break
         if begin > old_ms or (begin == 0 and old_ms == 0):
@@ -242,12 +182,6 @@ def _checkpoint(lesson: Lesson, cp_id: str) -> Checkpoint | None:
     return next((cp for _i, cp in _checkpoints(lesson) if cp.id == cp_id), None)
 
 
-def _right(cp: Checkpoint, value: float) -> bool:
-    if cp.kind == "choice":
-        return int(value) == cp.answer
-    return abs(value - float(cp.answer)) <= float(cp.tolerance or 0)
-
-
 def message(room: Room, lesson: Lesson, ls: LessonState) -> dict[str, Any]:
     """The lesson's state as every page gets it (the consumer filters per role)."""
     out: dict[str, Any] = {
@@ -283,7 +217,7 @@ def message(room: Room, lesson: Lesson, ls: LessonState) -> dict[str, Any]:
     if ls.revealed:
         out["answer"] = cp.answer
         out["why"] = cp.why or ""
-        out["right"] = sum(1 for v, _n in answers if _right(cp, v))
+        out["right"] = sum(1 for v, _n in answers if cp.is_right(_shown(cp, v)))
     return out
 
 
@@ -448,9 +382,10 @@ def on_rewind(room: Room, t_ms: int) -> None:
     if ls.checkpoint in gone:
         ls.checkpoint = ""
         ls.revealed = False
+    rt = LessonRuntime.from_dict(lesson, {"reached": ls.reached})
     step = 0
     for j in range(len(lesson.steps)):
-        begin = step_begin(lesson, ls.reached, j)
+        begin = rt.step_begin_ms(j)
         if begin is None or begin > t_ms:
             break
         step = j

@@ -201,7 +201,7 @@ def room_create(
             kubelet=dict(raw_spec.get("kubelet") or {}),
             api_server=dict(raw_spec.get("apiServer") or {}),
         )
-        lessons.on_create(room, raw_spec)
+        lessons.on_create(room, scenario)
         sim = _new_sim(room, scenario)
         rt = Runtime(sim, 0)
         delta = _persist(room, rt, force_snapshot=True)
