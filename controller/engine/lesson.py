@@ -406,6 +406,8 @@ class LessonRuntime:
         # checkpoint may wait for an event of that same instant).
         self._instant: list[Event] = []
         self._instant_t: int | None = None
+        self._pb: tuple[Checkpoint, int] | None | bool = False  # _pending_begin, cached
+        self._waits = [cp.when_event for cp in lesson.checkpoints if cp.when_event is not None]
 
     # -- state ---------------------------------------------------------------------------
     @property
@@ -442,18 +444,28 @@ class LessonRuntime:
     def from_dict(cls, lesson: Lesson, d: Mapping[str, Any]) -> LessonRuntime:
         rt = cls(lesson)
         rt.reached = {str(k): int(v) for k, v in (d.get("reached") or {}).items()}
+        rt._pb = False
         rt._instant_t = d.get("instant_t")
         rt._instant = [dict(e) for e in d.get("instant") or []]
         return rt
 
     # -- the test ------------------------------------------------------------------------
     def _pending_begin(self) -> tuple[Checkpoint, int] | None:
+        if self._pb is not False:
+            return self._pb  # type: ignore[return-value]
         cp = self.pending
         if cp is None:
+            self._pb = None
             return None
         begin = self.step_begin_ms(self.lesson.step_index(cp.id))
         assert begin is not None  # every earlier checkpoint is reached
-        return cp, begin
+        self._pb = (cp, begin)
+        return self._pb
+
+    def _reach(self, cp: Checkpoint, t_ms: int) -> tuple[Checkpoint, int]:
+        self.reached[cp.id] = t_ms
+        self._pb = False
+        return cp, t_ms
 
     def _matches(self, event: Event) -> bool:
         pb = self._pending_begin()
@@ -467,7 +479,8 @@ class LessonRuntime:
         if event["t"] != self._instant_t:
             self._instant_t = event["t"]
             self._instant = []
-        self._instant.append(event)
+        if any(matches(w, event) for w in self._waits):  # only what a checkpoint waits for
+            self._instant.append(event)
         return self._matches(event)
 
     def pause_reached(
@@ -489,8 +502,7 @@ class LessonRuntime:
             hit = max(cp.when_at_ms, begin)
         if hit is None:
             return None
-        self.reached[cp.id] = hit
-        return cp, hit
+        return self._reach(cp, hit)
 
     def advance(self, sim: Simulation, target_ms: int) -> tuple[Checkpoint, int] | None:
         """Run ``sim`` to ``target_ms``, or to the instant the pending checkpoint is reached
@@ -508,12 +520,10 @@ class LessonRuntime:
         if cp.when_at_ms is not None:
             at = max(cp.when_at_ms, begin)
             if sim.started and sim.now_ms >= at:
-                self.reached[cp.id] = sim.now_ms if sim.now_ms > at else at
-                return cp, self.reached[cp.id]
+                return self._reach(cp, sim.now_ms)
             end = sim.run_until(min(target_ms, at), self.stop)
             if end >= at:
-                self.reached[cp.id] = at
-                return cp, at
+                return self._reach(cp, at)
             return None
         end = sim.run_until(target_ms, self.stop)
         if self._instant_t == end:
