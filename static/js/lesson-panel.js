@@ -129,7 +129,7 @@ export class LessonPanel {
     };
     return h("div", { class: "lesson-controls" },
       mk("prev", "◀ Previous", v.canPrev, "show the previous step (key ←)"),
-      v.checkpoint ? mk("reveal", "Reveal the answer", v.canReveal, "show the right answer, how the class answered, and why") : null,
+      v.canReveal ? mk("reveal", "Reveal the answer", true, "show the right answer, how the class answered, and why") : null,
       mk("next", `${v.nextLabel} ▶`, v.canNext, "key N or →"));
   }
 }
