@@ -24,6 +24,7 @@ and names from viewers always): ``{"type": "lesson", "step", "checkpoint", "paus
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from django.db import transaction
@@ -37,6 +38,7 @@ MAX_NAME = 40
 
 # scenario text -> its lesson (None: not a lesson). A few are kept: parsing a scenario is slow.
 _LESSONS: dict[str, Lesson | None] = {}
+_HAS_LESSON = re.compile(r"^\s+lesson:|[{,]\s*lesson:", re.MULTILINE)
 
 
 class LessonError(ValueError):
@@ -44,6 +46,10 @@ class LessonError(ValueError):
 
 
 def lesson_of_text(text: str, scenario: Scenario | None = None) -> Lesson | None:
+    """The scenario's lesson. A text without a ``lesson:`` key is not parsed at all (a
+    1,000-node scenario takes seconds): rooms that are not lessons pay nothing."""
+    if scenario is None and not _HAS_LESSON.search(text):
+        return None
     if text not in _LESSONS:
         if scenario is None:
             scenario = load_scenario(text)
@@ -100,7 +106,7 @@ def run(room: Room, sim: Simulation, target: int) -> dict[str, Any] | None:
     checkpoint is reached (LessonRuntime.advance); pause the room there. Returns the lesson
     message to broadcast when the lesson's state changed (a checkpoint reached, or the step
     shown moved), else None. Called by the tick inside its transaction, the room locked."""
-    lesson = lesson_of(room)
+    lesson = sim.scenario.lesson  # parsed with the room's scenario: nothing to parse here
     if lesson is None:
         sim.run(target)
         return None

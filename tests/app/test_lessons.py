@@ -363,3 +363,32 @@ def test_websocket_viewers_answer_only_the_operator_reveals_and_goes_on(
     ]
     # The clock control of "next" is logged like any other.
     assert room.actions.filter(kind="resume", actor="teacher (operator)").exists()
+
+
+def test_a_scenario_without_a_lesson_is_not_parsed_for_one(monkeypatch) -> None:
+    def fail(text: str) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(lessons, "load_scenario", fail)
+    assert (
+        lessons.lesson_of_text(LESSON.split("  lesson:")[0] + "\n# lesson: in a comment\n") is None
+    )
+    with pytest.raises(AssertionError, match="parsed"):
+        lessons.lesson_of_text(LESSON + "\n# another text\n")
+
+
+def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
+    builtin = [s for s in services.builtin_scenarios() if s["lesson"]]
+    assert builtin, "no built-in lesson"
+    page = client.get("/").content.decode()
+    for s in builtin:
+        assert f'data-lesson="{s["id"]}"' in page
+        assert s["lesson"]["title"] in page
+    assert page.count("Start lesson") == len(builtin)
+    # Start one: a lesson room, its operator sent to it.
+    resp = client.post("/", {"scenario": builtin[0]["id"], "speed": "10", "name": "class"})
+    assert resp.status_code == 302
+    room = Room.objects.get(name="class")
+    assert LessonState.objects.filter(room=room).exists()
+    assert resp["Location"].endswith(f"?token={room.operator_token}")
+    services.forget_cache()
