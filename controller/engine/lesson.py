@@ -459,7 +459,9 @@ class LessonRuntime:
             return None
         begin = self.step_begin_ms(self.lesson.step_index(cp.id))
         assert begin is not None  # every earlier checkpoint is reached
-        self._pb = (cp, begin)
+        # A checkpoint is looked for from its step's begin, and never before the clock
+        # stopped last (what a room has already run past cannot pause it).
+        self._pb = (cp, max(begin, max(self.reached.values(), default=0)))
         return self._pb
 
     def _reach(self, cp: Checkpoint, t_ms: int) -> tuple[Checkpoint, int]:
@@ -509,7 +511,7 @@ class LessonRuntime:
         (finishing that instant): then (checkpoint, t_ms) with the clock at t_ms."""
         pb = self._pending_begin()
         if pb is None:
-            sim.run_until(target_ms, self.stop)
+            sim.run_until(target_ms)
             return None
         cp, begin = pb
         # The last instant run may already hold the event (the previous pause's instant).
@@ -557,8 +559,9 @@ def _from(events: list[Event], t_ms: int) -> Iterable[Event]:
 
 
 def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple[str, str]]:
-    """The lesson's own problems in a run: (path, why) for a checkpoint never reached and for
-    a step that begins (its ``at``) before the previous checkpoint paused."""
+    """The lesson's own problems in a run: (path, why) for a checkpoint never reached, for a
+    step that begins (its ``at``) before the previous checkpoint paused, and for a
+    ``when: {at: ...}`` already past when its step began (it pauses later than it says)."""
     times = checkpoint_times(lesson, events, end_ms)
     problems: list[tuple[str, str]] = []
     prev_pause: int | None = None
@@ -579,6 +582,14 @@ def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple
                 problems.append((f"{cp.path}.when", "never reached in the run"))
                 break
             prev_pause = times[cp.id]
+            if cp.when_at_ms is not None and prev_pause > cp.when_at_ms:
+                problems.append(
+                    (
+                        f"{cp.path}.when.at",
+                        f"{cp.when_at_ms / 1000:g}s had passed when the step began: it pauses "
+                        f"at {prev_pause / 1000:g}s",
+                    )
+                )
     return problems
 
 

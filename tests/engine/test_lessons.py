@@ -401,3 +401,143 @@ def test_builtin_lesson_check_passes(path: Path) -> None:
 
 def test_five_builtin_lessons() -> None:
     assert len(LESSONS) == 5, [p.name for p in LESSONS]
+
+
+PAUSES = {
+    "20-lesson-heartbeats": {"healthy": 60, "silence": 62, "unknown": 115, "back": 150},
+    "21-lesson-taints-tolerations": {"pods": 10, "taints": 120, "web": 180, "daemonset": 420},
+    "22-lesson-zones-rate-limits": {"one-node": 85, "partial": 145, "full": 245, "large-zone": 345},
+    "23-lesson-eviction-order": {"pressure": 42, "leak": 60, "guaranteed": 91, "recovery": 142},
+    "24-lesson-statefulset-stuck": {"silence": 120, "stuck": 420, "rescue": 480},
+}
+
+
+@pytest.mark.parametrize("stem", sorted(PAUSES))
+def test_builtin_lesson_pauses_live_as_simulate_runs_it(stem: str) -> None:
+    """A room run checkpoint by checkpoint pauses at these exact times and ends with the very
+    timeline ``simulate`` prints."""
+    text = (BUILTIN / f"{stem}.yaml").read_text(encoding="utf-8")
+    s = load_scenario(text)
+    sim = Simulation(s)
+    rt = LessonRuntime(s.lesson)
+    got = {}
+    while (r := rt.advance(sim, s.duration_ms)) is not None:
+        assert sim.now_ms == r[1]
+        got[r[0].id] = r[1] / 1000
+    assert got == PAUSES[stem]
+    assert sim.now_ms == s.duration_ms
+    whole = Simulation(load_scenario(text))
+    whole.run(s.duration_ms)
+    assert sim.timeline.events == whole.timeline.events
+    times = checkpoint_times(s.lesson, whole.timeline.events, s.duration_ms)
+    assert {k: v / 1000 for k, v in times.items()} == PAUSES[stem]
+
+
+def test_advance_stops_at_the_target_before_a_checkpoint() -> None:
+    s = load(base())
+    sim = Simulation(s)
+    rt = LessonRuntime(s.lesson)
+    # A room ticks in small steps: nothing reached before 30 s, then the time checkpoint.
+    assert rt.advance(sim, 20_000) is None and sim.now_ms == 20_000
+    assert rt.advance(sim, 45_000)[1] == 30_000 and sim.now_ms == 30_000
+    assert rt.pending.id == "stop"
+    # The stop checkpoint waits for an event: ticks up to it return None.
+    assert rt.advance(sim, 74_999) is None and sim.now_ms == 74_999
+    cp, t = rt.advance(sim, 90_000)
+    assert (cp.id, t, sim.now_ms) == ("stop", 75_000, 75_000)
+    assert rt.step_begin_ms(2) == 75_000
+
+
+def test_pause_reached_on_events_already_run() -> None:
+    s = load(base())
+    whole = Simulation(s)
+    whole.run(600_000)
+    rt = LessonRuntime(s.lesson)
+    assert rt.pause_reached(whole.timeline.events) is None  # a time checkpoint needs now_ms
+    assert rt.pause_reached((), now_ms=29_999) is None
+    assert rt.pause_reached((), now_ms=30_000)[1] == 30_000
+    assert rt.pause_reached(whole.timeline.events)[1] == 75_000
+    assert rt.pause_reached(whole.timeline.events)[1] == 80_000
+    assert rt.pause_reached(whole.timeline.events) is None and rt.pending is None
+
+
+def test_defaults_step_ids_and_begins() -> None:
+    doc = base()
+    steps = doc["spec"]["lesson"]["steps"]
+    for st in steps:
+        del st["id"]
+        st.pop("text", None)
+    steps[0]["checkpoint"]["when"] = {"at": 40}
+    steps.append({"title": "After", "at": "500s"})
+    steps.append({"title": "Later"})
+    lesson = load(doc).lesson
+    assert [st.id for st in lesson.steps] == ["step-1", "step-2", "step-3", "step-4", "step-5"]
+    assert [st.text for st in lesson.steps] == ["", "", "", "", ""]
+    # step-2 begins where step-1's checkpoint paused (40 s); step-3 when step-2's event comes;
+    # step-4 at its own 500 s; step-5 where step-4 began.
+    assert [st.at_ms for st in lesson.steps] == [0, 40_000, None, 500_000, 500_000]
+
+
+def test_check_reports_a_step_that_begins_before_the_previous_pause(tmp_path: Path) -> None:
+    doc = base()
+    # The 'stop' checkpoint waits for the NoExecute taint (80 s); the next step says it
+    # begins at 76 s: only the run can tell that this goes back in time.
+    doc["spec"]["lesson"]["steps"][1]["checkpoint"]["when"] = {
+        "event": {"type": "TaintAdded", "node": "a-2", "effect": "NoExecute"}
+    }
+    doc["spec"]["lesson"]["steps"][2]["at"] = "76s"
+    doc["spec"]["lesson"]["steps"][2]["checkpoint"]["when"] = {"at": "77s"}
+    f = tmp_path / "l.yaml"
+    f.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    assert run(str(f), None, "jsonl", None, True, out, err) == 1
+    report = out.getvalue()
+    assert (
+        "FAIL spec.lesson.steps[2].at: the step begins at 76s, before the previous checkpoint "
+        "paused (80s)"
+    ) in report
+    assert (
+        "FAIL spec.lesson.steps[2].checkpoint.when.at: 77s had passed when the step began: it "
+        "pauses at 80s"
+    ) in report
+    s = load(doc)
+    whole = Simulation(s)
+    whole.run(600_000)
+    assert checkpoint_times(s.lesson, whole.timeline.events, 600_000) == {
+        "healthy": 30_000,
+        "stop": 80_000,
+        "taint": 80_000,
+    }
+    # Live, the late time checkpoint is reached at once, where the clock already is.
+    s = load(doc)
+    sim = Simulation(s)
+    rt = LessonRuntime(s.lesson)
+    assert [rt.advance(sim, 600_000)[1] for _ in range(3)] == [30_000, 80_000, 80_000]
+
+
+def test_run_until_can_stop_at_time_zero() -> None:
+    sim = Simulation(load(base()))
+    assert sim.run_until(600_000, lambda e: e["type"] == "NodeReady") == 0
+    assert sim.now_ms == 0
+    assert sim.timeline.events[-1]["t"] == 0
+    ready = [e for e in sim.timeline.events if e["type"] == "NodeReady"]
+    assert len(ready) == 3  # the whole instant ran: every node's first status
+
+
+def test_an_event_before_the_last_pause_does_not_pause() -> None:
+    """What the room has already run past cannot pause it: live and --check agree."""
+    doc = base()
+    doc["spec"]["lesson"]["steps"][2]["checkpoint"]["when"] = {
+        "event": {"type": "Fault", "fault": "StopKubelet", "node": "a-2"}
+    }
+    s = load(doc)
+    sim = Simulation(s)
+    rt = LessonRuntime(s.lesson)
+    assert [rt.advance(sim, 600_000) for _ in range(3)][2] is None
+    assert sim.now_ms == 600_000 and rt.pending.id == "taint"
+    # The event is there, at 30 s, before the 75 s pause.
+    assert [e["t"] for e in sim.timeline.events if e["type"] == "Fault"] == [30_000]
+    assert checkpoint_times(s.lesson, sim.timeline.events, 600_000) == {
+        "healthy": 30_000,
+        "stop": 75_000,
+    }
