@@ -11,6 +11,7 @@ taint on a-2 (110 s; "When will web-1 be deleted?", time 410 ± 5). Step "gone" 
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.utils.html import escape
 
 from controller import lessons, services
 from controller.engine import cli
@@ -383,7 +385,7 @@ def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
     page = client.get("/").content.decode()
     for s in builtin:
         assert f'data-lesson="{s["id"]}"' in page
-        assert s["lesson"]["title"] in page
+        assert escape(s["lesson"]["title"]) in page
     assert page.count("Start lesson") == len(builtin)
     # Start one: a lesson room, its operator sent to it.
     resp = client.post("/", {"scenario": builtin[0]["id"], "speed": "10", "name": "class"})
@@ -392,3 +394,42 @@ def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
     assert LessonState.objects.filter(room=room).exists()
     assert resp["Location"].endswith(f"?token={room.operator_token}")
     services.forget_cache()
+
+
+BUILTIN_LESSONS = [s for s in services.builtin_scenarios() if s["lesson"]]
+
+
+@pytest.mark.parametrize("builtin", BUILTIN_LESSONS, ids=[s["id"] for s in BUILTIN_LESSONS])
+def test_each_built_in_lesson_runs_in_a_room_pausing_where_simulate_says(
+    db: None, builtin: dict[str, Any], tmp_path
+) -> None:
+    """The whole lesson through the room's tick, ``next`` at every checkpoint: it pauses at
+    each checkpoint at the time checkpoint_times finds in simulate's timeline, in step order,
+    and ends with simulate's timeline of the export."""
+    from controller.engine.lesson import checkpoint_times
+    from controller.engine.scenario import load_scenario
+
+    scenario = load_scenario(builtin["yaml"])
+    lesson = scenario.lesson
+    end = scenario.duration_ms
+    room = services.room_create("builtin", builtin["yaml"], None, 100.0)
+    pauses: list[tuple[str, int]] = []
+    try:
+        r = Room.objects.get(pk=room.pk)
+        for _ in range(40):
+            # To the scenario's end at 100x (+5 µs: timedelta rounding).
+            r = tick(r, (end - r.sim_ms) / 100 / 1000 + 5e-6)
+            if not r.paused:
+                break
+            ls = LessonState.objects.get(room=r)
+            assert ls.step == lesson.step_index(ls.checkpoint)
+            pauses.append((ls.checkpoint, r.sim_ms))
+            lessons.next_step(r.pk, "t")
+            r = Room.objects.get(pk=r.pk)
+        assert r.sim_ms == end
+        headless = [json.loads(line) for line in headless_events(r, tmp_path)]
+        times = checkpoint_times(lesson, [{**e, "t": round(e["t"] * 1000)} for e in headless], end)
+        assert pauses == [(cp.id, times[cp.id]) for cp in lesson.checkpoints]
+        assert room_events(r) == headless_events(r, tmp_path)
+    finally:
+        services.forget_cache()
