@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller import services
+from controller.engine.scenario import load_scenario
 from controller.models import LessonAnswer, LessonState, Room
 
 from .conftest import ARTIFACTS
@@ -160,15 +161,20 @@ def test_the_landing_page_lists_the_lessons_and_starts_one(
     builtin = [s["id"] for s in services.builtin_scenarios() if s["lesson"]]
     assert ids == builtin and ids, ids
     page.screenshot(path=str(ARTIFACTS / "lesson-0-landing.png"), full_page=True)
+    first = next(s for s in services.builtin_scenarios() if s["id"] == ids[0])
+    lesson = load_scenario(first["yaml"]).lesson
     page.locator("ul.lessons li").first.locator("button.start-lesson").click()
     page.wait_for_selector("#lesson:not([hidden])", timeout=30_000)
     assert page.locator(".lesson-controls button.lesson-next").count() == 1  # the operator
-    assert (
-        page.locator(".lesson-head")
-        .inner_text()
-        .startswith(
-            services.builtin_scenarios()[
-                [s["id"] for s in services.builtin_scenarios()].index(ids[0])
-            ]["lesson"]["title"]
-        )
-    )
+    assert page.locator(".lesson-head").inner_text().startswith(lesson.title)
+    # A viewer joins with the viewer link; the clock runs to the first checkpoint and both
+    # pages ask its question. The presenter view shows it beside the cluster.
+    viewer = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    viewer.goto(page.url.split("?")[0])
+    cp = lesson.checkpoints[0]
+    page.keyboard.press("p")
+    for p, want in ((page, "asking"), (viewer, "question")):
+        phase(p, want, 60_000)
+        assert cp.question in p.locator(".lesson-question").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "lesson-8-builtin-presenter.png"))
+    viewer.screenshot(path=str(ARTIFACTS / "lesson-9-builtin-viewer.png"), full_page=True)
