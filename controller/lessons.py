@@ -111,8 +111,9 @@ def run(room: Room, sim: Simulation, target: int) -> dict[str, Any] | None:
         sim.run(target)
         return None
     ls = LessonState.objects.select_for_update().filter(room=room).first()
-    if ls is None:
-        ls = LessonState.objects.create(room=room)
+    if ls is None:  # a room compared side by side with another: one clock, no pauses
+        sim.run(target)
+        return None
     old_ms = sim.now_ms
     rt = _runtime(room, lesson, ls, old_ms)
     hit = rt.advance(sim, target)
@@ -248,7 +249,9 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
     lesson = lesson_of(room)
     if lesson is None:
         return None
-    ls = LessonState.objects.filter(room=room).first() or LessonState(room=room)
+    ls = LessonState.objects.filter(room=room).first()
+    if ls is None:  # compared side by side: not taught as a lesson
+        return None
     state = message(room, lesson, ls)
     mine = None
     if ls.checkpoint and client:
@@ -269,7 +272,7 @@ def _locked(room_id: int) -> tuple[Room, Lesson, LessonState]:
         raise LessonError("lesson: this room's scenario has no lesson")
     ls = LessonState.objects.select_for_update().filter(room=room).first()
     if ls is None:
-        ls = LessonState.objects.create(room=room)
+        raise LessonError("lesson: this room is compared side by side, not taught as a lesson")
     return room, lesson, ls
 
 

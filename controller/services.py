@@ -45,6 +45,7 @@ from .models import (
     ClusterParameters,
     Comparison,
     EngineSnapshot,
+    LessonState,
     ObjectView,
     Room,
     SeriesPoint,
@@ -898,6 +899,9 @@ def comparison_create(
             room.wall_anchor = wall_now
             room.sim_anchor_ms = 0
             room.save(update_fields=["operator_token", "wall_anchor", "sim_anchor_ms"])
+        # Two rooms on one clock cannot each pause at their own checkpoints: a lesson
+        # scenario compared side by side runs as a plain scenario.
+        LessonState.objects.filter(room__in=locked).delete()
         comparison = Comparison.objects.create(
             slug=_unique_comparison_slug(base),
             name=base,

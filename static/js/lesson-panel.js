@@ -66,7 +66,14 @@ export class LessonPanel {
     if (v.checkpoint) kids.push(this.question(v));
     if (v.error) kids.push(h("p", { class: "lesson-error", role: "alert", text: v.error }));
     if (this.role === "operator") kids.push(this.controls(v));
+    // Someone else's answer re-renders the panel: whoever is typing keeps the box and caret.
+    const active = this.el.contains(document.activeElement) ? document.activeElement : null;
+    const keep = active && active.tagName === "INPUT" ? { cls: active.className, at: active.selectionStart } : null;
     this.el.replaceChildren(...kids);
+    if (keep) {
+      const again = this.el.querySelector(`input.${keep.cls.split(" ")[0]}`);
+      if (again) { again.focus(); if (keep.at !== null) again.setSelectionRange(keep.at, keep.at); }
+    }
   }
 
   question(v) {

@@ -433,3 +433,22 @@ def test_each_built_in_lesson_runs_in_a_room_pausing_where_simulate_says(
         assert room_events(r) == headless_events(r, tmp_path)
     finally:
         services.forget_cache()
+
+
+def test_a_lesson_compared_side_by_side_runs_as_a_plain_scenario(db: None) -> None:
+    comparison = services.comparison_create(
+        "",
+        LESSON,
+        [("1.18", {}), ("grace 20s", {"controllerManager": {"nodeMonitorGracePeriod": "20s"}})],
+    )
+    try:
+        rooms = [comparison.left, comparison.right]
+        assert not LessonState.objects.filter(room__in=rooms).exists()
+        for room in rooms:
+            r = tick(room, 20)  # past the 70 s checkpoint: one clock, no pause
+            assert (r.sim_ms, r.paused) == (200_000, False)
+            assert services.room_snapshot(r)["lesson"] is None
+            with pytest.raises(LessonError, match="compared side by side"):
+                lessons.next_step(r.pk, "t")
+    finally:
+        services.forget_cache()
