@@ -4,7 +4,7 @@
 import { Charts } from "./charts.js";
 import { h } from "./dom.js";
 import { outlook } from "./outlook.js";
-import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, why } from "./state.js";
+import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, resyncReplay, why } from "./state.js";
 
 const app = document.getElementById("app");
 const slug = app.dataset.slug;
@@ -38,7 +38,28 @@ function connect() {
 
 function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
 
+// While a resync fetch is under way, the deltas that arrive wait here (then replay in order).
+let resyncBuffer = null;
+
+function resync(notice) {
+  if (operator && notice.refused) showError(notice.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
+  if (resyncBuffer) return;  // one fetch at a time; its snapshot is at least as new
+  resyncBuffer = [];
+  fetch(`/rooms/${slug}/snapshot.json`)
+    .then((r) => { if (!r.ok) throw new Error(`snapshot.json: ${r.status}`); return r.json(); })
+    .then((snap) => {
+      const buffered = resyncBuffer; resyncBuffer = null;
+      const replay = resyncReplay(notice, snap, buffered);
+      if (replay === null) { send({ type: "snapshot" }); return; }
+      handle({ ...snap, role: state.role });
+      for (const d of replay) handle(d);
+    })
+    .catch(() => { resyncBuffer = null; send({ type: "snapshot" }); });
+}
+
 function handle(m) {
+  if (m.type === "resync") { resync(m); return; }
+  if (resyncBuffer && (m.type === "delta" || m.type === "reset")) { resyncBuffer.push(m); return; }
   if (m.type === "snapshot") {
     state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events); renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());

@@ -58,6 +58,15 @@ export function applyDelta(state, delta) {
   return { state, changed };
 }
 
+// A "resync" notice stands for a tick too large to broadcast (controller/deltas.py): the page
+// fetches snapshot.json and keeps the deltas that arrive meanwhile. What to apply after the
+// fetched snapshot, in order: the buffered deltas newer than it (older ones are in it). A
+// snapshot older than the notice itself is stale: null (ask again).
+export function resyncReplay(notice, snap, buffered) {
+  if (snap.seq < notice.seq) return null;
+  return buffered.filter((d) => d.seq > snap.seq).sort((a, b) => a.seq - b.seq);
+}
+
 export function podsByNode(state) {
   const out = new Map();
   for (const p of state.pods.values()) {

@@ -1,7 +1,7 @@
 // node --test tests/js: the delta-apply logic of the page (static/js/state.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, signalValues, why } from "../../static/js/state.js";
+import { applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, resyncReplay, signalValues, why } from "../../static/js/state.js";
 
 const snap = { type: "snapshot", seq: 5, t: 10, speed: 10, paused: false, role: "viewer",
   nodes: [{ name: "a-1", zone: "a", ready: "True", taints: [], conditions: [] }],
@@ -127,4 +127,13 @@ test("out-of-service and PodGC: why names the release's rule", () => {
   assert.match(why({ type: "PodPhase", pod: "default/db-0", phase: "Failed", reason: "" }, current), /^PodGC \(markFailedAndDeletePod, 1\.26\+\)/);
   // Other taints keep their controller's why.
   assert.match(why({ type: "TaintAdded", node: "a-1", key: "node.kubernetes.io/unreachable", effect: "NoExecute" }, current), /^doNoExecuteTaintingPass/);
+});
+
+test("after a resync notice, the deltas newer than the fetched snapshot replay in order", () => {
+  const notice = { type: "resync", seq: 7 };
+  const buffered = [{ type: "delta", seq: 9 }, { type: "delta", seq: 7 }, { type: "delta", seq: 8 }];
+  assert.deepEqual(resyncReplay(notice, { seq: 7 }, buffered).map((d) => d.seq), [8, 9]);
+  assert.deepEqual(resyncReplay(notice, { seq: 9 }, buffered), []);
+  // A snapshot older than the notice does not hold its state: ask again.
+  assert.equal(resyncReplay(notice, { seq: 6 }, buffered), null);
 });
