@@ -345,3 +345,29 @@ def test_out_of_service_faults_refuse_bad_input_with_the_path(
         load_scenario(CLUSTER % {"version": version, "faults": f"    - {fault}", "duration": "60s"})
     assert exc.value.path.startswith(path), str(exc.value)
     assert why in str(exc.value)
+
+
+# -- gcUnscheduledTerminating ------------------------------------------------------------------
+@pytest.mark.parametrize("version", VERSIONS)
+def test_an_unscheduled_terminating_pod_is_force_deleted_at_the_next_pass(version: str) -> None:
+    # Not reachable through the API here (CheckGracefulDelete gives an unbound pod grace 0, so
+    # its DELETE removes it at once): the store is set up by hand, as a pod that lost the race
+    # between its DELETE and its binding would be. Pass 20 deletes it; 1.18 has the rule too.
+    sim = Simulation(load_scenario(CLUSTER % {"version": version, "faults": "", "duration": "60s"}))
+    sim.run(12_000)
+    sim.apply_manifest(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "lost", "namespace": "default"},
+            "spec": {"nodeSelector": {"no": "such-node"}, "containers": [{"name": "c"}]},
+        },
+        12_000,
+    )
+    pod = sim.cluster.pods["default/lost"]
+    assert pod.node_name == ""
+    pod.deletion_ms, pod.deletion_grace_s = 12_000, 30
+    sim.cluster.terminating[pod.key] = pod
+    sim.run(60_000)
+    assert podgc_deletes(sim, "default/lost") == [(20.0, "UnscheduledTerminating")]
+    assert times(sim, "PodRemoved", pod="default/lost") == [20.0]
