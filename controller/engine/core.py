@@ -87,5 +87,26 @@ class Scheduler:
         if until_ms > self.now_ms:
             self.now_ms = until_ms
 
+    def run_until(self, until_ms: int, stopped: Callable[[], int | None]) -> int:
+        """``run(until_ms)``, except that once ``stopped()`` gives an instant ``t`` the run
+        ends after the last event at ``t``: returns where the clock ends."""
+        heap = self._heap
+        pop = heapq.heappop
+        stop_t = stopped()
+        while heap and heap[0][0] <= until_ms:
+            if stop_t is not None and heap[0][0] > stop_t:
+                break
+            time_ms, _phase, _seq, handle = pop(heap)
+            if handle.cancelled:
+                continue
+            self.now_ms = time_ms
+            handle.fn(*handle.args)
+            if stop_t is None:
+                stop_t = stopped()
+        end = until_ms if stop_t is None else min(stop_t, until_ms)
+        if end > self.now_ms:
+            self.now_ms = end
+        return self.now_ms
+
     def __len__(self) -> int:
         return len(self._heap)

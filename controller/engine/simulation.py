@@ -6,6 +6,7 @@ This is the engine's entry point: ``Simulation(scenario).run(until_ms)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import admission
@@ -25,7 +26,7 @@ from .objects import (
     Pod,
 )
 from .scenario import Fault, NodeSpec, Scenario, ScenarioError
-from .timeline import Timeline
+from .timeline import Event, Timeline
 
 DETECTED_AT_START_MS = -(2**62)  # Go's zero time.Time, as an image's firstDetected
 
@@ -97,6 +98,30 @@ class Simulation:
     def run(self, until_ms: int) -> None:
         self.start()
         self.sched.run(until_ms)
+
+    def run_until(self, target_ms: int, stop: Callable[[Event], bool] | None = None) -> int:
+        """``run(target_ms)``, except that once ``stop(event)`` is true for an event emitted
+        at instant ``t``, every other event of ``t`` still runs and the run ends there: returns
+        ``t`` (the clock is at ``t``), else ``target_ms``. ``stop`` sees every event of the
+        run. Ending a run at an instant's end changes nothing the rest of the run does, so the
+        timeline is that of one ``run`` (a lesson's pauses, lesson.py)."""
+        if stop is None:
+            self.run(target_ms)
+            return self.sched.now_ms
+        hit: list[int] = []
+
+        def listener(event: Event) -> None:
+            if stop(event) and not hit:
+                hit.append(event["t"])
+
+        self.timeline.listeners.append(listener)
+        try:
+            self.start()
+            if hit:  # at t=0, while starting
+                return self.sched.run_until(min(target_ms, hit[0]), lambda: hit[0])
+            return self.sched.run_until(target_ms, lambda: hit[0] if hit else None)
+        finally:
+            self.timeline.listeners.remove(listener)
 
     @property
     def now_ms(self) -> int:

@@ -110,6 +110,15 @@ test("graceful node shutdown: why names the shutdown manager's rule and the grac
   assert.match(why({ type: "PodReady", pod: "default/web", status: "False" }, s), /shutdown manager: the pod's containers stopped/);
 });
 
+test("after a resync notice, the deltas newer than the fetched snapshot replay in order", () => {
+  const notice = { type: "resync", seq: 7 };
+  const buffered = [{ type: "delta", seq: 9 }, { type: "delta", seq: 7 }, { type: "delta", seq: 8 }];
+  assert.deepEqual(resyncReplay(notice, { seq: 7 }, buffered).map((d) => d.seq), [8, 9]);
+  assert.deepEqual(resyncReplay(notice, { seq: 9 }, buffered), []);
+  // A snapshot older than the notice does not hold its state: ask again.
+  assert.equal(resyncReplay(notice, { seq: 6 }, buffered), null);
+});
+
 test("out-of-service and PodGC: why names the release's rule", () => {
   const current = applySnapshot(emptyState(), { ...snap, params: { kubernetesVersion: "1.34" } });
   const old = applySnapshot(emptyState(), { ...snap, params: { kubernetesVersion: "1.18" } });
@@ -127,13 +136,4 @@ test("out-of-service and PodGC: why names the release's rule", () => {
   assert.match(why({ type: "PodPhase", pod: "default/db-0", phase: "Failed", reason: "" }, current), /^PodGC \(markFailedAndDeletePod, 1\.26\+\)/);
   // Other taints keep their controller's why.
   assert.match(why({ type: "TaintAdded", node: "a-1", key: "node.kubernetes.io/unreachable", effect: "NoExecute" }, current), /^doNoExecuteTaintingPass/);
-});
-
-test("after a resync notice, the deltas newer than the fetched snapshot replay in order", () => {
-  const notice = { type: "resync", seq: 7 };
-  const buffered = [{ type: "delta", seq: 9 }, { type: "delta", seq: 7 }, { type: "delta", seq: 8 }];
-  assert.deepEqual(resyncReplay(notice, { seq: 7 }, buffered).map((d) => d.seq), [8, 9]);
-  assert.deepEqual(resyncReplay(notice, { seq: 9 }, buffered), []);
-  // A snapshot older than the notice does not hold its state: ask again.
-  assert.equal(resyncReplay(notice, { seq: 6 }, buffered), null);
 });
