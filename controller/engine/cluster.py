@@ -65,9 +65,16 @@ class Cluster:
         return list(self.pods_by_node.get(name, {}).values())
 
     def set_node_conditions(
-        self, node: Node, conditions: list[NodeCondition], now_ms: int, notify: bool = True
+        self,
+        node: Node,
+        conditions: list[NodeCondition],
+        now_ms: int,
+        notify: bool = True,
+        by_kubelet: bool = False,
     ) -> None:
-        """UpdateStatus on a node: replace its conditions, record status changes."""
+        """UpdateStatus on a node: replace its conditions, record status changes. A write by
+        anyone but the node's own kubelet is what that kubelet's next status check compares
+        its status with (Kubelet.api_status_written)."""
         old = {c.type: c for c in node.conditions}
         node.conditions = conditions
         changed = False
@@ -85,6 +92,10 @@ class Cluster:
                     )
         if notify:
             self.sim.on_node_status_updated(node, now_ms, changed)
+        if not by_kubelet:
+            kubelet = self.sim.kubelets.get(node.name)
+            if kubelet is not None:
+                kubelet.api_status_written(now_ms)
 
     def set_unschedulable(self, node: Node, value: bool, now_ms: int) -> None:
         if node.unschedulable == value:

@@ -229,6 +229,21 @@ class Kubelet:
             return
         self._schedule_status(next_on_grid(now_ms, self.anchor_ms, self.status_period_ms))
 
+    def api_status_written(self, now_ms: int) -> None:
+        """Someone else (the node lifecycle controller's Ready=Unknown, a fault) wrote the
+        node's status. Port of Kubelet.tryUpdateNodeStatus (kubelet_node_status.go): every
+        nodeStatusUpdateFrequency the kubelet GETs the node from the API and compares the
+        status its setters compute with that copy (nodeStatusHasChanged), so a condition it
+        owns that differs is PATCHed back at its next check, whether or not its report is
+        due. The check of this very instant ran before a write of a later phase (the
+        controller's); a fault's write comes first, so that check already sees it."""
+        if not self.posts_status:
+            return
+        at = next_on_grid(now_ms, self.anchor_ms, self.status_period_ms)
+        if at == now_ms and self.sim.sched.phase >= Phase.KUBELET_STATUS:
+            at += self.status_period_ms
+        self._schedule_status(at)
+
     def _schedule_status(self, at_ms: int) -> None:
         if self.status_at is not None and self.status_at <= at_ms:
             return
@@ -317,7 +332,7 @@ class Kubelet:
             desired = self.desired_conditions(node, now_ms)
         before = {c.type: c.status for c in node.conditions}
         self.last_report_ms = now_ms
-        self.sim.cluster.set_node_conditions(node, desired, now_ms)
+        self.sim.cluster.set_node_conditions(node, desired, now_ms, by_kubelet=True)
         for ctype, _a, _b, _c, _d, ev_true, ev_false in PRESSURE_SETTERS:
             status = next(c.status for c in desired if c.type == ctype)
             if before.get(ctype) != status:
