@@ -153,12 +153,18 @@ class Cluster:
         )
         self.sim.on_pod_bound(pod, now_ms)
 
-    def set_pod_ready(self, pod: Pod, ready: bool, now_ms: int) -> None:
+    def set_pod_ready(self, pod: Pod, ready: bool, now_ms: int, by_kubelet: bool = False) -> None:
+        """The pod's Ready condition. Written by anyone but the kubelet (MarkPodsNotReady), it
+        is what the kubelet's status manager reconciles with its own (StatusManager)."""
         if pod.ready is ready:
             return
         pod.ready = ready
         self.timeline.emit(now_ms, "PodReady", pod=pod.key, status="True" if ready else "False")
         self.sim.on_pod_status_updated(pod, now_ms)
+        if not by_kubelet and pod.node_name and pod.key in self.pods:
+            kubelet = self.sim.kubelets.get(pod.node_name)
+            if kubelet is not None:
+                kubelet.status.api_ready_written(pod, now_ms)
 
     def set_pod_phase(
         self, pod: Pod, phase: str, now_ms: int, reason: str = "", message: str = ""

@@ -21,6 +21,7 @@ class Phase(IntEnum):
     KUBELET_LEASE = 21  # lease renewal
     KUBELET_STATUS = 22  # node status computation / post
     KUBELET_POD = 23  # kubelet pod work (termination confirmations)
+    KUBELET_POD_STATUS = 24  # the kubelet status manager's syncBatch
     CONTROLLER_MONITOR = 30  # NodeLifecycleController.monitorNodeHealth
     CONTROLLER_TAINTING = 31  # doNoExecuteTaintingPass / doEvictionPass
     TAINT_MANAGER = 40  # NoExecuteTaintManager timers

@@ -29,6 +29,7 @@ from ..objects import (
 if TYPE_CHECKING:
     from ..simulation import Simulation
     from .nodeshutdown import ShutdownManager
+    from .status_manager import StatusManager
 
 # (condition, True reason, True message, False reason, False message, event if True, if False)
 PRESSURE_SETTERS = (
@@ -117,6 +118,17 @@ class Kubelet:
         return self.reaches_api and self.mode != LEASE_ONLY
 
     @property
+    def status(self) -> StatusManager:
+        """The pod status manager (made on first use: engines pickled before it existed
+        still load)."""
+        manager = self.__dict__.get("_status")
+        if manager is None:
+            from .status_manager import StatusManager
+
+            manager = self.__dict__["_status"] = StatusManager(self)
+        return manager
+
+    @property
     def shutdown(self) -> ShutdownManager:
         """The node shutdown manager (made on first use: engines pickled before it existed
         still load)."""
@@ -173,6 +185,7 @@ class Kubelet:
         shutting_down = self.shutdown.shutting_down
         self._freeze(now_ms)
         self.process_running = False
+        self.status.reset()
         self.sim.on_kubelet_stopped(self, now_ms)
         if shutting_down:
             # Its delay inhibitor lock goes with the process: logind shuts the machine down now.
@@ -193,10 +206,12 @@ class Kubelet:
         self.active_since_ms = now_ms
         self.needs_pod_resync = True
         self.mark_dirty(now_ms)
+        self.status.wake(now_ms)
 
     def power_off(self, now_ms: int) -> None:
         self._freeze(now_ms)
         self.powered = False
+        self.status.reset()
         self.shutdown.reset()
         self.sim.on_node_powered_off(self, now_ms)
 
