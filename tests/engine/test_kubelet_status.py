@@ -276,3 +276,24 @@ def test_partitioned_kubelet_status_is_its_own_until_the_heal(version):
     sim.run(140_000)
     assert pod.phase == "Failed"
     assert not kubelet.status.pending
+
+
+@pytest.mark.parametrize("version,disruption_at", [("1.18", []), (CURRENT_VERSION, [140.0])])
+def test_a_status_set_while_partitioned_carries_its_disruption_target(version, disruption_at):
+    # SetPodStatus with a DisruptionTarget condition (the kubelet's own kills, 1.26+) while
+    # the API cannot be reached: the condition and the phase go together at the heal's
+    # syncBatch, the condition first.
+    sim = simulate(partition(version, "10s", "133s"), until_s=70)
+    pod = sim.cluster.pods["default/web"]
+    sim.kubelets["a-1"].status.set_pod_status(
+        pod, 70_000, "Failed", "Evicted", "m", False, ("TerminationByKubelet", "m")
+    )
+    sim.run(200_000)
+    assert times(sim, "PodDisruptionTarget", pod="default/web") == disruption_at
+    assert times(sim, "PodPhase", pod="default/web", phase="Failed") == [140.0]
+    at_heal = [e["type"] for e in events_at(sim, 140_000) if e.get("pod") == "default/web"]
+    assert at_heal == (["PodDisruptionTarget", "PodPhase"] if disruption_at else ["PodPhase"])
+
+
+def events_at(sim, t_ms: int) -> list[dict]:
+    return [e for e in sim.timeline.events if e["t"] == t_ms]

@@ -40,6 +40,7 @@ class PendingStatus:
     reason: str
     message: str
     ready: bool
+    disruption: tuple[str, str] | None = None  # DisruptionTarget (reason, message)
 
 
 class StatusManager:
@@ -68,18 +69,23 @@ class StatusManager:
         reason: str = "",
         message: str = "",
         ready: bool | None = None,
+        disruption: tuple[str, str] | None = None,
     ) -> None:
         """Port of manager.SetPodStatus (updateStatusInternal then syncPod): cache, and PATCH
-        at once if the API can be reached; otherwise syncBatch sends it after the heal."""
+        at once if the API can be reached; otherwise syncBatch sends it after the heal.
+        ``disruption``: a DisruptionTarget condition (reason, message) in the same status,
+        written first (Cluster.set_disruption_target: nothing in 1.18)."""
         self.synced.add(pod.key)
         if not self.kubelet.reaches_api:
             prev = self.pending.get(pod.key)
             if ready is None:
                 ready = prev.ready if prev is not None else bool(pod.ready)
-            self.pending[pod.key] = PendingStatus(phase, reason, message, ready)
+            if disruption is None and prev is not None:
+                disruption = prev.disruption
+            self.pending[pod.key] = PendingStatus(phase, reason, message, ready, disruption)
             return
         self.pending.pop(pod.key, None)
-        self._write(pod, now, phase, reason, message, ready)
+        self._write(pod, now, phase, reason, message, ready, disruption)
 
     def set_ready(self, pod: Pod, now: int) -> None:
         """A fresh status for a running pod (the first syncPod of this kubelet process):
@@ -88,9 +94,20 @@ class StatusManager:
         self.kubelet.sim.cluster.set_pod_ready(pod, True, now, by_kubelet=True)
 
     def _write(
-        self, pod: Pod, now: int, phase: str, reason: str, message: str, ready: bool | None
+        self,
+        pod: Pod,
+        now: int,
+        phase: str,
+        reason: str,
+        message: str,
+        ready: bool | None,
+        disruption: tuple[str, str] | None = None,
     ) -> None:
         cluster = self.kubelet.sim.cluster
+        if disruption is not None:
+            cluster.set_disruption_target(pod, now, disruption[0], disruption[1])
+            if pod.key not in cluster.pods:
+                return
         cluster.set_pod_phase(pod, phase, now, reason, message)
         if ready is not None and pod.key in cluster.pods:
             cluster.set_pod_ready(pod, ready, now, by_kubelet=True)
@@ -167,6 +184,14 @@ class StatusManager:
                 continue  # removed by a reaction to an earlier write of this batch
             pending = self.pending.pop(pod.key, None)
             if pending is not None:
-                self._write(pod, now, pending.phase, pending.reason, pending.message, pending.ready)
+                self._write(
+                    pod,
+                    now,
+                    pending.phase,
+                    pending.reason,
+                    pending.message,
+                    pending.ready,
+                    pending.disruption,
+                )
             elif self._needs_reconcile(pod):
                 cluster.set_pod_ready(pod, True, now, by_kubelet=True)
