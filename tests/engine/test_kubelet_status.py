@@ -297,3 +297,30 @@ def test_a_status_set_while_partitioned_carries_its_disruption_target(version, d
 
 def events_at(sim, t_ms: int) -> list[dict]:
     return [e for e in sim.timeline.events if e["t"] == t_ms]
+
+
+# (heal, the two web pods' Failed phase seen by the API at). Graceful shutdown (1.34) of a
+# partitioned node: cut off at 50 s, shut down at 60 s; the web pods (grace 5 s) are killed by
+# 65 s, the critical pod by 75 s, when the machine powers off. The killed pods' statuses wait
+# for a syncBatch that reaches the API: 70 s after a heal at 70 s; after a heal at 73 s the
+# next one (80 s) comes after the power-off, and they are lost with the kubelet.
+SHUTDOWN_CASES = [("70s", [70.0, 70.0]), ("73s", [])]
+
+
+@pytest.mark.parametrize("heal,failed_at", SHUTDOWN_CASES)
+def test_partitioned_shutdown_statuses_wait_for_a_sync_after_the_heal(heal, failed_at):
+    from .test_node_shutdown import scenario
+
+    faults = (
+        "    - {at: 50s, type: PartitionNode, node: a-1}\n"
+        "    - {at: 60s, type: ShutdownNode, node: a-1}\n"
+        f"    - {{at: {heal}, type: HealNode, node: a-1}}\n"
+    )
+    sim = simulate(scenario(faults=faults, web_grace=5))
+    web = [
+        e["t"] / 1000
+        for e in events(sim, "PodPhase", phase="Failed", reason="Terminated")
+        if e["pod"].startswith("default/web-")
+    ]
+    assert web == failed_at
+    assert times(sim, "NodePoweredOff", node="a-1") == [75.0]
