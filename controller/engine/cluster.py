@@ -32,6 +32,7 @@ class Cluster:
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, Pod] = {}
         self.pods_by_node: dict[str, dict[str, Pod]] = {}
+        self.terminating: dict[str, Pod] = {}  # pods with a deletionTimestamp (PodGC's index)
         self._uid = 0
 
     # -- identity -------------------------------------------------------------------
@@ -213,6 +214,7 @@ class Cluster:
             return False
         grace = check_graceful_delete(pod, grace_s)
         pod.deletion_ms = now_ms
+        self.terminating[pod.key] = pod
         pod.deletion_grace_s = grace
         self.timeline.emit(
             now_ms, "PodDeleted", pod=pod.key, node=pod.node_name, by=by, reason=reason
@@ -224,6 +226,7 @@ class Cluster:
         """The pod object is gone (kubelet confirmed, force delete, or garbage collection)."""
         if self.pods.pop(pod.key, None) is None:
             return
+        self.terminating.pop(pod.key, None)
         if pod.node_name:
             self.pods_by_node.get(pod.node_name, {}).pop(pod.key, None)
         self.timeline.emit(now_ms, "PodRemoved", pod=pod.key, node=pod.node_name)

@@ -29,8 +29,6 @@ from .timeline import Timeline
 
 DETECTED_AT_START_MS = -(2**62)  # Go's zero time.Time, as an image's firstDetected
 
-POD_GC_PERIOD_MS = 20_000  # podgc gcCheckPeriod
-
 
 class ActionFailed(Exception):
     """A live action raised something other than a refusal while it was applied."""
@@ -66,7 +64,9 @@ class Simulation:
         from .kubelet.resources import Leaks
 
         self.leaks = Leaks(self)
-        self._pod_gc_at: int | None = None
+        from .podgc import PodGCController
+
+        self.pod_gc = PodGCController(self, 0)
         self.observed_nodes: set[str] = set()  # kubelets whose eviction signals moved (live view)
         self.refused_actions: dict[int, str] = {}  # live actions refused at their instant
         # zone -> [(t, nodes waiting in its queue)], changes only (the page's chart)
@@ -90,6 +90,7 @@ class Simulation:
         self.controller.run()
         if self.taint_manager is not None:
             self.taint_manager.run(now)
+        self.pod_gc.run(now)
         for fault in self.scenario.faults:
             self.sched.schedule(fault.at_ms, Phase.FAULT, self.apply_fault, fault)
 
@@ -238,7 +239,6 @@ class Simulation:
         if kubelet is not None:
             kubelet.stop(now)
         self.workloads.on_node_changed(node.name, now)
-        self._wake_pod_gc(now)
 
     def on_node_status_updated(self, node: Node, now: int, changed: bool) -> None:
         self.workloads.on_node_status(node, now)
@@ -383,27 +383,6 @@ class Simulation:
         if kubelet is not None:
             kubelet.usage_changed(now)
 
-    # -- pod garbage collection -------------------------------------------------------------
-    def _wake_pod_gc(self, now: int) -> None:
-        from .clock import next_on_grid
-
-        at = next_on_grid(now + 1, 0, POD_GC_PERIOD_MS)
-        if self._pod_gc_at is not None and self._pod_gc_at <= at:
-            return
-        self._pod_gc_at = at
-        self.sched.schedule(at, Phase.WORKLOADS, self._pod_gc)
-
-    def _pod_gc(self) -> None:
-        """Port of PodGCController.gcOrphaned: force-delete pods bound to deleted nodes."""
-        now = self.now_ms
-        self._pod_gc_at = None
-        for key in sorted(self.cluster.pods):
-            pod = self.cluster.pods[key]
-            if pod.node_name and pod.node_name not in self.cluster.nodes:
-                if pod.deletion_ms is None:
-                    self.cluster.delete_pod(pod, now, "PodGC", "OrphanedPod", grace_s=0)
-                self.cluster.remove_pod(pod, now)
-
     # -- faults and actions ---------------------------------------------------------------------
     def apply_fault(self, fault: Fault) -> None:
         from .faults import apply_fault
@@ -437,6 +416,11 @@ class Simulation:
         self.controller.run()
         if self.taint_manager is not None:
             self.taint_manager.run(now)
+        from .podgc import PodGCController
+
+        self.pod_gc.stop()
+        self.pod_gc = PodGCController(self, now)
+        self.pod_gc.run(now)
 
     def noexecute_taints(self, node: Node) -> list[Any]:
         return [t for t in node.taints if t.effect == NO_EXECUTE]
