@@ -350,18 +350,20 @@ class Simulation:
                     now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason
                 )
                 self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
-                self.cluster.set_pod_phase(pod, "Failed", now, reason, "Pod " + message)
+                kubelet.status.set_pod_status(pod, now, "Failed", reason, "Pod " + message)
                 return
             pod.started = True
-            self.cluster.set_pod_phase(pod, "Running", now)
-            self.cluster.set_pod_ready(pod, True, now)
+            kubelet.status.set_pod_status(pod, now, "Running", ready=True)
             self.on_usage_changed(pod.node_name, now)
-        elif pod.phase == "Running":
+        elif kubelet.status.phase_of(pod) == "Running":
             if not pod.started:
                 pod.started = True  # containers restarted after a reboot
                 self.on_usage_changed(pod.node_name, now)
-            if pod.ready is False:
-                self.cluster.set_pod_ready(pod, True, now)
+            # A status this kubelet process has cached already is not sent again
+            # (updateStatusInternal ignores the same status); an API Ready=False written by
+            # someone else is put right by the status manager's next syncBatch (needsReconcile).
+            if pod.key not in kubelet.status.synced:
+                kubelet.status.set_ready(pod, now)
 
     def _confirm_termination(self, key: str) -> None:
         self._terminations.pop(key, None)

@@ -108,7 +108,7 @@ export function why(e, state) {
         if (n && n.kubelet && n.kubelet.shuttingDown) return `kubelet node shutdown manager on ${e.node}: logind announced a shutdown, Ready=False "node is shutting down" posted at once (syncNodeStatus)`;
         return `kubelet on ${e.node} reports its runtime is down (KubeletNotReady)`;
       }
-      return `kubelet on ${e.node} posted Ready`;
+      return `kubelet on ${e.node} posted Ready (tryUpdateNodeStatus: at every nodeStatusUpdateFrequency check it compares its status with the API's copy and patches a difference, such as the controller's Unknown)`;
     case "TaintAdded":
       if (e.key === OUT_OF_SERVICE) return outOfServiceWhy(state);
       if (e.effect === "NoSchedule") return `doNoScheduleTaintingPass: condition -> ${e.key} taint, at once (no rate limit)`;
@@ -129,6 +129,7 @@ export function why(e, state) {
       return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
     case "PodPhase":
       if (e.reason === "Terminated") return shutdownWhy(e, pod, state);
+      if (e.reason === "Evicted") return `kubelet eviction manager on the pod's node evicted it: Failed (Evicted), sent by the kubelet's status manager at once, or, from a partitioned kubelet, at its first syncBatch (every 10 s) after the heal`;
       if (e.phase === "Failed" && !e.reason) return "PodGC (markFailedAndDeletePod, 1.26+): a pod it force-deletes is patched to phase Failed first, so it does not stay Running forever without a kubelet";
       return "";
     case "PodDisruptionTarget":
@@ -142,7 +143,9 @@ export function why(e, state) {
         : `${e.node} powered off at once: no shutdownGracePeriod (the shutdown manager is off) or no kubelet to delay it`;
     case "PodReady":
       if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
-      return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
+      if (e.status === "False") return "MarkPodsNotReady: the node stopped being Ready";
+      if (state && (state.events || []).some((x) => x.type === "PodReady" && x.pod === e.pod && x.status === "False" && x.t <= e.t)) return "kubelet status manager: its syncBatch (every 10 s) found the API's Ready=False differs from the kubelet's own status (needsReconcile) and patched Ready=True back";
+      return "kubelet started the pod";
     case "K8sEvent":
       if (e.reason === "NodeNotReady" && e.object && e.object.startsWith("Pod/")) return `MarkPodsNotReady (1.34): the pod's node stopped being Ready, so its Ready condition went False and node-controller records this Warning on the pod`;
       return `${e.eventType} event ${e.reason}: ${e.message}`;

@@ -110,6 +110,14 @@ test("graceful node shutdown: why names the shutdown manager's rule and the grac
   assert.match(why({ type: "PodReady", pod: "default/web", status: "False" }, s), /shutdown manager: the pod's containers stopped/);
 });
 
+test("why: Ready put back by the kubelet's status manager, an eviction's Failed phase", () => {
+  const s = applySnapshot(emptyState(), { ...snap, events: [{ t: 105, type: "PodReady", pod: "default/web", status: "False" }] });
+  assert.match(why({ t: 140, type: "PodReady", pod: "default/web", status: "True" }, s), /^kubelet status manager: its syncBatch/);
+  assert.equal(why({ t: 0, type: "PodReady", pod: "default/other", status: "True" }, s), "kubelet started the pod");
+  assert.match(why({ t: 140, type: "PodPhase", pod: "default/web", phase: "Failed", reason: "Evicted" }, s), /first syncBatch \(every 10 s\) after the heal$/);
+  assert.match(why({ t: 50, type: "NodeReady", node: "a-1", status: "True" }, s), /the controller's Unknown\)$/);
+});
+
 test("after a resync notice, the deltas newer than the fetched snapshot replay in order", () => {
   const notice = { type: "resync", seq: 7 };
   const buffered = [{ type: "delta", seq: 9 }, { type: "delta", seq: 7 }, { type: "delta", seq: 8 }];
