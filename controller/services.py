@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from . import lessons
+from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
@@ -146,9 +147,16 @@ def _restore(room: Room) -> tuple[Simulation, bool]:
     return sim, long_replay or (snap is not None and not from_snapshot)
 
 
+# Engines rebuilt by this process (a tick whose room was not cached here): room affinity
+# keeps this near the number of rooms, not the number of ticks.
+RESTORES = 0
+
+
 def _runtime(room: Room) -> Runtime:
+    global RESTORES
     rt = _CACHE.get(room.pk)
     if rt is None or rt.version != room.version:
+        RESTORES += 1
         sim, snapshot_due = _restore(room)
         rt = Runtime(sim, room.version, snapshot_at=0.0 if snapshot_due else time.monotonic())
         _CACHE[room.pk] = rt
@@ -406,7 +414,7 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, delta)
+    _broadcast_after_commit(room.pk, bounded(delta))
     if lesson_msg is not None:
         _broadcast_after_commit(room.pk, lesson_msg)
     return delta
@@ -767,9 +775,13 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
 
 
 # -- reading --------------------------------------------------------------------------------
-def room_snapshot(room: Room, last_events: int = 300, client: str = "") -> dict[str, Any]:
+def room_snapshot(
+    room: Room, last_events: int = 300, client: str = "", lesson: bool = True
+) -> dict[str, Any]:
     """What a client gets on connect: every view row, the recent events, the clock, seq;
-    for a lesson room the lesson and its state (``client``'s own answer included)."""
+    for a lesson room the lesson and its state (``client``'s own answer included; the
+    consumer filters it by role). ``lesson=False`` leaves the key out (the shared HTTP
+    snapshot: the lesson's state is per role and changes without a new room version)."""
     with transaction.atomic():
         room = Room.objects.get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
@@ -783,7 +795,7 @@ def room_snapshot(room: Room, last_events: int = 300, client: str = "") -> dict[
     zones = next((d for k, _key, d in views if k == "zone"), [])
     workloads = next((d for k, _key, d in views if k == "metrics"), {})
     params = next((d for k, _key, d in views if k == "params"), None)
-    return {
+    out = {
         "type": "snapshot",
         "seq": room.seq,
         "t": _now_target(room, timezone.now()) / 1000 if not room.paused else room.sim_ms / 1000,
@@ -796,12 +808,14 @@ def room_snapshot(room: Room, last_events: int = 300, client: str = "") -> dict[
         "zones": zones,
         "workloads": workloads,
         "params": params,
-        "lesson": lessons.snapshot(room, client),
         "events": [
             {"idx": idx, "t": t / 1000, "type": typ, **data}
             for idx, t, typ, data in reversed(events)
         ],
     }
+    if lesson:
+        out["lesson"] = lessons.snapshot(room, client)
+    return out
 
 
 def room_export(room: Room) -> str:

@@ -822,6 +822,8 @@ FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
     "RunControllerPass": ((), {"pass"}),
     "RunEvictionSync": (("node",), set()),
     "ShutdownNode": (("node",), set()),
+    "OutOfService": (("node",), set()),
+    "RemoveOutOfService": (("node",), set()),
     "SetParameters": ((), {"controllerManager", "kubelet", "apiServer"}),
 }
 NODE_CONDITIONS_SETTABLE = {

@@ -452,3 +452,15 @@ def test_a_lesson_compared_side_by_side_runs_as_a_plain_scenario(db: None) -> No
                 lessons.next_step(r.pk, "t")
     finally:
         services.forget_cache()
+
+
+def test_the_shared_http_snapshot_leaves_the_lesson_out(client, asking: Room) -> None:
+    # snapshot.json is built once per room version for every page, operator or viewer; the
+    # lesson's state (counts before the reveal, names) is per role and changes without a new
+    # version, so it comes only over the websocket.
+    lessons.answer(asking.pk, "c1", {"checkpoint": "silent", "answer": 2, "name": "Ada"})
+    body = client.get(f"/rooms/{asking.slug}/snapshot.json").json()
+    assert body["type"] == "snapshot" and "lesson" not in body
+    assert services.room_snapshot(asking)["lesson"]["state"]["names"] == [
+        {"name": "Ada", "answer": 2}
+    ]
