@@ -266,7 +266,9 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
 
 # -- changes ----------------------------------------------------------------------------------
 def _locked(room_id: int) -> tuple[Room, Lesson, LessonState]:
-    room = Room.objects.select_for_update().get(pk=room_id)
+    """The room (not locked: an answer never waits for a long tick) and its lesson state,
+    locked (the tick locks the room, then this row: the same order, no deadlock)."""
+    room = Room.objects.get(pk=room_id)
     lesson = lesson_of(room)
     if lesson is None:
         raise LessonError("lesson: this room's scenario has no lesson")
