@@ -67,6 +67,11 @@ def test_two_viewers_answer_the_operator_reveals_and_every_page_shows_the_counts
     v2.click('button.choice[data-index="1"]')  # 100 s (wrong)
     phase(v1, "answered")
     assert "Your answer: 105 s" in v1.locator(".answered-note").inner_text()
+    # A reload keeps this browser's answer (its client id is in localStorage).
+    v1.reload()
+    phase(v1, "answered")
+    assert "Your answer: 105 s" in v1.locator(".answered-note").inner_text()
+    assert v1.locator('button.choice[data-index="2"]').get_attribute("aria-pressed") == "true"
     # The operator sees the answers come in: two, one each on 100 s and 105 s, with the name.
     op.wait_for_function(
         "document.querySelector('.answer-count').textContent.startsWith('2 answers')",
