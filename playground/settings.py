@@ -99,8 +99,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (Daphne, worker, beat) share the file: wait for locks, don't fail.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
-if os.environ.get("PLAYGROUND_TEST_DB"):
+if os.environ.get("PLAYGROUND_TEST_DB") and DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Tests: a file database, so that a real Celery worker process sees the same rows.
+    # (On PostgreSQL, pytest-django's test database is already shared by every process.)
     DATABASES["default"]["TEST"] = {"NAME": os.environ["PLAYGROUND_TEST_DB"]}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
