@@ -25,7 +25,8 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         slug = self.scope["url_route"]["kwargs"]["slug"]
         query = parse_qs(self.scope.get("query_string", b"").decode())
         token = (query.get("token") or [""])[0]
-        self.display_name = ((query.get("name") or [""])[0] or "anonymous")[:40]
+        name = (query.get("name") or [""])[0].replace("\x00", "")  # unstorable on PostgreSQL
+        self.display_name = (name or "anonymous")[:40]
         room = await database_sync_to_async(Room.objects.filter(slug=slug).first)()
         if room is None:
             await self.close(code=4404)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -159,13 +159,77 @@ def forget_cache() -> None:
 
 
 # -- rooms ----------------------------------------------------------------------------------
-def _unique_slug(name: str) -> str:
+def _unique_slug(name: str, taken: frozenset[str] = frozenset()) -> str:
     base = slugify(name)[:60] or "room"
     slug, n = base, 1
-    while Room.objects.filter(slug=slug).exists():
+    while slug in taken or Room.objects.filter(slug=slug).exists():
         n += 1
         slug = f"{base}-{n}"
     return slug
+
+
+def _create_with_unique_slug(model: Any, pick: Any, base_name: str, **fields: Any) -> Any:
+    """``model.objects.create(slug=pick(name, taken), **fields)``, retried with the next slug
+    when another request took the chosen one between the check and the INSERT. Each attempt
+    runs in its own savepoint: on PostgreSQL a failed INSERT aborts the whole transaction
+    otherwise, and the retry (and everything after it) would fail."""
+    taken: set[str] = set()
+    for _attempt in range(20):
+        slug = pick(base_name, frozenset(taken))
+        try:
+            with transaction.atomic():
+                return model.objects.create(slug=slug, **fields)
+        except IntegrityError:
+            if not model.objects.filter(slug=slug).exists():
+                raise  # another constraint: not a slug race
+            taken.add(slug)
+    raise ActionError(f"name: could not find a free address for {base_name!r}; try another name")
+
+
+# -- bad text: PostgreSQL refuses NUL characters in text and JSON, so they are refused here,
+# on every database alike, with the path of the field (and SQLite keeps the same rules).
+NUL = "\x00"
+# How a NUL can reach a parsed YAML string (raw NUL characters are refused by the parser).
+_YAML_NUL_ESCAPES = re.compile(r"\\(0|x00|u0000|U00000000)")
+
+
+def refuse_nul(value: Any, path: str, error: type[ValueError] = ActionError) -> None:
+    """Raise ``error`` naming the first string (or mapping key) under ``value`` that holds a
+    NUL character."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                if error is ScenarioError:
+                    raise ScenarioError(where, _NUL_WHY)
+                raise error(f"{where}: {_NUL_WHY}")
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                child_path = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and NUL in key:
+                    stack.append((key, child_path))
+                stack.append((child, child_path))
+        elif isinstance(item, list | tuple):
+            stack.extend((c, f"{where}[{i}]") for i, c in reversed(list(enumerate(item))))
+
+
+_NUL_WHY = "contains a NUL character (\\u0000), which cannot be stored"
+
+
+def _refuse_nul_in_scenario(text: str) -> None:
+    """A scenario's strings, for the escapes that make a NUL (cheap when there are none)."""
+    if not _YAML_NUL_ESCAPES.search(text):
+        return
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+    except yaml.YAMLError:
+        return  # load_scenario reports it with its position
+    root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
+    if root is not None:
+        refuse_nul(root, "", ScenarioError)
+    for i, doc in enumerate(d for d in docs if d is not root):
+        refuse_nul(doc, f"objects (extra document {i + 1})", ScenarioError)
 
 
 def room_create(
@@ -178,15 +242,19 @@ def room_create(
     """Create a room from a scenario (validated whole first) and persist its t=0 state.
     ``kubernetes_version`` runs the scenario under that release instead of its own (written
     into the room's scenario, so the export says it)."""
+    refuse_nul(name, "name")
     if kubernetes_version:
         scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
+    _refuse_nul_in_scenario(scenario_yaml)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
     _scenario_kubelet(scenario_yaml, scenario)
     speed = _check_speed(speed)
     with transaction.atomic():
-        room = Room.objects.create(
+        room = _create_with_unique_slug(
+            Room,
+            _unique_slug,
+            name or scenario.name,
             name=name or scenario.name,
-            slug=_unique_slug(name or scenario.name),
             owner=owner if getattr(owner, "is_authenticated", False) else None,
             scenario_name=scenario.name,
             scenario_yaml=scenario_yaml,
@@ -273,6 +341,7 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         check_nesting(payload, "action")
     except ScenarioError as exc:
         raise ActionError(str(exc)) from None
+    refuse_nul(payload, "action")
     payload = {k: v for k, v in payload.items() if k != "at"}
     known = set(ObjectView.objects.filter(room=room, kind="node").values_list("key", flat=True))
     kubelet, kubelet_raw, profile = _scenario_kubelet(room.scenario_yaml)
@@ -309,6 +378,7 @@ def _scenario_kubelet(
 def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
     """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
     payload = validate_action(room, payload)
+    refuse_nul(actor, "actor")
     return Action.objects.create(
         room=room, actor=actor[:120], kind=payload["type"], payload=payload
     )
@@ -763,7 +833,10 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
 def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
     """What a client gets on connect: every view row, the recent events, the clock, seq."""
     with transaction.atomic():
-        room = Room.objects.get(pk=room.pk)
+        # The room's row lock (the one a tick holds while it writes views and seq): on
+        # PostgreSQL each statement sees what was committed when it began, so without it a
+        # tick committing between the two reads below would give views and a seq that differ.
+        room = Room.objects.select_for_update().get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
         events = list(
             TimelineEvent.objects.filter(room=room)
@@ -807,7 +880,10 @@ def room_export(room: Room) -> str:
     for action in (
         room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS).order_by("id")
     ):
-        faults.append({"at": f"{action.at_ms}ms", **action.payload})
+        # at, type, then the fields by name: PostgreSQL's jsonb does not keep key order.
+        payload = dict(action.payload)
+        fault = {"at": f"{action.at_ms}ms", "type": payload.pop("type")}
+        faults.append({**fault, **dict(sorted(payload.items()))})
     spec["faults"] = faults
     spec["duration"] = f"{max(room.sim_ms, 1)}ms"
     spec.pop("expect", None)
@@ -890,8 +966,10 @@ def comparison_create(
             room.wall_anchor = wall_now
             room.sim_anchor_ms = 0
             room.save(update_fields=["operator_token", "wall_anchor", "sim_anchor_ms"])
-        comparison = Comparison.objects.create(
-            slug=_unique_comparison_slug(base),
+        comparison = _create_with_unique_slug(
+            Comparison,
+            _unique_comparison_slug,
+            base,
             name=base,
             left=locked[0],
             right=locked[1],
@@ -901,10 +979,10 @@ def comparison_create(
     return comparison
 
 
-def _unique_comparison_slug(name: str) -> str:
+def _unique_comparison_slug(name: str, taken: frozenset[str] = frozenset()) -> str:
     base = slugify(f"compare-{name}")[:60] or "compare"
     slug, n = base, 2
-    while Comparison.objects.filter(slug=slug).exists():
+    while slug in taken or Comparison.objects.filter(slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1
     return slug
 
