@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import services
+from . import limits, services
 from .models import Room
 from .roles import is_operator
 
@@ -48,6 +48,24 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._presence_leave()
 
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Limits first: the message's size, then this client's messages per second."""
+        size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
+        try:
+            limits.check_message_size(size)
+            if size:
+                await database_sync_to_async(self._count_message)()
+        except limits.LimitError as exc:
+            await self.send_json({"type": "error", "message": str(exc), "limit": exc.setting})
+            return
+        await super().receive(text_data=text_data, bytes_data=bytes_data)
+
+    def _count_message(self) -> None:
+        from .tasks import redis_client
+
+        client = self.scope.get("client") or [None]
+        limits.check_rate(client[0] or self.channel_name, redis_client())
+
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
         try:
@@ -78,7 +96,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             reply = await database_sync_to_async(self._operate)(kind, content)
-        except services.ActionError as exc:
+        except services.REFUSALS as exc:
             await self.send_json({"type": "error", "message": str(exc), "request": content})
             return
         except Exception:  # a bug: the viewer still gets an answer and the socket stays open

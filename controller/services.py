@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from . import limits
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
@@ -39,6 +40,7 @@ from .engine.series import points_since
 from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .engine.versions import Profile, profile_for
+from .limits import LimitError
 from .models import (
     Action,
     ClusterParameters,
@@ -63,6 +65,10 @@ CONTROL_KINDS = ("speed", "pause", "resume", "step", "rewind")
 
 class ActionError(ValueError):
     """An action refused: the message says which field and why."""
+
+
+# A limit's refusal (limits.py) is an ActionError to every caller too.
+REFUSALS = (ActionError, LimitError)
 
 
 # -- the in-process engine cache ------------------------------------------------------------
@@ -238,15 +244,22 @@ def room_create(
     owner: Any = None,
     speed: float = 10.0,
     kubernetes_version: str | None = None,
+    creator: str = "",
+    _counted: bool = False,
 ) -> Room:
     """Create a room from a scenario (validated whole first) and persist its t=0 state.
     ``kubernetes_version`` runs the scenario under that release instead of its own (written
     into the room's scenario, so the export says it)."""
     refuse_nul(name, "name")
+    limits.check_scenario_size(scenario_yaml)
+    creator = creator or limits.owner_key(owner)
+    if not _counted:
+        limits.check_running_rooms(creator)
     if kubernetes_version:
         scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
     _refuse_nul_in_scenario(scenario_yaml)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
+    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
     _scenario_kubelet(scenario_yaml, scenario)
     speed = _check_speed(speed)
     with transaction.atomic():
@@ -256,6 +269,7 @@ def room_create(
             name or scenario.name,
             name=name or scenario.name,
             owner=owner if getattr(owner, "is_authenticated", False) else None,
+            creator=creator[:160],
             scenario_name=scenario.name,
             scenario_yaml=scenario_yaml,
             speed=speed,
@@ -379,6 +393,7 @@ def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
     """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
     payload = validate_action(room, payload)
     refuse_nul(actor, "actor")
+    limits.check_action(room, payload)
     return Action.objects.create(
         room=room, actor=actor[:120], kind=payload["type"], payload=payload
     )
@@ -738,6 +753,8 @@ def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: dateti
         _reanchor(room, wall_now)
         room.paused = True
     elif kind == "resume":
+        if room.paused:
+            limits.check_running_rooms(room.creator, exclude=room.pk)
         room.paused = False
         room.sim_anchor_ms = max(room.sim_ms, room.sim_anchor_ms)
         room.wall_anchor = wall_now
@@ -938,6 +955,7 @@ def comparison_create(
     sides: list[tuple[str, dict[str, Any]]],
     owner: Any = None,
     speed: float = 10.0,
+    creator: str = "",
 ) -> Comparison:
     """Two rooms of one scenario, each with its changes, started together on one clock (and
     one operator token). ``sides`` is [(label, changes), (label, changes)]; an error names the
@@ -953,9 +971,11 @@ def comparison_create(
             raise ActionError(f"{side}: {exc}") from None
         texts.append(text)
     speed = _check_speed(speed)
+    creator = creator or limits.owner_key(owner)
+    limits.check_running_rooms(creator, new=2)
     base = name or load_scenario(scenario_yaml).name
     rooms = [
-        room_create(f"{base} ({label})", text, owner, speed)
+        room_create(f"{base} ({label})", text, owner, speed, creator=creator, _counted=True)
         for (label, _), text in zip(sides, texts, strict=True)
     ]
     wall_now = timezone.now()

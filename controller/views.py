@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from . import services
+from . import limits, services
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
 from .forms import CompareForm, RoomCreateForm
@@ -41,8 +41,9 @@ def index(request: HttpRequest) -> HttpResponse:
                 request.user,
                 data["speed"],
                 kubernetes_version=data.get("kubernetes_version") or None,
+                creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
             )
-        except (ScenarioError, services.ActionError) as exc:
+        except (ScenarioError, *services.REFUSALS) as exc:
             error = str(exc)
         else:
             tokens = request.session.get("operator_tokens", {})
@@ -134,8 +135,9 @@ def compare_create(request: HttpRequest) -> HttpResponse:
                 ],
                 request.user,
                 data["speed"],
+                creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
             )
-        except (ScenarioError, services.ActionError) as exc:
+        except (ScenarioError, *services.REFUSALS) as exc:
             error = str(exc)
         else:
             token = comparison.left.operator_token
