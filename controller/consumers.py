@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -39,6 +40,8 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self._presence_join()
+        if room.idle_since is not None:  # nobody watched it: its clock goes on from now
+            await database_sync_to_async(services.room_wake)(room.pk)
         snapshot = await database_sync_to_async(services.room_snapshot)(room)
         snapshot["role"] = "operator" if self.operator else "viewer"
         await self.send_json(snapshot)
@@ -144,10 +147,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _presence_update(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
-        from .tasks import redis_client
+        from .tasks import WATCHED_TTL, presence_key, redis_client, watched_key
 
-        key = f"playground:room:{self.room.pk}:presence"
+        key = presence_key(self.room.pk)
         client = redis_client()
+        client.set(watched_key(self.room.pk), repr(time.time()), ex=WATCHED_TTL)
         if joining:
             role = "operator" if self.operator else "viewer"
             client.hset(

@@ -422,6 +422,8 @@ def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
 def _now_target(room: Room, wall_now: datetime) -> int:
     if room.paused:
         return max(room.sim_ms, room.sim_anchor_ms)  # a step moves the anchor of a paused room
+    if room.idle_since is not None and wall_now > room.idle_since:
+        wall_now = room.idle_since  # nobody watches: the clock stopped then
     elapsed = (wall_now - room.wall_anchor).total_seconds()
     return max(room.sim_ms, room.sim_anchor_ms + int(elapsed * room.speed * 1000))
 
@@ -780,6 +782,38 @@ def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: dateti
         status=Action.APPLIED,
         at_ms=room.sim_ms,
     )
+
+
+def room_idle(room_ids: list[int], wall_now: datetime) -> list[int]:
+    """Nobody has watched these rooms for PLAYGROUND_IDLE_PAUSE_SECONDS: their clocks stop at
+    ``wall_now`` (the instant their last tick ran to) and beat stops ticking them, until a
+    viewer arrives (``room_wake``). A room compared with another stops only with it."""
+    wanted = set(room_ids)
+    stop = [rid for rid in sorted(wanted) if set(lockstep_ids(rid)) <= wanted]
+    Room.objects.filter(pk__in=stop, paused=False, idle_since__isnull=True).update(
+        idle_since=wall_now
+    )
+    return stop
+
+
+def room_wake(room_id: int) -> bool:
+    """A viewer arrived at an idle room: its clock goes on from where it stopped (as after a
+    pause), with the room it is compared with. True when it was idle."""
+    wall_now = timezone.now()
+    with transaction.atomic():
+        rooms = [Room.objects.select_for_update().get(pk=rid) for rid in lockstep_ids(room_id)]
+        woken = [room for room in rooms if room.idle_since is not None]
+        for room in woken:
+            room.sim_anchor_ms = _now_target(room, room.idle_since)
+            room.wall_anchor = wall_now
+            room.idle_since = None
+            room.save(update_fields=["sim_anchor_ms", "wall_anchor", "idle_since"])
+    for room in woken:
+        _broadcast_after_commit(
+            room.pk,
+            {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+        )
+    return bool(woken)
 
 
 def lockstep_ids(room_id: int) -> list[int]:
