@@ -116,3 +116,17 @@ def celery_beat_proc(
     yield proc
     proc.kill()
     proc.wait(timeout=10)
+
+
+@pytest.fixture
+def fresh_channel_layer() -> Iterator[None]:
+    """A new channels_redis layer for the test, and again after it. The layer is a process
+    global whose per-channel receive locks bind to the first event loop that waits on them; a
+    test with several websocket clients (each ``async_to_sync`` call is a new loop) can leave
+    one behind, and the next test's consumer then fails with "bound to a different event
+    loop"."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()

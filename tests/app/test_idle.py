@@ -15,7 +15,10 @@ from controller import services, tasks
 from controller.models import Room
 from playground.asgi import application
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fresh_channel_layer"),
+]
 
 SCENARIO = """
 apiVersion: playground/v1alpha1

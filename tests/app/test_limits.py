@@ -54,6 +54,8 @@ spec:
 """
 # 3 nodes; pods: 1 + 4 + 3 (one agent per node) = 8
 
+pytestmark = pytest.mark.usefixtures("fresh_channel_layer")
+
 
 def refused(setting: str, value: int, what: str, call, *args: Any, **kwargs: Any) -> None:
     with pytest.raises(LimitError) as info:

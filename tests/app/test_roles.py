@@ -22,7 +22,10 @@ from controller import services
 from controller.models import Action, Room
 from playground.asgi import application
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fresh_channel_layer"),
+]
 
 SCENARIO = """
 apiVersion: playground/v1alpha1
