@@ -998,6 +998,7 @@ def comparison_create(
     for side, (label, changes) in zip(("left", "right"), sides, strict=True):
         if not label.strip():
             raise ActionError(f"{side}: give this side a label")
+        refuse_nul(label, f"{side}.label")
         text = with_changes(scenario_yaml, changes, side)
         try:
             load_scenario(text)

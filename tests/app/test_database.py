@@ -99,6 +99,13 @@ def test_nul_in_parameters_is_refused_with_the_path() -> None:
     assert not Action.objects.filter(room=room).exists()
 
 
+def test_nul_in_a_comparison_label_is_refused_with_the_side() -> None:
+    sides = [("a", {"apiServer": {}}), ("b\x00", {"apiServer": {}})]
+    with pytest.raises(services.ActionError, match=r"^right\.label: contains a NUL"):
+        services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    assert Room.objects.count() == 0
+
+
 def _racing(real, taken_by_other: str):
     """A slug picker that first returns a slug another request has just taken (its check ran
     before the other's INSERT), then behaves."""
