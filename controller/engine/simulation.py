@@ -320,12 +320,13 @@ class Simulation:
             ok, reason, message = self.kubelet_admit(kubelet, pod, now)
             if not ok:
                 # Kubelet.rejectPod: a Warning event with the message, and the status message
-                # prefixed "Pod " (until 1.26).
+                # with the profile's prefix ("Pod " in 1.18, "Pod was rejected: " in 1.34).
                 self.timeline.emit(
                     now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason
                 )
                 self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
-                self.cluster.set_pod_phase(pod, "Failed", now, reason, "Pod " + message)
+                prefix = self.config.profile.reject_pod_message_prefix
+                self.cluster.set_pod_phase(pod, "Failed", now, reason, prefix + message)
                 return
             pod.started = True
             self.cluster.set_pod_phase(pod, "Running", now)

@@ -92,6 +92,9 @@ class Profile:
     # set) when the node does not carry that status's NoExecute taint yet, then Adds it: a
     # node whose taint was taken off while it stays not ready is tainted again (not in 1.18).
     mark_node_for_tainting_requeues: bool = False
+    # Kubelet.rejectPod: the status message of a pod the kubelet did not admit is this prefix
+    # and the admit handler's message ("Pod " in 1.18, "Pod was rejected: " in 1.34).
+    reject_pod_message_prefix: str = "Pod "
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -171,6 +174,7 @@ CURRENT = Profile(
     taint_eviction_forgets_fired_work=True,
     mark_pods_not_ready_event=True,
     mark_node_for_tainting_requeues=True,
+    reject_pod_message_prefix="Pod was rejected: ",
 )
 
 PROFILES: dict[str, Profile] = {p.version: p for p in (V1_18, CURRENT)}

@@ -373,11 +373,20 @@ class Kubelet:
 
     # -- eviction manager (kubelet/eviction) ------------------------------------------------
     def admit(self, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
-        """The pod admit handlers in order: the eviction manager's, then the node shutdown
-        manager's (a pod bound here is admitted or rejected)."""
+        """The pod admit handlers in order (kubelet.go NewMainKubelet): the eviction
+        manager's, the resource fit (lifecycle.NewPredicateAdmitHandler), then the node
+        shutdown manager's; the first that rejects decides."""
+        from .predicate import admitted_pods, predicate_admit
+
         result = self.eviction.admit(pod, now_ms)
         if not result[0]:
             return result
+        node = self.node
+        if node is not None:
+            others = admitted_pods(self.sim.cluster.pods_on_node(self.node_name), pod)
+            result = predicate_admit(pod, node.resources.allocatable, others)
+            if not result[0]:
+                return result
         return self.shutdown.admit()
 
     def usage_changed(self, now_ms: int) -> None:
