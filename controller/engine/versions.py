@@ -49,21 +49,28 @@ def excluded_by_label(
 
 
 # -- how long the kubelet's kill of an evicted or preempted pod takes --------------------------
-def kill_grace_as_given(override_s: int, pod_grace_s: int, terminating_grace_s: int) -> int:
-    """killPodNow (1.18): the eviction manager's gracePeriodOverride goes to killContainer as
-    is, where an override wins over the pod's own grace (a hard eviction's 0 is a SIGKILL)."""
-    return override_s
+MINIMUM_GRACE_PERIOD_S = 2  # kuberuntime minimumGracePeriodInSeconds
+
+
+def kill_grace_as_given(override_s: int | None, pod_grace_s: int, terminating_grace_s: int) -> int:
+    """killPodNow and killContainer (1.18): a gracePeriodOverride (the eviction manager's) is
+    used as is (a hard eviction's 0 is a SIGKILL); without one (the critical pod preemption)
+    the pod's deletion grace, else its terminationGracePeriodSeconds, at least 2 s."""
+    if override_s is not None:
+        return override_s
+    grace = terminating_grace_s or pod_grace_s
+    return max(grace, MINIMUM_GRACE_PERIOD_S)
 
 
 def calculate_effective_grace_period(
-    override_s: int, pod_grace_s: int, terminating_grace_s: int
+    override_s: int | None, pod_grace_s: int, terminating_grace_s: int
 ) -> int:
     """Port of calculateEffectiveGracePeriod (pkg/kubelet/pod_workers.go, since the pod worker
     rewrite of 1.22): the grace of a pod already terminating (``terminating_grace_s``, 0 if
-    not) can only shrink; an override of 0 is "none", so the pod's terminationGracePeriodSeconds
-    applies; the result is at least 1 s."""
+    not) can only shrink; an override of 0, like none, leaves the pod's
+    terminationGracePeriodSeconds; the result is at least 1 s."""
     grace = terminating_grace_s
-    if grace == 0 or override_s < grace:
+    if override_s is not None and (grace == 0 or override_s < grace):
         grace = override_s
     if grace == 0:
         grace = pod_grace_s
@@ -123,7 +130,7 @@ class Profile:
     eviction_immediate_grace_period_s: int = 0
     # How the pod worker turns that override into the kill's grace period (killPodNow 1.18,
     # calculateEffectiveGracePeriod since 1.22: an override of 0 means the pod's own grace).
-    kill_grace_period: Callable[[int, int, int], int] = kill_grace_as_given
+    kill_grace_period: Callable[[int | None, int, int], int] = kill_grace_as_given
     # The status manager holds a kill's terminal phase (Failed) and its DisruptionTarget
     # condition back until the pod's containers have stopped (mergePodStatus with
     # couldHaveRunningContainers, 1.27+); 1.18 writes the Failed status before the kill.

@@ -338,3 +338,143 @@ def test_resource_fit_runs_before_the_node_shutdown_manager() -> None:
         (65.0, "default/big", "OutOfcpu"),
         (66.0, "default/small", "NodeShutdown"),
     ]
+
+
+# -- critical pods: the CriticalPodAdmissionHandler (pkg/kubelet/preemption/preemption.go) ------
+def critical_pod(name: str, requests: dict[str, str] | None = None) -> dict[str, Any]:
+    return bound_pod(name, requests, priorityClassName="system-node-critical")
+
+
+def guaranteed(name: str, cpu: str, grace: int) -> dict[str, Any]:
+    pod = bound_pod(name, terminationGracePeriodSeconds=grace)
+    both = {"cpu": cpu, "memory": "1Gi"}
+    pod["spec"]["containers"][0]["resources"] = {"requests": both, "limits": dict(both)}
+    return pod
+
+
+PREEMPTED = "Preempted in order to admit critical pod"
+PREEMPTED_DISRUPTION = "Pod was preempted by Kubelet to accommodate a critical pod."
+
+
+def preemption_story(sim, key: str) -> dict[str, Any]:
+    return {
+        "events": [
+            (t, reason) for t, reason, _, _ in pod_events(sim, key) if reason == "Preempting"
+        ],
+        "failed": times(sim, "PodPhase", pod=key, phase="Failed"),
+        "disruption": [
+            (e["t"] / 1000, e["reason"], e["message"])
+            for e in events(sim, "PodDisruptionTarget", pod=key)
+        ],
+    }
+
+
+@pytest.mark.parametrize("version", ["1.18", CURRENT_VERSION])
+def test_a_critical_pod_preempts_what_frees_its_shortfall(version: str) -> None:
+    """2 cpus: a BestEffort pod, a Burstable one (500 m) and a Guaranteed one (1 cpu, grace
+    30 s) run; a system-node-critical pod of 1500 m comes at 10 s: 1000 m short. The
+    BestEffort and Burstable pods together free only 500 m, so getPodsToPreempt takes the
+    Guaranteed pod (and then needs neither of the others). Its kill has no grace override:
+    its own 30 s. HandlePodAdditions blocks in killPodNow until then, so the critical pod
+    starts at 40 s. 1.18 writes the Failed status (reason Preempting) first; the current
+    release when the containers stopped, with DisruptionTarget."""
+    sim = simulate(
+        scenario(
+            [
+                bound_pod("be"),
+                bound_pod("burst", {"cpu": "500m"}),
+                guaranteed("guar", "1", 30),
+            ],
+            [(10, critical_pod("crit", {"cpu": "1500m"}))],
+            capacity={"cpu": "2"},
+            version=version,
+        )
+    )
+    assert rejected(sim) == []
+    current = version != "1.18"
+    assert preemption_story(sim, "default/guar") == {
+        "events": [(10.0, "Preempting")],
+        "failed": [40.0] if current else [10.0],
+        "disruption": [(40.0, "TerminationByKubelet", PREEMPTED_DISRUPTION)] if current else [],
+    }
+    guar = sim.cluster.pods["default/guar"]
+    assert (guar.phase, guar.reason, guar.message) == ("Failed", "Preempting", PREEMPTED)
+    assert [e[3] for e in pod_events(sim, "default/guar")] == [PREEMPTED]
+    assert times(sim, "PodPhase", pod="default/crit", phase="Running") == [40.0]
+    for name in ("be", "burst"):
+        assert sim.cluster.pods[f"default/{name}"].phase == "Running"
+
+
+@pytest.mark.parametrize("version", ["1.18", CURRENT_VERSION])
+def test_preempted_pods_are_killed_one_after_the_other(version: str) -> None:
+    """Two Guaranteed pods of 1 cpu (grace 10 s and 20 s) fill 2 cpus; a critical pod of 2
+    cpus comes at 10 s. Both are equally close to the 2000 m shortfall and request the same:
+    smallerResourceRequest is true on a tie, so the later one (g2) is chosen first (Go's input
+    order is the pod manager's map order; here the order the pods were bound). g2's kill
+    takes 20 s, then g1's 10 s: the critical pod starts at 40 s."""
+    sim = simulate(
+        scenario(
+            [guaranteed("g1", "1", 10), guaranteed("g2", "1", 20)],
+            [(10, critical_pod("crit", {"cpu": "2"}))],
+            capacity={"cpu": "2"},
+            version=version,
+        )
+    )
+    current = version != "1.18"
+    assert preemption_story(sim, "default/g2")["events"] == [(10.0, "Preempting")]
+    assert preemption_story(sim, "default/g1")["events"] == [(30.0, "Preempting")]
+    assert times(sim, "PodPhase", pod="default/g2", phase="Failed") == [30.0 if current else 10.0]
+    assert times(sim, "PodPhase", pod="default/g1", phase="Failed") == [40.0 if current else 30.0]
+    assert times(sim, "PodPhase", pod="default/crit", phase="Running") == [40.0]
+
+
+def test_a_critical_pod_short_of_a_pod_slot_preempts_a_best_effort_pod() -> None:
+    """3 pod slots, all used; a critical pod without requests needs one slot
+    (GetResourceRequest of pods is 1): any pod frees it, and the BestEffort class is tried
+    last but needed first (the classes before it need none). be's grace is 5 s."""
+    be = bound_pod("be", terminationGracePeriodSeconds=5)
+    sim = simulate(
+        scenario(
+            [be, bound_pod("burst", {"cpu": "500m"}), guaranteed("guar", "1", 30)],
+            [(10, critical_pod("crit"))],
+            capacity={"pods": "3"},
+        )
+    )
+    assert preemption_story(sim, "default/be")["events"] == [(10.0, "Preempting")]
+    assert times(sim, "PodPhase", pod="default/crit", phase="Running") == [15.0]
+
+
+@pytest.mark.parametrize("version", ["1.18", CURRENT_VERSION])
+def test_a_critical_pod_that_nothing_can_make_room_for_is_rejected(version: str) -> None:
+    """4 cpus asked on a 2-cpu node with 1500 m used: 3500 m short, 1500 m preemptable:
+    HandleAdmissionFailure's error rejects it UnexpectedAdmissionError, nothing is killed."""
+    sim = simulate(
+        scenario(
+            [bound_pod("burst", {"cpu": "500m"}), guaranteed("guar", "1", 30)],
+            [(10, critical_pod("crit", {"cpu": "4"}))],
+            capacity={"cpu": "2"},
+            version=version,
+        )
+    )
+    message = (
+        "Unexpected error while attempting to recover from admission failure: preemption: "
+        "error finding a set of pods to preempt: no set of running pods found to reclaim "
+        "resources: [(res: cpu, q: 2000), ]"
+    )
+    assert rejected(sim) == [(10.0, "default/crit", "UnexpectedAdmissionError")]
+    assert pod_events(sim, "default/crit") == [
+        (10.0, "UnexpectedAdmissionError", "Warning", message)
+    ]
+    assert events(sim, "K8sEvent", reason="Preempting") == []
+
+
+def test_only_lower_priority_pods_are_preemptable_by_a_critical_pod() -> None:
+    """kubetypes.Preemptable: a critical pod may preempt any non-critical pod, a critical one
+    only when its own priority is higher. A system-cluster-critical pod (2000000000) on the
+    node cannot be preempted by another one of the same priority."""
+    other = critical_pod("other-critical", {"cpu": "1500m"})
+    other["spec"]["priorityClassName"] = "system-cluster-critical"
+    crit = critical_pod("crit", {"cpu": "1"})
+    crit["spec"]["priorityClassName"] = "system-cluster-critical"
+    sim = simulate(scenario([other], [(10, crit)], capacity={"cpu": "2"}))
+    assert rejected(sim) == [(10.0, "default/crit", "UnexpectedAdmissionError")]

@@ -103,6 +103,8 @@ class EvictionLoop:
             for handle in self._pending():
                 handle.cancel()  # the old process's eviction loop is gone
             self._pending().clear()
+            # a new process admits its pods anew (no HandlePodAdditions left blocked)
+            self.kubelet.__dict__.pop("admission_done_ms", None)
         self.base_ms = self.kubelet.anchor_ms
         self.wake(now)
 
@@ -226,6 +228,9 @@ class EvictionLoop:
             if pod is None:
                 continue
             grace_ms = self.kill_grace_s(pod, ev.grace_period_s) * SECOND
+            killing = self.killing.get(pod.key)
+            if killing is not None:  # a kill in progress goes on; killPodNow waits for it
+                grace_ms = max(killing.time_ms - at, 0)
             timeout_ms = kill_pod_timeout_s(ev.grace_period_s) * SECOND
             if at == now:
                 self._evict(ev, grace_ms, timeout_ms)
@@ -243,10 +248,10 @@ class EvictionLoop:
         # setdefault: engines pickled before this field existed still load and run
         return self.__dict__.setdefault("pending", [])
 
-    def _kill_status(self) -> dict[str, tuple[str, bool]]:
+    def _kill_status(self) -> dict[str, tuple[str, str, str | None]]:
         return self.__dict__.setdefault("kill_status", {})
 
-    def kill_grace_s(self, pod: Pod, override_s: int) -> int:
+    def kill_grace_s(self, pod: Pod, override_s: int | None) -> int:
         """The grace period the kill of an evicted pod gets: the profile's rule (killPodNow
         in 1.18, calculateEffectiveGracePeriod later) from the eviction manager's override,
         the pod's terminationGracePeriodSeconds and the grace of a deletion in progress."""
@@ -278,20 +283,39 @@ class EvictionLoop:
             message=ev.message,
         )
         cluster.record_event(now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning")
-        condition = ev.signal not in LOCAL_STORAGE_SIGNALS
+        condition = ev.message if ev.signal not in LOCAL_STORAGE_SIGNALS else None
+        self.kill_with_status(pod, "Evicted", ev.message, condition, grace_ms, timeout_ms, now)
+
+    def kill_with_status(
+        self,
+        pod: Pod,
+        reason: str,
+        message: str,
+        disruption_message: str | None,
+        grace_ms: int,
+        timeout_ms: int,
+        now: int,
+    ) -> None:
+        """killPodNow with a status function: phase Failed with ``reason`` and ``message``,
+        and (PodDisruptionConditions) DisruptionTarget TerminationByKubelet with
+        ``disruption_message`` when given. 1.18's syncPod writes the status, then kills;
+        later releases write it when the containers have stopped (mergePodStatus)."""
+        cluster = self.sim.cluster
         if self.sim.config.profile.terminal_status_after_containers_stop:
-            self._kill_status()[pod.key] = (ev.message, condition)
+            self._kill_status()[pod.key] = (reason, message, disruption_message)
         else:
-            if condition:
+            if disruption_message is not None:
                 cluster.set_disruption_target(
-                    pod, now, POD_REASON_TERMINATION_BY_KUBELET, ev.message
+                    pod, now, POD_REASON_TERMINATION_BY_KUBELET, disruption_message
                 )
-            cluster.set_pod_phase(pod, "Failed", now, "Evicted", ev.message)
+            cluster.set_pod_phase(pod, "Failed", now, reason, message)
             cluster.set_pod_ready(pod, False, now)
         if grace_ms > timeout_ms:
             self.sim.sched.schedule(
                 now + timeout_ms, Phase.KUBELET_POD, self._kill_timed_out, pod.key
             )
+        if pod.key in self.killing:
+            return  # already being killed: the pod worker keeps the kill in progress
         self.kill(pod, grace_ms, now)
 
     def _kill_timed_out(self, key: str) -> None:
@@ -326,10 +350,12 @@ class EvictionLoop:
             self.sim.on_usage_changed(pod.node_name, now)
         held = self._kill_status().pop(key, None)
         if held is not None and pod is not None and self.kubelet.alive:
-            message, condition = held
-            if condition:
-                cluster.set_disruption_target(pod, now, POD_REASON_TERMINATION_BY_KUBELET, message)
-            cluster.set_pod_phase(pod, "Failed", now, "Evicted", message)
+            reason, message, disruption_message = held
+            if disruption_message is not None:
+                cluster.set_disruption_target(
+                    pod, now, POD_REASON_TERMINATION_BY_KUBELET, disruption_message
+                )
+            cluster.set_pod_phase(pod, "Failed", now, reason, message)
             cluster.set_pod_ready(pod, False, now)
 
     # -- inputs ---------------------------------------------------------------------------

@@ -376,17 +376,14 @@ class Kubelet:
         """The pod admit handlers in order (kubelet.go NewMainKubelet): the eviction
         manager's, the resource fit (lifecycle.NewPredicateAdmitHandler), then the node
         shutdown manager's; the first that rejects decides."""
-        from .predicate import admitted_pods, predicate_admit
+        from .predicate import kubelet_predicate_admit
 
         result = self.eviction.admit(pod, now_ms)
         if not result[0]:
             return result
-        node = self.node
-        if node is not None:
-            others = admitted_pods(self.sim.cluster.pods_on_node(self.node_name), pod)
-            result = predicate_admit(pod, node.resources.allocatable, others)
-            if not result[0]:
-                return result
+        result = kubelet_predicate_admit(self, pod, now_ms)
+        if not result[0]:
+            return result
         return self.shutdown.admit()
 
     def usage_changed(self, now_ms: int) -> None:

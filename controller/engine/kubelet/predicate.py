@@ -14,10 +14,15 @@ a NoExecute taint check (added to the kubelet's generalFilter after 1.18) is lef
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..objects import Pod
 from ..scheduler import node_info_contribution
+
+if TYPE_CHECKING:
+    from .node_status import Kubelet
 
 # predicate.go constants.
 INSUFFICIENT_RESOURCE_PREFIX = "OutOf"
@@ -98,17 +103,40 @@ def predicate_admit(
     return False, first.reason, first.error()
 
 
-def admitted_pods(pods_on_node: list[Pod], pod: Pod) -> list[Pod]:
+def admitted_pods(pods_on_node: list[Pod], pod: Pod, waiting: Collection[str] = ()) -> list[Pod]:
     """The ``OtherPods`` of the admit attributes: the pods the kubelet admitted before that are
     still alive (HandlePodAdditions: filterOutTerminatedPods (1.18) / the allocated pods
     (1.34), the pod itself left out). A pod is admitted once the kubelet started it (or its
-    phase says it runs); a terminal pod (Failed, Succeeded: rejected or evicted ones) and a
-    terminating pod whose containers have stopped (podIsTerminated) no longer count. A pod
-    bound here that the kubelet has not seen yet is not admitted."""
+    phase says it runs), or admitted and ``waiting`` for its preemption kills to end; a
+    terminal pod (Failed, Succeeded: rejected or evicted ones) and a terminating pod whose
+    containers have stopped (podIsTerminated) no longer count. A pod bound here that the
+    kubelet has not seen yet is not admitted."""
     out = []
     for p in pods_on_node:
         if p is pod or p.phase in ("Failed", "Succeeded"):
             continue
-        if p.started or (p.phase == "Running" and p.deletion_ms is None):
+        if p.started or (p.phase == "Running" and p.deletion_ms is None) or p.key in waiting:
             out.append(p)
     return out
+
+
+def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
+    """predicateAdmitHandler.Admit on a kubelet: the node (getNodeAnyWay: none left to read
+    here means nothing to check), the pods it admitted, fits; a pod that does not fit goes
+    to the CriticalPodAdmissionHandler, which may admit a critical pod by preempting others
+    (preemption.handle_admission_failure); otherwise the first reason rejects it."""
+    from .preemption import admission_done, handle_admission_failure
+
+    node = kubelet.node
+    if node is None:
+        return True, "", ""
+    waiting = admission_done(kubelet)
+    others = admitted_pods(kubelet.sim.cluster.pods_on_node(kubelet.node_name), pod, waiting)
+    reasons = fits(pod, node.resources.allocatable, others)
+    if not reasons:
+        return True, "", ""
+    ok, reason, message = handle_admission_failure(kubelet, pod, reasons, others, now_ms)
+    if ok or reason:
+        return ok, reason, message
+    first = reasons[0]
+    return False, first.reason, first.error()
