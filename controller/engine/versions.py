@@ -145,6 +145,10 @@ class Profile:
     # rankPIDPressure: orderedBy(priority) in 1.18; orderedBy(priority, process) later (the
     # pod with more processes first among equal priorities).
     pid_rank_by_process_count: bool = False
+    # reclaimNodeLevelResources: after the garbage collections, a threshold still met counts
+    # its minimum reclaim (thresholdsMet(..., enforceMinReclaim=true), by ~1.21); 1.18 checks
+    # the bare thresholds (false), so it stops at the threshold itself.
+    reclaim_enforces_min_reclaim: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -233,6 +237,7 @@ CURRENT = Profile(
         "Container {0} was using {1}, request is {2}, has larger consumption of {3}. "
     ),
     pid_rank_by_process_count=True,
+    reclaim_enforces_min_reclaim=True,
 )
 
 PROFILES: dict[str, Profile] = {p.version: p for p in (V1_18, CURRENT)}

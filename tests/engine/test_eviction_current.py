@@ -383,3 +383,51 @@ def test_a_1_18_scenario_has_no_disruption_target_and_keeps_its_times() -> None:
     assert failed(sim) == [(50.0, "burst")]
     assert times(sim, "K8sEvent", reason="ExceededGracePeriod") == []
     assert disruption(sim) == []
+
+
+@pytest.mark.parametrize(
+    ("version", "want"),
+    [
+        pytest.param("1.18", [], id="1.18: 29Gi free after GC is above the 10Gi threshold"),
+        pytest.param(
+            CURRENT_VERSION,
+            [(150.0, "writer", 1)],
+            id="current: 29Gi is below 10Gi + the 25Gi minimum reclaim, so a pod goes",
+        ),
+    ],
+)
+def test_node_level_reclaim_must_also_free_the_minimum_reclaim(version, want) -> None:
+    """nodefs.available < 10% (10Gi of 100Gi) with evictionMinimumReclaim 25Gi: 60Gi of system
+    usage at 150 s + the writer's 6Gi + 25Gi of images + 2Gi of dead containers = 93Gi used.
+    Container and image GC free 22Gi: 29Gi available. reclaimNodeLevelResources then asks
+    thresholdsMet on fresh stats: with enforceMinReclaim false (1.18) nothing is met, no pod is
+    evicted; with true (current) 29Gi < 35Gi, the sync goes on and evicts the writer."""
+    node_entry = node(
+        images=[
+            {"name": "app:v1", "size": "20Gi", "inUse": False},
+            {"name": "app:v2", "size": "5Gi", "inUse": True},
+        ],
+        deadContainers="2Gi",
+    )
+    writer = pod(
+        "writer",
+        usage={"ephemeral-storage": "6Gi"},
+        requests={"ephemeral-storage": "2Gi"},
+        priority=10,
+    )
+    sim = run(
+        version,
+        {
+            "evictionHard": {"nodefs.available": "10%"},
+            "evictionMinimumReclaim": {"nodefs.available": "25Gi"},
+        },
+        [writer],
+        [node_usage(150, **{"ephemeral-storage": "60Gi"})],
+        nodes=[node_entry],
+        duration=160,
+    )
+    assert [(e["what"], e["amount"]) for e in events(sim, "NodeReclaim")] == [
+        ("ContainerGC", 2 * 2**30),
+        ("ImageGC", 20 * 2**30),
+    ]
+    assert evicted(sim) == want

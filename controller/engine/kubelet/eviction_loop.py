@@ -79,6 +79,7 @@ class EvictionLoop:
                 threshold_met_message=profile.eviction_message_threshold_met,
                 container_message_fmt=profile.eviction_container_message_fmt,
                 pid_rank_by_process_count=profile.pid_rank_by_process_count,
+                reclaim_enforces_min_reclaim=profile.reclaim_enforces_min_reclaim,
             )
         )
         self.base_ms = kubelet.offset_ms  # syncs run at base + k * 10 s

@@ -136,7 +136,8 @@ class ManagerConfig:
     ``immediate_grace_period_s`` the gracePeriodOverride of hard and local-storage evictions
     (1.18 0, immediateEvictionGracePeriodSeconds 1 later); ``threshold_met_message`` and
     ``container_message_fmt`` the wording of evictionMessage; ``pid_rank_by_process_count``
-    rankPIDPressure's second key."""
+    rankPIDPressure's second key; ``reclaim_enforces_min_reclaim`` whether node-level reclaim
+    must also free the minimum reclaim."""
 
     thresholds: list[Threshold]
     pressure_transition_period_ms: int = DEFAULT_PRESSURE_TRANSITION_PERIOD_MS
@@ -148,6 +149,7 @@ class ManagerConfig:
     threshold_met_message: bool = False
     container_message_fmt: str = CONTAINER_MESSAGE_FMT
     pid_rank_by_process_count: bool = False
+    reclaim_enforces_min_reclaim: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the configuration."""
@@ -162,6 +164,7 @@ class ManagerConfig:
             "thresholdMetMessage": self.threshold_met_message,
             "containerMessageFmt": self.container_message_fmt,
             "pidRankByProcessCount": self.pid_rank_by_process_count,
+            "reclaimEnforcesMinReclaim": self.reclaim_enforces_min_reclaim,
         }
 
     @classmethod
@@ -178,6 +181,7 @@ class ManagerConfig:
             threshold_met_message=bool(d.get("thresholdMetMessage", False)),
             container_message_fmt=str(d.get("containerMessageFmt", CONTAINER_MESSAGE_FMT)),
             pid_rank_by_process_count=bool(d.get("pidRankByProcessCount", False)),
+            reclaim_enforces_min_reclaim=bool(d.get("reclaimEnforcesMinReclaim", False)),
         )
 
 
@@ -320,9 +324,10 @@ class EvictionManager:
         fresh_stats: FreshStatsFunc,
         result: SyncResult,
     ) -> bool:
-        """Port of managerImpl.reclaimNodeLevelResources (1.18): run the signal's reclaim
-        functions, then True when, on fresh stats, no configured threshold is met (plain
-        ``available < value``; minReclaim is not enforced here in 1.18)."""
+        """Port of managerImpl.reclaimNodeLevelResources: run the signal's reclaim functions,
+        then True when, on fresh stats, no configured threshold is met: plain ``available <
+        value`` in 1.18, ``available < value + minReclaim`` in later releases
+        (``config.reclaim_enforces_min_reclaim``)."""
         funcs = build_signal_to_node_reclaim_funcs(self.config.dedicated_imagefs).get(signal, ())
         for what in funcs:
             for freed in reclaim(what, resource):
@@ -330,7 +335,8 @@ class EvictionManager:
         if not funcs:
             return False
         observations = make_signal_observations(fresh_stats())
-        return not thresholds_met(self.config.thresholds, observations, False)
+        enforce = self.config.reclaim_enforces_min_reclaim
+        return not thresholds_met(self.config.thresholds, observations, enforce)
 
     # -- local ephemeral storage --------------------------------------------------------------
     def local_storage_eviction(
