@@ -117,8 +117,19 @@ export function why(e, state) {
       return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
     case "PodPhase":
       if (e.reason === "Terminated") return shutdownWhy(e, pod, state);
+      if (e.reason === "Evicted") return `kubelet eviction manager: the pod was evicted for node pressure (or its local storage limits)${statusWhenStopped(state)}`;
+      if (e.reason === "Preempting") return `${PREEMPTION_RULE}: the pod was preempted to make room for a critical pod${statusWhenStopped(state)}`;
+      if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
       return "";
+    case "PodRejected":
+      if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
+      if (e.reason === "UnexpectedAdmissionError") return `${PREEMPTION_RULE}: a critical pod short of resources, but no set of lower-priority pods frees enough, so it is rejected`;
+      if (e.reason === "Evicted") return "kubelet eviction manager's Admit: the node reports pressure, and only critical pods (and, with MemoryPressure alone, non-BestEffort or memory-pressure-tolerating pods) are admitted";
+      if (e.reason === "NodeShutdown") return "kubelet node shutdown manager's Admit: the node is shutting down, every new pod is rejected";
+      return `kubelet admission: rejected (${e.reason})`;
     case "PodDisruptionTarget":
+      if (e.reason === "TerminationByKubelet" && e.message === PREEMPTION_DISRUPTION) return `${PREEMPTION_RULE} (DisruptionTarget, 1.26+): the pod's containers stopped, so it is Failed (Preempting) with this condition`;
+      if (e.reason === "TerminationByKubelet" && e.message && e.message.startsWith("The node was low on resource")) return "kubelet eviction manager (evictPod, DisruptionTarget 1.26+): the evicted pod's containers stopped, so its Failed (Evicted) status is written with this condition";
       if (e.reason === "TerminationByKubelet") return shutdownWhy(e, pod, state);
       if (e.reason === "DeletionByTaintManager") return `taint-eviction-controller (addConditionAndDeletePod, 1.26+): ${e.node} has a NoExecute taint the pod does not tolerate, or no longer does (its tolerationSeconds ran out), so it is marked DisruptionTarget "${e.message}" right before its DELETE`;
       return `DisruptionTarget (${e.reason}): ${e.message}`;
@@ -128,6 +139,8 @@ export function why(e, state) {
         : `${e.node} powered off at once: no shutdownGracePeriod (the shutdown manager is off) or no kubelet to delay it`;
     case "PodReady":
       if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Evicted") return "kubelet eviction manager: the pod was evicted, so it is Failed and not Ready";
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Preempting") return `${PREEMPTION_RULE}: the pod was preempted for a critical pod, so it is Failed and not Ready`;
       return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
     case "K8sEvent":
       if (e.reason === "NodeNotReady" && e.object && e.object.startsWith("Pod/")) return `MarkPodsNotReady (1.34): the pod's node stopped being Ready, so its Ready condition went False and node-controller records this Warning on the pod`;
@@ -144,6 +157,21 @@ export function why(e, state) {
 
 // "kubelet node shutdown manager (GracefulNodeShutdown, 1.21+): non-critical pods killed first
 // within shutdownGracePeriod − shutdownGracePeriodCriticalPods (20 s), ..."
+const PREEMPTION_RULE = "kubelet critical pod admission (CriticalPodAdmissionHandler)";
+const PREEMPTION_DISRUPTION = "Pod was preempted by Kubelet to accommodate a critical pod.";
+
+// 1.18 writes a killed pod's Failed status before the kill; later releases once its containers stopped.
+function statusWhenStopped(state) {
+  const v = state && state.params && state.params.kubernetesVersion;
+  if (!v) return "";
+  return v !== "1.18" ? "; its status is written once its containers stopped (1.27+)" : "; its status is written before the kill (1.18)";
+}
+
+function admissionWhy(reason) {
+  const resource = reason.slice("OutOf".length);
+  return `kubelet resource-fit admission (lifecycle.NewPredicateAdmitHandler): the pod's ${resource} request does not fit the node's allocatable minus what the pods it already admitted request`;
+}
+
 function shutdownWhy(e, pod, state) {
   const k = (state && state.params && state.params.kubelet) || {};
   const grace = k.shutdownGracePeriod, critical = k.shutdownGracePeriodCriticalPods;
