@@ -89,20 +89,20 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "ack", **reply})
 
     def _operate(self, kind: str, content: dict[str, Any]) -> dict[str, Any]:
-        from .tasks import room_tick_task
+        from .tasks import send_tick
 
         actor = f"{self.display_name} (operator)"
         if kind == "action":
             action = services.action_submit(self.room, content.get("action") or {}, actor)
-            room_tick_task.delay(self.room.pk)
+            send_tick(self.room.pk)
             return {"action": action.pk}
         if kind == "params":
             action = services.parameters_submit(self.room, content.get("params") or {}, actor)
-            room_tick_task.delay(self.room.pk)
+            send_tick(self.room.pk)
             return {"action": action.pk}
         if kind in ("speed", "pause", "resume", "step"):
             services.room_control(self.room.pk, kind, content.get("value"), actor)
-            room_tick_task.delay(self.room.pk)
+            send_tick(self.room.pk)
             return {"control": kind}
         if kind == "rewind":
             services.room_rewind(self.room.pk, content.get("t", 0), actor)

@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
@@ -144,9 +145,16 @@ def _restore(room: Room) -> tuple[Simulation, bool]:
     return sim, long_replay or (snap is not None and not from_snapshot)
 
 
+# Engines rebuilt by this process (a tick whose room was not cached here): room affinity
+# keeps this near the number of rooms, not the number of ticks.
+RESTORES = 0
+
+
 def _runtime(room: Room) -> Runtime:
+    global RESTORES
     rt = _CACHE.get(room.pk)
     if rt is None or rt.version != room.version:
+        RESTORES += 1
         sim, snapshot_due = _restore(room)
         rt = Runtime(sim, room.version, snapshot_at=0.0 if snapshot_due else time.monotonic())
         _CACHE[room.pk] = rt
@@ -402,7 +410,7 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, delta)
+    _broadcast_after_commit(room.pk, bounded(delta))
     return delta
 
 

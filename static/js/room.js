@@ -4,7 +4,7 @@
 import { Charts } from "./charts.js";
 import { h } from "./dom.js";
 import { outlook } from "./outlook.js";
-import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, why } from "./state.js";
+import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, resyncReplay, why } from "./state.js";
 
 const app = document.getElementById("app");
 const slug = app.dataset.slug;
@@ -38,7 +38,28 @@ function connect() {
 
 function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
 
+// While a resync fetch is under way, the deltas that arrive wait here (then replay in order).
+let resyncBuffer = null;
+
+function resync(notice) {
+  if (operator && notice.refused) showError(notice.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
+  if (resyncBuffer) return;  // one fetch at a time; its snapshot is at least as new
+  resyncBuffer = [];
+  fetch(`/rooms/${slug}/snapshot.json`)
+    .then((r) => { if (!r.ok) throw new Error(`snapshot.json: ${r.status}`); return r.json(); })
+    .then((snap) => {
+      const buffered = resyncBuffer; resyncBuffer = null;
+      const replay = resyncReplay(notice, snap, buffered);
+      if (replay === null) { send({ type: "snapshot" }); return; }
+      handle({ ...snap, role: state.role });
+      for (const d of replay) handle(d);
+    })
+    .catch(() => { resyncBuffer = null; send({ type: "snapshot" }); });
+}
+
 function handle(m) {
+  if (m.type === "resync") { resync(m); return; }
+  if (resyncBuffer && (m.type === "delta" || m.type === "reset")) { resyncBuffer.push(m); return; }
   if (m.type === "snapshot") {
     state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events); renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
@@ -214,7 +235,17 @@ function renderParams() {
 function refusedFaults() { return (state.params && state.params.faultsRefused) || []; }
 const FAULT_TITLES = {
   ShutdownNode: "systemctl poweroff: the kubelet's graceful node shutdown (shutdownGracePeriod), then power off",
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (non-graceful node shutdown): PodGC force-deletes the node's Terminating pods at its next 20 s pass while the node is not Ready",
+  RemoveOutOfService: "kubectl taint node.kubernetes.io/out-of-service-: take the mark off once the node is recovered",
 };
+// What a fault does differently in 1.18 (still offered there, to show the difference).
+const FAULT_TITLES_1_18 = {
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute: in 1.18 only a NoExecute taint (pods deleted by the taint manager stay Terminating; PodGC's out-of-service rule came in 1.24, GA 1.28)",
+};
+function faultTitle(type) {
+  const v = (state.params && state.params.kubernetesVersion) || "1.18";
+  return (v === "1.18" && FAULT_TITLES_1_18[type]) || FAULT_TITLES[type] || "";
+}
 
 function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
 
@@ -235,10 +266,11 @@ function nodeCard(n, pods) {
     ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
         ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
         ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["LeakMemory", "memory leak"], ["FillDisk", "fill disk"],
-        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"]]
+        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"],
+        ["OutOfService", "out-of-service"], ["RemoveOutOfService", "in service"]]
       .filter(([type]) => !refusedFaults().includes(type))
       .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label,
-        title: FAULT_TITLES[type] || "", disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
+        title: faultTitle(type), disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
   const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
   const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
   const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));

@@ -300,17 +300,12 @@ class EvictionLoop:
         """killPodNow with a status function: phase Failed with ``reason`` and ``message``,
         and (PodDisruptionConditions) DisruptionTarget TerminationByKubelet with
         ``disruption_message`` when given. 1.18's syncPod writes the status, then kills;
-        later releases write it when the containers have stopped (mergePodStatus)."""
-        cluster = self.sim.cluster
+        later releases write it when the containers have stopped (mergePodStatus). The
+        status manager sends it (killPodNow -> SetPodStatus), at once or after a heal."""
         if self.sim.config.profile.terminal_status_after_containers_stop:
             self._kill_status()[pod.key] = (reason, message, disruption_message)
         else:
-            if disruption_message is not None:
-                cluster.set_disruption_target(
-                    pod, now, POD_REASON_TERMINATION_BY_KUBELET, disruption_message
-                )
-            cluster.set_pod_phase(pod, "Failed", now, reason, message)
-            cluster.set_pod_ready(pod, False, now)
+            self._set_failed(pod, now, reason, message, disruption_message)
         if grace_ms > timeout_ms:
             self.sim.sched.schedule(
                 now + timeout_ms, Phase.KUBELET_POD, self._kill_timed_out, pod.key
@@ -351,13 +346,17 @@ class EvictionLoop:
             self.sim.on_usage_changed(pod.node_name, now)
         held = self._kill_status().pop(key, None)
         if held is not None and pod is not None and self.kubelet.alive:
-            reason, message, disruption_message = held
-            if disruption_message is not None:
-                cluster.set_disruption_target(
-                    pod, now, POD_REASON_TERMINATION_BY_KUBELET, disruption_message
-                )
-            cluster.set_pod_phase(pod, "Failed", now, reason, message)
-            cluster.set_pod_ready(pod, False, now)
+            self._set_failed(pod, now, *held)
+
+    def _set_failed(
+        self, pod: Pod, now: int, reason: str, message: str, disruption_message: str | None
+    ) -> None:
+        disruption = (
+            (POD_REASON_TERMINATION_BY_KUBELET, disruption_message)
+            if disruption_message is not None
+            else None
+        )
+        self.kubelet.status.set_pod_status(pod, now, "Failed", reason, message, False, disruption)
 
     # -- inputs ---------------------------------------------------------------------------
     def active_pods(self) -> list[Pod]:
@@ -365,7 +364,7 @@ class EvictionLoop:
         return [
             p
             for p in self.sim.cluster.pods_on_node(self.kubelet.node_name)
-            if p.started and p.phase not in ("Failed", "Succeeded")
+            if p.started and self.kubelet.status.phase_of(p) not in ("Failed", "Succeeded")
         ]
 
     def node_stats(self, now: int) -> NodeStats:
