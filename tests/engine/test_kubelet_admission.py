@@ -478,3 +478,44 @@ def test_only_lower_priority_pods_are_preemptable_by_a_critical_pod() -> None:
     crit["spec"]["priorityClassName"] = "system-cluster-critical"
     sim = simulate(scenario([other], [(10, crit)], capacity={"cpu": "2"}))
     assert rejected(sim) == [(10.0, "default/crit", "UnexpectedAdmissionError")]
+
+
+def test_a_pod_failed_by_a_partitioned_kubelet_holds_no_room_on_that_kubelet() -> None:
+    """The kubelet counts the pods it admitted by its own status (filterOutTerminatedPods reads
+    the status manager): a pod it evicted while partitioned is Failed for it at once, though
+    the API has it Running until the status manager sends the status. n-1 (2 cpus) runs hog
+    (1500 m); cut off at 20 s, its kubelet evicts hog at the 40 s sync (5.5Gi of system memory
+    from 40 s leaves 1.5Gi, below the hard 2Gi). A pod of 1 cpu is bound at 50 s, while the
+    kubelet cannot see it. At the heal (60 s) the kubelet's status post resyncs its pods and
+    admits late, before the status manager's syncBatch of that instant writes hog Failed."""
+    hog = bound_pod("hog", {"cpu": "1500m", "memory": "512Mi"})
+    hog["metadata"]["annotations"] = {"usage.playground/memory": "1Gi"}
+    sim = simulate(
+        scenario(
+            [hog],
+            [(50, bound_pod("late", {"cpu": "1"}))],
+            capacity={"cpu": "2", "memory": "8Gi"},
+            faults=[
+                {"at": "20s", "type": "PartitionNode", "node": "n-1"},
+                {"at": "40s", "type": "SetUsage", "node": "n-1", "memory": "5632Mi"},
+                {"at": "60s", "type": "HealNode", "node": "n-1"},
+            ],
+            kubelet={"evictionHard": {"memory.available": "2Gi"}},
+            duration="80s",
+        )
+    )
+    assert times(sim, "PodEvicted", pod="default/hog") == [40.0]
+    assert times(sim, "PodPhase", pod="default/hog", phase="Failed") == [60.0]
+    late_running = [
+        i
+        for i, e in enumerate(sim.timeline.events)
+        if e["type"] == "PodPhase" and e["pod"] == "default/late" and e["phase"] == "Running"
+    ]
+    hog_failed = [
+        i
+        for i, e in enumerate(sim.timeline.events)
+        if e["type"] == "PodPhase" and e["pod"] == "default/hog" and e["phase"] == "Failed"
+    ]
+    assert late_running and hog_failed and late_running[0] < hog_failed[0]
+    assert times(sim, "PodPhase", pod="default/late", phase="Running") == [60.0]
+    assert rejected(sim) == []

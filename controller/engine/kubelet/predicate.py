@@ -14,7 +14,7 @@ a NoExecute taint check (added to the kubelet's generalFilter after 1.18) is lef
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -103,19 +103,26 @@ def predicate_admit(
     return False, first.reason, first.error()
 
 
-def admitted_pods(pods_on_node: list[Pod], pod: Pod, waiting: Collection[str] = ()) -> list[Pod]:
+def admitted_pods(
+    pods_on_node: list[Pod],
+    pod: Pod,
+    waiting: Collection[str] = (),
+    phase_of: Callable[[Pod], str] = lambda p: p.phase,
+) -> list[Pod]:
     """The ``OtherPods`` of the admit attributes: the pods the kubelet admitted before that are
     still alive (HandlePodAdditions: filterOutTerminatedPods (1.18) / the allocated pods
     (1.34), the pod itself left out). A pod is admitted once the kubelet started it (or its
     phase says it runs), or admitted and ``waiting`` for its preemption kills to end; a
     terminal pod (Failed, Succeeded: rejected or evicted ones) and a terminating pod whose
     containers have stopped (podIsTerminated) no longer count. A pod bound here that the
-    kubelet has not seen yet is not admitted."""
+    kubelet has not seen yet is not admitted. ``phase_of``: the phase as the kubelet has it
+    (its status manager's copy, which a partitioned kubelet has not sent yet)."""
     out = []
     for p in pods_on_node:
-        if p is pod or p.phase in ("Failed", "Succeeded"):
+        phase = phase_of(p)
+        if p is pod or phase in ("Failed", "Succeeded"):
             continue
-        if p.started or (p.phase == "Running" and p.deletion_ms is None) or p.key in waiting:
+        if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
             out.append(p)
     return out
 
@@ -131,7 +138,8 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     if node is None:
         return True, "", ""
     waiting = admission_done(kubelet)
-    others = admitted_pods(kubelet.sim.cluster.pods_on_node(kubelet.node_name), pod, waiting)
+    pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
+    others = admitted_pods(pods, pod, waiting, kubelet.status.phase_of)
     reasons = fits(pod, node.resources.allocatable, others)
     if not reasons:
         return True, "", ""
