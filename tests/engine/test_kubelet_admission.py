@@ -25,6 +25,12 @@ import pytest
 import yaml
 
 from controller.engine.kubelet.predicate import InsufficientResource, admitted_pods, fits
+from controller.engine.kubelet.preemption import (
+    PreemptionError,
+    distance,
+    get_pods_to_preempt,
+    subtract,
+)
 from controller.engine.objects import Container, Pod
 from controller.engine.versions import CURRENT_VERSION
 
@@ -519,3 +525,71 @@ def test_a_pod_failed_by_a_partitioned_kubelet_holds_no_room_on_that_kubelet() -
     assert late_running and hog_failed and late_running[0] < hog_failed[0]
     assert times(sim, "PodPhase", pod="default/late", phase="Running") == [60.0]
     assert rejected(sim) == []
+
+
+# -- preemption.go helpers (pure) -----------------------------------------------------------------
+def _qos_pod(name: str, qos: str, priority: int = 0, **requests: int) -> Pod:
+    c = Container("c", requests=dict(requests))
+    if qos == "Guaranteed":
+        c.requests = {"cpu": requests.get("cpu", 100), "memory": requests.get("memory", 100)}
+        c.limits = dict(c.requests)
+    elif qos == "Burstable" and not requests:
+        c.requests = {"memory": 1}
+    return Pod("default", name, name, 0, containers=[c], priority=priority)
+
+
+@pytest.mark.parametrize(
+    ("requirements", "pods", "want"),
+    [
+        pytest.param([("cpu", 1000)], [_pod("a", cpu=600)], [("cpu", 400)], id="partly freed"),
+        pytest.param([("cpu", 1000)], [_pod("a", cpu=600), _pod("b", cpu=600)], [], id="freed"),
+        pytest.param([("pods", 2)], [_pod("a")], [("pods", 1)], id="each pod frees one slot"),
+        pytest.param(
+            [("cpu", 100), ("memory", 100)],
+            [_pod("a", cpu=100)],
+            [("memory", 100)],
+            id="per resource",
+        ),
+    ],
+)
+def test_subtract(requirements, pods, want) -> None:
+    assert subtract(requirements, pods) == want
+
+
+@pytest.mark.parametrize(
+    ("requirements", "pod", "want"),
+    [
+        pytest.param([("cpu", 1000)], _pod("a", cpu=1000), 0.0, id="meets it"),
+        pytest.param([("cpu", 1000)], _pod("a", cpu=2000), 0.0, id="more than enough is 0"),
+        pytest.param([("cpu", 1000)], _pod("a", cpu=500), 0.25, id="half left: 0.5 squared"),
+        pytest.param(
+            [("cpu", 1000), ("memory", 100)], _pod("a", cpu=500), 1.25, id="summed per resource"
+        ),
+    ],
+)
+def test_distance(requirements, pod, want) -> None:
+    assert distance(requirements, pod) == want
+
+
+def test_get_pods_to_preempt_by_class() -> None:
+    """BestEffort pods go first, but a class is only used as far as the others fall short:
+    1000 m short with a BestEffort pod (0 m), a Burstable one (500 m) and two Guaranteed
+    ones (1000 m, 300 m): the Guaranteed 1000 m pod covers it alone (distance 0); then
+    nothing is needed from the others."""
+    crit = _pod("crit", cpu=1000)
+    crit.priority = 2_000_001_000
+    be = _qos_pod("be", "BestEffort")
+    burst = _qos_pod("burst", "Burstable", cpu=500)
+    g_big = _qos_pod("g-big", "Guaranteed", cpu=1000)
+    g_small = _qos_pod("g-small", "Guaranteed", cpu=300)
+    got = get_pods_to_preempt(crit, [be, burst, g_big, g_small], [("cpu", 1000)])
+    assert [p.name for p in got] == ["g-big"]
+    # 1500 m short: the Guaranteed pods needed if BestEffort and Burstable all went (1000 m
+    # more: g-big), then the Burstable ones needed on top of BestEffort and g-big (500 m:
+    # burst), then no BestEffort one. Evicted in class order: burst, then g-big.
+    got = get_pods_to_preempt(crit, [be, burst, g_big, g_small], [("cpu", 1500)])
+    assert [p.name for p in got] == ["burst", "g-big"]
+    # A critical pod of equal priority is not preemptable: nothing frees 5000 m.
+    other = _qos_pod("other", "Guaranteed", cpu=5000, priority=2_000_001_000)
+    with pytest.raises(PreemptionError, match=r"\[\(res: cpu, q: 5000\), \]"):
+        get_pods_to_preempt(crit, [other], [("cpu", 5000)])
