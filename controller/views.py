@@ -64,6 +64,7 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
             "compare_form": CompareForm(prefix="cmp"),
             "comparisons": Comparison.objects.all()[:20],
             "scenarios": services.builtin_scenarios(),
+            "lessons": [s for s in services.builtin_scenarios() if s["lesson"]],
             "current_version": CURRENT_VERSION,
             **context,
         },
