@@ -708,3 +708,70 @@ def test_ten_megabyte_list_imports(fmt, pods) -> None:
     )
     assert len(scenario["spec"]["nodes"]) == 300
     assert len(_objects(scenario, "Pod")) == pods
+
+
+# -- manage.py import_cluster ------------------------------------------------------------------
+def test_cli_writes_scenario_and_report(tmp_path: Path) -> None:
+    import io
+
+    from controller.engine.scenario import load_scenario
+    from controller.importer import run_cli
+
+    kubelet = tmp_path / "kubelet.yaml"
+    kubelet.write_text(KUBELET_CONFIG)
+    out, err = io.StringIO(), io.StringIO()
+    code = run_cli(
+        str(FIXTURES / "three-zones.yaml"),
+        str(kubelet),
+        None,
+        "--node-monitor-grace-period=30s",
+        "shop-prod",
+        out,
+        err,
+    )
+    assert code == 0
+    scenario = load_scenario(out.getvalue())
+    assert scenario.name == "shop-prod"
+    assert scenario.config.controller_manager.node_monitor_grace_period_ms == 30_000
+    assert scenario.config.kubelet.node_lease_duration_seconds == 60
+    assert out.getvalue().startswith(
+        "# Imported from kubectl output: 6 nodes in 3 zones, 4 workloads, 15 pods; "
+    )
+    assert "#   StatefulSet shop/db: volumeClaimTemplates: " in out.getvalue()
+    assert err.getvalue().splitlines()[0] == (
+        "import report: 10 notes (also at the top of the scenario)"
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["/nonexistent.yaml"],
+            "error: FILE: cannot read /nonexistent.yaml: No such file or directory",
+        ),
+        (
+            [str(FIXTURES / "unusual.json"), "--flags=--node-eviction-rate=x"],
+            'error: --node-eviction-rate: must be a number, got "x"',
+        ),
+        (
+            [str(FIXTURES / "unusual.json"), "--kubelet-config", "/nope"],
+            "error: --kubelet-config: cannot read /nope: No such file or directory",
+        ),
+    ],
+)
+def test_manage_py_import_cluster_exits_2(args, message) -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "import_cluster", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == message
