@@ -59,6 +59,7 @@ from .engine.versions import PROFILES, default_config
 from .engine.workloads import POD_TEMPLATE_HASH, compute_hash
 
 Report = list[dict[str, str]]
+IMPORT_REPORT_HEADER = "# Import report (what the simulation cannot represent):"
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
 IMPORTED_KINDS = ("Node", "Pod", *WORKLOAD_KINDS)
@@ -1086,10 +1087,28 @@ def dump_scenario(scenario: dict[str, Any], report: Report) -> str:
     """The scenario as YAML, the report as a leading comment."""
     lines = [f"# {scenario.get('description', '')}".rstrip()]
     if report:
-        lines.append("# Import report (what the simulation cannot represent):")
+        lines.append(IMPORT_REPORT_HEADER)
         lines.extend(f"#   {r['kind']} {r['name']}: {r['why']}" for r in report)
     header = "\n".join(lines) + "\n"
     return header + yaml.safe_dump(scenario, sort_keys=False, width=100)
+
+
+def import_report_of(scenario_yaml: str) -> Report:
+    """The import report an imported scenario carries in its leading comment (dump_scenario),
+    or [] for any other scenario."""
+    out: Report = []
+    inside = False
+    for line in scenario_yaml.splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith(IMPORT_REPORT_HEADER):
+            inside = True
+            continue
+        if inside and line.startswith("#   "):
+            kind, _, rest = line[4:].partition(" ")
+            name, _, why = rest.partition(": ")
+            out.append({"kind": kind, "name": name, "why": why})
+    return out
 
 
 def format_report(report: Report) -> str:

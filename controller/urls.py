@@ -8,6 +8,9 @@ urlpatterns = [
     path("rooms/<slug:slug>/", views.room_page, name="room"),
     path("rooms/<slug:slug>/export.yaml", views.room_export, name="room-export"),
     path("rooms/<slug:slug>/events.json", views.room_events, name="room-events"),
+    path("rooms/<slug:slug>/timeline.csv", views.room_timeline_csv, name="room-timeline-csv"),
+    path("rooms/<slug:slug>/events.yaml", views.room_events_yaml, name="room-events-yaml"),
+    path("rooms/<slug:slug>/manifests.yaml", views.room_manifests, name="room-manifests"),
     path("rooms/<slug:slug>/series.json", views.room_series, name="room-series"),
     path("compare/<slug:slug>/", views.compare_page, name="compare"),
 ]

@@ -10,8 +10,10 @@ from django.views.decorators.http import require_GET
 from . import services
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
-from .forms import CompareForm, RoomCreateForm
+from .exports import timeline_csv, timeline_events_yaml
+from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
+from .importer import import_report_of
 from .models import Comparison, Room
 from .roles import is_operator
 
@@ -25,6 +27,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def index(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and "cmp-scenario" in request.POST:
         return compare_create(request)
+    if request.method == "POST" and "imp-speed" in request.POST:
+        return import_create(request)
     form = RoomCreateForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
@@ -61,11 +65,51 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
             "rooms": Room.objects.all()[:50],
             "form": RoomCreateForm(),
             "compare_form": CompareForm(prefix="cmp"),
+            "import_form": ImportClusterForm(prefix="imp"),
             "comparisons": Comparison.objects.all()[:20],
             "scenarios": services.builtin_scenarios(),
             "current_version": CURRENT_VERSION,
             **context,
         },
+    )
+
+
+def import_create(request: HttpRequest) -> HttpResponse:
+    """The index page's "your own cluster" form: import (the report shown first with
+    Preview), then a room of the imported scenario; an error names the item and field and
+    creates nothing."""
+    form = ImportClusterForm(request.POST, request.FILES, prefix="imp")
+    error, report, preview = None, None, None
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            scenario_yaml, report = services.import_scenario(
+                data["text"],
+                name=data.get("name") or "",
+                kubelet_config=data.get("kubelet_config") or None,
+                controller_manager_config=data.get("controller_manager_config") or None,
+                flags=data.get("flags") or None,
+            )
+            if "preview" in request.POST:
+                preview = scenario_yaml
+            else:
+                room = services.room_create(
+                    data.get("name") or "", scenario_yaml, request.user, data["speed"]
+                )
+        except (ScenarioError, services.ActionError) as exc:
+            error = str(exc)
+        else:
+            if preview is None:
+                tokens = request.session.get("operator_tokens", {})
+                tokens[room.slug] = room.operator_token
+                request.session["operator_tokens"] = tokens
+                return redirect(f"{reverse('room', args=[room.slug])}?token={room.operator_token}")
+    return _index(
+        request,
+        import_form=form,
+        import_error=error,
+        import_report=report,
+        import_preview=preview,
     )
 
 
@@ -80,6 +124,7 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "room": room,
             "about": services.scenario_about(room.scenario_yaml),
+            "import_report": import_report_of(room.scenario_yaml),
             "operator": operator,
             "token": token if operator else "",
             "viewer_url": viewer_url,
@@ -94,6 +139,38 @@ def room_export(request: HttpRequest, slug: str) -> HttpResponse:
     response = HttpResponse(services.room_export(room), content_type="application/yaml")
     response["Content-Disposition"] = f'attachment; filename="{room.slug}.yaml"'
     return response
+
+
+def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_GET
+def room_timeline_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """The room's timeline so far as CSV (one row per event)."""
+    room = get_object_or_404(Room, slug=slug)
+    body = timeline_csv(services.room_timeline(room))
+    return _attachment(body, "text/csv; charset=utf-8", f"{room.slug}-timeline.csv")
+
+
+@require_GET
+def room_events_yaml(request: HttpRequest, slug: str) -> HttpResponse:
+    """The room's timeline so far as an events.k8s.io/v1 EventList (t=0 at the room's
+    creation)."""
+    room = get_object_or_404(Room, slug=slug)
+    body = timeline_events_yaml(services.room_timeline(room), start=room.created_at)
+    return _attachment(body, "application/yaml", f"{room.slug}-events.yaml")
+
+
+@require_GET
+def room_manifests(request: HttpRequest, slug: str) -> HttpResponse:
+    """The room's cluster now as manifests: the scenario, workloads and pods."""
+    room = get_object_or_404(Room, slug=slug)
+    return _attachment(
+        services.room_manifests(room), "application/yaml", f"{room.slug}-manifests.yaml"
+    )
 
 
 @require_GET
