@@ -59,6 +59,7 @@ from .engine.versions import PROFILES, default_config
 from .engine.workloads import POD_TEMPLATE_HASH, compute_hash
 
 Report = list[dict[str, str]]
+IMPORTED_PREFIX = "Imported from kubectl output:"
 IMPORT_REPORT_HEADER = "# Import report (what the simulation cannot represent):"
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
@@ -324,7 +325,7 @@ def _describe(spec: dict[str, Any], report: Report) -> str:
     workloads = [o for o in objects if o["kind"] != "Pod"]
     pods = [o for o in objects if o["kind"] == "Pod"]
     return (
-        f"Imported from kubectl output: {len(nodes)} nodes in {len(zones)} zones, "
+        f"{IMPORTED_PREFIX} {len(nodes)} nodes in {len(zones)} zones, "
         f"{len(workloads)} workloads, {len(pods)} pods; {len(report)} notes in the import report."
     )
 
@@ -1091,6 +1092,11 @@ def dump_scenario(scenario: dict[str, Any], report: Report) -> str:
         lines.extend(f"#   {r['kind']} {r['name']}: {r['why']}" for r in report)
     header = "\n".join(lines) + "\n"
     return header + yaml.safe_dump(scenario, sort_keys=False, width=100)
+
+
+def is_imported(scenario_yaml: str) -> bool:
+    """Whether a scenario was written by the import (its first line says so)."""
+    return scenario_yaml.startswith(f"# {IMPORTED_PREFIX}")
 
 
 def import_report_of(scenario_yaml: str) -> Report:

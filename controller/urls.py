@@ -11,6 +11,12 @@ urlpatterns = [
     path("rooms/<slug:slug>/timeline.csv", views.room_timeline_csv, name="room-timeline-csv"),
     path("rooms/<slug:slug>/events.yaml", views.room_events_yaml, name="room-events-yaml"),
     path("rooms/<slug:slug>/manifests.yaml", views.room_manifests, name="room-manifests"),
+    path("rooms/<slug:slug>/whatif", views.room_what_if, name="room-whatif"),
+    path(
+        "rooms/<slug:slug>/whatif/<str:task_id>",
+        views.room_what_if_result,
+        name="room-whatif-result",
+    ),
     path("rooms/<slug:slug>/series.json", views.room_series, name="room-series"),
     path("compare/<slug:slug>/", views.compare_page, name="compare"),
 ]

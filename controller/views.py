@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from . import services
 from .engine.scenario import ScenarioError
@@ -13,7 +13,7 @@ from .engine.versions import CURRENT_VERSION
 from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
-from .importer import import_report_of
+from .importer import import_report_of, is_imported
 from .models import Comparison, Room
 from .roles import is_operator
 
@@ -125,6 +125,8 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "room": room,
             "about": services.scenario_about(room.scenario_yaml),
             "import_report": import_report_of(room.scenario_yaml),
+            "what_if": services.what_if_choices(room) if operator else None,
+            "imported": is_imported(room.scenario_yaml),
             "operator": operator,
             "token": token if operator else "",
             "viewer_url": viewer_url,
@@ -171,6 +173,51 @@ def room_manifests(request: HttpRequest, slug: str) -> HttpResponse:
     return _attachment(
         services.room_manifests(room), "application/yaml", f"{room.slug}-manifests.yaml"
     )
+
+
+@require_POST
+def room_what_if(request: HttpRequest, slug: str) -> JsonResponse:
+    """Operator only: queue a headless What-if run in the worker; answers its task id."""
+    room = get_object_or_404(Room, slug=slug)
+    token = request.POST.get("token") or request.session.get("operator_tokens", {}).get(slug, "")
+    if not is_operator(room, request.user, token):
+        return JsonResponse({"error": "only the room's operator may run a What-if"}, status=403)
+    zone = request.POST.get("zone", "")
+    nodes = request.POST.getlist("nodes")
+    try:
+        at_s = float(request.POST.get("at", "60"))
+        choices = services.what_if_choices(room)
+        if zone and zone not in choices["zones"]:
+            raise services.ActionError(f'zone: unknown zone "{zone}"')
+        unknown = [n for n in nodes if n not in choices["nodes"]]
+        if unknown:
+            raise services.ActionError(f'nodes: unknown node "{unknown[0]}"')
+        if not zone and not nodes:
+            raise services.ActionError("pick a zone or at least one node to fail")
+        if not 0 <= at_s < services.WHAT_IF_DURATION_S:
+            raise services.ActionError(
+                f"at: must be between 0 and {services.WHAT_IF_DURATION_S} seconds"
+            )
+    except ValueError as exc:  # ActionError too
+        return JsonResponse({"error": str(exc)}, status=400)
+    from .tasks import what_if_task
+
+    result = what_if_task.delay(room.pk, zone, nodes, at_s)
+    return JsonResponse({"id": result.id})
+
+
+@require_GET
+def room_what_if_result(request: HttpRequest, slug: str, task_id: str) -> JsonResponse:
+    """A What-if run's state, and its rows once done."""
+    get_object_or_404(Room, slug=slug)
+    from celery.result import AsyncResult
+
+    result = AsyncResult(task_id)
+    if result.successful():
+        return JsonResponse({"state": "done", **result.result})
+    if result.failed():
+        return JsonResponse({"state": "failed", "error": str(result.result)})
+    return JsonResponse({"state": "running"})
 
 
 @require_GET
