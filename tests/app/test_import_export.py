@@ -158,3 +158,101 @@ def test_manifests_round_trip_at_t0(client, db) -> None:
     again, report = import_cluster(text)
     assert report == []
     assert again["spec"] == first["spec"]
+
+
+# -- What if -----------------------------------------------------------------------------------
+def test_what_if_service_runs_headless_and_leaves_the_room(db) -> None:
+    room = _room()
+    before = (room.sim_ms, room.events.count(), room.actions.count())
+    result = services.room_what_if(room, "eu-west-1b", [], 60)
+    rows = {r["workload"]: r for r in result["rows"]}
+    assert (rows["Deployment/api"]["down_at_ms"], rows["Deployment/api"]["back_at_ms"]) == (
+        105_000,
+        140_000,
+    )
+    assert rows["Deployment/web"]["back_at_ms"] == 420_000
+    assert rows["StatefulSet/db"]["back_at_ms"] is None
+    room.refresh_from_db()
+    assert (room.sim_ms, room.events.count(), room.actions.count()) == before
+
+
+def test_what_if_nodes(db) -> None:
+    room = _room()
+    result = services.room_what_if(room, "", ["ip-10-0-1-12"], 0)
+    rows = {r["workload"]: r for r in result["rows"]}
+    # ip-10-0-1-12 runs api-...-w2fjd and db-0; cut off at 0 s, Unknown at 55 s, tainted at
+    # once (the zone keeps a ready node: Normal, rate 0.1), api deleted 30 s later.
+    assert rows["Deployment/api"]["down_at_ms"] == 55_000
+    assert rows["Deployment/api"]["back_at_ms"] == 90_000
+    assert rows["Deployment/web"]["down_at_ms"] is None
+
+
+def test_what_if_choices(db) -> None:
+    room = _room()
+    assert services.what_if_choices(room) == {
+        "zones": ["eu-west-1a", "eu-west-1b", "eu-west-1c"],
+        "nodes": [
+            "ip-10-0-1-11",
+            "ip-10-0-1-12",
+            "ip-10-0-2-21",
+            "ip-10-0-2-22",
+            "ip-10-0-3-31",
+            "ip-10-0-3-32",
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    "data, status, message",
+    [
+        ({"zone": "eu-west-1b"}, 403, "only the room's operator may run a What-if"),
+        ({"zone": "mars", "token": "T"}, 400, 'zone: unknown zone "mars"'),
+        ({"nodes": ["nope"], "token": "T"}, 400, 'nodes: unknown node "nope"'),
+        ({"token": "T"}, 400, "pick a zone or at least one node to fail"),
+        (
+            {"zone": "eu-west-1b", "at": "-5", "token": "T"},
+            400,
+            "at: must be between 0 and 1800 seconds",
+        ),
+    ],
+)
+def test_what_if_view_refuses(client, db, data, status, message) -> None:
+    room = _room()
+    if data.get("token") == "T":
+        data = {**data, "token": room.operator_token}
+    response = client.post(f"/rooms/{room.slug}/whatif", data)
+    assert response.status_code == status
+    assert response.json() == {"error": message}
+
+
+def test_what_if_card_only_for_the_operator(client, db) -> None:
+    room = _room()
+    viewer = client.get(f"/rooms/{room.slug}/").content.decode()
+    assert 'id="whatif"' not in viewer
+    operator = client.get(f"/rooms/{room.slug}/?token={room.operator_token}").content.decode()
+    assert '<details class="card whatif" id="whatif" open>' in operator
+    assert "<option>eu-west-1b</option>" in operator
+
+
+def test_what_if_in_the_worker(client, celery_worker_proc) -> None:
+    import time
+
+    room = _room()
+    response = client.post(
+        f"/rooms/{room.slug}/whatif", {"zone": "eu-west-1b", "token": room.operator_token}
+    )
+    assert response.status_code == 200
+    url = f"/rooms/{room.slug}/whatif/{response.json()['id']}"
+    deadline = time.monotonic() + 60
+    body = client.get(url).json()
+    while body["state"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.3)
+        body = client.get(url).json()
+    assert body["state"] == "done"
+    rows = {r["workload"]: r["back_at_ms"] for r in body["rows"]}
+    assert rows == {
+        "DaemonSet/node-exporter": None,
+        "Deployment/api": 140_000,
+        "Deployment/web": 420_000,
+        "StatefulSet/db": None,
+    }

@@ -18,7 +18,6 @@ def test_paste_kubectl_output_preview_then_create_a_room(live_stack, browser) ->
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     page.goto(f"{live_stack}/")
     page.click("#import > summary")
-    page.screenshot(path=str(ARTIFACTS / "15-debug.png"), full_page=True)
     page.fill("textarea[name=imp-kubectl]", FIXTURE.read_text())
     page.fill("input[name=imp-name]", "shop-prod")
     page.click("#import-form button[name=preview]")
@@ -51,3 +50,18 @@ def test_paste_kubectl_output_preview_then_create_a_room(live_stack, browser) ->
         timeout=20_000,
     )
     page.screenshot(path=str(ARTIFACTS / "15-import-room.png"), full_page=True)
+    # Fail zone b, headless in the worker, and read when each workload is back.
+    card = page.locator("#whatif")
+    card.scroll_into_view_if_needed()
+    page.select_option("#whatif-form select[name=zone]", "eu-west-1b")
+    page.click("#whatif-form button[type=submit]")
+    page.wait_for_selector("#whatif-result:not([hidden])", timeout=60_000)
+    rows = {
+        r.get_attribute("data-workload"): r.locator("td").all_inner_texts()
+        for r in page.locator("#whatif-result tbody tr").all()
+    }
+    assert rows["Deployment/api"][4:] == ["140 s", "80 s"]
+    assert rows["Deployment/web"][4:] == ["420 s", "360 s"]
+    assert rows["StatefulSet/db"][4] == "not back by 1800 s"
+    assert "zone eu-west-1b failed at 60 s" in page.locator("#whatif-state").inner_text()
+    card.screenshot(path=str(ARTIFACTS / "15-whatif.png"))
