@@ -43,6 +43,33 @@ REPORTING = {
 }
 
 
+# The component that records a Kubernetes event, by its reason (as kube-controller-manager's
+# controllers, the scheduler and the kubelet name themselves in events' source).
+EVENT_SOURCES = {
+    "TaintManagerEviction": "taint-eviction-controller",
+    "NodeNotReady": "node-controller",
+    "RegisteredNode": "node-controller",
+    "RemovingNode": "node-controller",
+    "DeletingNode": "node-controller",
+    "NodeHasSufficientMemory": "kubelet",
+    "NodeHasNoDiskPressure": "kubelet",
+    "NodeHasSufficientPID": "kubelet",
+    "NodeHasInsufficientMemory": "kubelet",
+    "NodeHasDiskPressure": "kubelet",
+    "NodeHasInsufficientPID": "kubelet",
+    "NodeReady": "kubelet",
+    "Evicted": "kubelet",
+    "Killing": "kubelet",
+    "EvictionThresholdMet": "kubelet",
+    "FreeDiskSpaceFailed": "kubelet",
+    "ScalingReplicaSet": "deployment-controller",
+    "SuccessfulCreate": "replicaset-controller",
+    "SuccessfulDelete": "replicaset-controller",
+    "Scheduled": "default-scheduler",
+    "FailedScheduling": "default-scheduler",
+}
+
+
 # -- timeline as CSV -----------------------------------------------------------------------
 def timeline_csv(events: Iterable[dict[str, Any]]) -> str:
     """One row per timeline event (``t`` in ms in the events): time in seconds, type, the
@@ -107,7 +134,9 @@ def timeline_events(
         subject, what = _describe(e)
         if e["type"] == "K8sEvent":
             reason, note, etype = e["reason"], e["message"], e["eventType"]
-            controller = REPORTER
+            controller = EVENT_SOURCES.get(reason) or REPORTER
+            if reason in ("SuccessfulCreate", "SuccessfulDelete"):
+                controller = f"{regarding.get('kind', 'replicaset').lower()}-controller"
         else:
             reason = e["fault"] if e["type"] == "Fault" else e["type"]
             note = f"{subject}: {what}" if subject else what

@@ -117,6 +117,7 @@ POD_SILENT = {
     "hostIPC",
     "shareProcessNamespace",
     "setHostnameAsFQDN",
+    "os",
     "hostAliases",
 }
 CONTAINER_KEPT = ("name", "image", "resources")
@@ -619,6 +620,21 @@ def _objects(
             and ("Deployment", ns, ref.get("name")) in workloads
         ):
             rs_of_deployment[(ns, wname)] = str(ref["name"])
+    # A rollout in progress: several ReplicaSets of one Deployment still have replicas.
+    active: dict[tuple[str, str], list[str]] = {}
+    for (ns, rs), d in rs_of_deployment.items():
+        replicas = (workloads[("ReplicaSet", ns, rs)][1].get("spec") or {}).get("replicas")
+        if replicas:
+            active.setdefault((ns, d), []).append(rs)
+    for (ns, d), names in active.items():
+        if len(names) > 1:
+            _note(
+                report,
+                "Deployment",
+                _key(ns, d),
+                f"a rollout in progress ({', '.join(names)} have replicas): all their pods are "
+                "counted in the ReplicaSet of the current template",
+            )
     # The priority a workload's pods resolved (for a template naming an unknown class).
     pod_priority: dict[tuple[str, str, str], int] = {}
     for _path, item in items:
@@ -733,6 +749,9 @@ def _workload(
     clean_tmeta: dict[str, Any] = {}
     if tmeta.get("labels"):
         clean_tmeta["labels"] = dict(tmeta["labels"])
+    annotations = _clean_meta({"annotations": tmeta.get("annotations") or {}}).get("annotations")
+    if annotations:
+        clean_tmeta["annotations"] = annotations
     tspec = _clean_pod_spec(
         _map(template.get("spec"), f"{path}.spec.template.spec"), kind == "DaemonSet", unsimulated
     )
@@ -1091,7 +1110,9 @@ def dump_scenario(scenario: dict[str, Any], report: Report) -> str:
         lines.append(IMPORT_REPORT_HEADER)
         lines.extend(f"#   {r['kind']} {r['name']}: {r['why']}" for r in report)
     header = "\n".join(lines) + "\n"
-    return header + yaml.safe_dump(scenario, sort_keys=False, width=100)
+    # Collections of scalars in flow style ({cpu: 250m, memory: 256Mi}): a third smaller, and
+    # a big cluster stays within the scenario size limit.
+    return header + yaml.safe_dump(scenario, sort_keys=False, width=120, default_flow_style=None)
 
 
 def is_imported(scenario_yaml: str) -> bool:

@@ -775,3 +775,42 @@ def test_manage_py_import_cluster_exits_2(args, message) -> None:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.strip() == message
+
+
+def test_rollout_in_progress_is_reported() -> None:
+    doc = yaml.safe_load(THREE_ZONES)
+    old = next(i for i in doc["items"] if i["metadata"]["name"] == "web-6d9f7b8c5f")
+    old["spec"]["replicas"] = 1
+    doc["items"][6]["spec"]["template"]["metadata"]["annotations"] = {
+        "kubectl.kubernetes.io/restartedAt": "2025-09-14T08:00:00Z"
+    }
+    scenario, report = import_cluster(yaml.safe_dump(doc))
+    assert {
+        "kind": "Deployment",
+        "name": "shop/web",
+        "why": (
+            "a rollout in progress (web-6d9f7b8c5f, web-7c5ddbdf54 have replicas): all their pods "
+            "are counted in the ReplicaSet of the current template"
+        ),
+    } in report
+    web = _objects(scenario, "Deployment")["shop/web"]
+    assert web["spec"]["template"]["metadata"]["annotations"] == {
+        "kubectl.kubernetes.io/restartedAt": "2025-09-14T08:00:00Z"
+    }
+
+
+@pytest.mark.parametrize(
+    "reason, obj, controller",
+    [
+        ("TaintManagerEviction", "Pod/shop/a", "taint-eviction-controller"),
+        ("ScalingReplicaSet", "Deployment/shop/web", "deployment-controller"),
+        ("SuccessfulCreate", "StatefulSet/shop/db", "statefulset-controller"),
+        ("SuccessfulCreate", "ReplicaSet/shop/web-1", "replicaset-controller"),
+        ("NodeHasSufficientMemory", "Node/a-1", "kubelet"),
+        ("SomethingElse", "Node/a-1", "node-failure-playground"),
+    ],
+)
+def test_recorded_events_name_their_component(reason, obj, controller) -> None:
+    event = {"t": 0, "type": "K8sEvent", "object": obj, "reason": reason, "message": "m"}
+    item = timeline_events([{**event, "eventType": "Normal"}])["items"][0]
+    assert item["reportingController"] == f"playground/{controller}"
