@@ -17,6 +17,7 @@ urlpatterns = [
         views.room_what_if_result,
         name="room-whatif-result",
     ),
+    path("rooms/<slug:slug>/snapshot.json", views.room_snapshot, name="room-snapshot"),
     path("rooms/<slug:slug>/series.json", views.room_series, name="room-series"),
     path("compare/<slug:slug>/", views.compare_page, name="compare"),
 ]
