@@ -46,6 +46,7 @@ from .engine.scenario import (
     RESOURCE_NAMES,
     ScenarioError,
     _convert,
+    _list,
     _map,
     _show,
     _str,
@@ -231,6 +232,8 @@ def import_cluster(
             continue
         meta = _map(item.get("metadata"), f"{path}.metadata")
         oname = _str(meta.get("name"), f"{path}.metadata.name")
+        if kind in IMPORTED_KINDS:
+            _check_item(item, kind, path)
         if kind not in IMPORTED_KINDS:
             _note(
                 report,
@@ -291,6 +294,49 @@ def import_cluster(
         scenario["description"] = _describe(spec, report)
     parse_scenario(copy.deepcopy(scenario))  # the engine's own validation, whole
     return scenario, report
+
+
+def _check_meta(meta: dict[str, Any], path: str) -> None:
+    if "namespace" in meta and meta["namespace"] is not None:
+        _str(meta["namespace"], f"{path}.namespace")
+    check_labels(meta.get("labels"), f"{path}.labels")
+    _map(meta.get("annotations"), f"{path}.annotations")
+    for i, ref in enumerate(_list(meta.get("ownerReferences"), f"{path}.ownerReferences")):
+        rp = f"{path}.ownerReferences[{i}]"
+        ref = _map(ref, rp)
+        _str(ref.get("kind"), f"{rp}.kind")
+        _str(ref.get("name"), f"{rp}.name")
+
+
+def _check_pod_spec(spec: dict[str, Any], path: str) -> None:
+    for key in ("nodeName", "priorityClassName"):
+        if spec.get(key) not in (None, ""):
+            _str(spec[key], f"{path}.{key}")
+    for key in ("volumes", "containers", "initContainers", "tolerations"):
+        for i, v in enumerate(_list(spec.get(key), f"{path}.{key}")):
+            _map(v, f"{path}.{key}[{i}]")
+
+
+def _check_item(item: dict[str, Any], kind: str, path: str) -> None:
+    """The shapes the import reads (the engine's validation checks the values after)."""
+    _check_meta(item["metadata"], f"{path}.metadata")
+    spec = _map(item.get("spec"), f"{path}.spec")
+    status = _map(item.get("status"), f"{path}.status")
+    if kind == "Node":
+        for i, t in enumerate(_list(spec.get("taints"), f"{path}.spec.taints")):
+            _map(t, f"{path}.spec.taints[{i}]")
+        for i, c in enumerate(_list(status.get("conditions"), f"{path}.status.conditions")):
+            _map(c, f"{path}.status.conditions[{i}]")
+        _map(status.get("nodeInfo"), f"{path}.status.nodeInfo")
+    elif kind == "Pod":
+        _check_pod_spec(spec, f"{path}.spec")
+    else:
+        template = _map(spec.get("template"), f"{path}.spec.template")
+        tmeta = _map(template.get("metadata"), f"{path}.spec.template.metadata")
+        check_labels(tmeta.get("labels"), f"{path}.spec.template.metadata.labels")
+        _map(tmeta.get("annotations"), f"{path}.spec.template.metadata.annotations")
+        tspec = _map(template.get("spec"), f"{path}.spec.template.spec")
+        _check_pod_spec(tspec, f"{path}.spec.template.spec")
 
 
 def _is_initial_taint(fault: Any) -> bool:

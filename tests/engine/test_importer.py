@@ -814,3 +814,68 @@ def test_recorded_events_name_their_component(reason, obj, controller) -> None:
     event = {"t": 0, "type": "K8sEvent", "object": obj, "reason": reason, "message": "m"}
     item = timeline_events([{**event, "eventType": "Normal"}])["items"][0]
     assert item["reportingController"] == f"playground/{controller}"
+
+
+STRUCTURE_ERRORS = [
+    (_set([9, "metadata", "labels"], 7), "items[9].metadata.labels: must be a mapping, got 7"),
+    (
+        _set([9, "metadata", "ownerReferences"], "x"),
+        'items[9].metadata.ownerReferences: must be a list, got "x"',
+    ),
+    (
+        _set([9, "metadata", "ownerReferences", 0, "name"], []),
+        "items[9].metadata.ownerReferences[0].name: must be a non-empty string, got a list",
+    ),
+    (_set([9, "spec"], 7), "items[9].spec: must be a mapping, got 7"),
+    (
+        _set([9, "spec", "nodeName"], [1]),
+        "items[9].spec.nodeName: must be a non-empty string, got a list",
+    ),
+    (_set([9, "spec", "volumes"], 7), "items[9].spec.volumes: must be a list, got 7"),
+    (_set([5, "spec", "taints"], 7), "items[5].spec.taints: must be a list, got 7"),
+    (_set([0, "status", "conditions"], "x"), 'items[0].status.conditions: must be a list, got "x"'),
+    (
+        _set([6, "spec", "template", "metadata", "labels"], "x"),
+        'items[6].spec.template.metadata.labels: must be a mapping, got "x"',
+    ),
+    (
+        _set([13, "spec", "template", "spec", "priorityClassName"], [1]),
+        "items[13].spec.template.spec.priorityClassName: must be a non-empty string, got a list",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "change, message", STRUCTURE_ERRORS, ids=[m.split(":")[0] for _c, m in STRUCTURE_ERRORS]
+)
+def test_import_errors_wrong_shapes(change, message) -> None:
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(_mutated(change))
+    assert str(exc.value) == message
+
+
+def test_any_wrong_shape_is_a_scenario_error() -> None:
+    """Every field of a node, a pod and a Deployment replaced by a number or a list: the
+    import succeeds or names the field, never crashes."""
+    base = json.loads(UNUSUAL)
+    base["items"] = [base["items"][i] for i in (1, 9, 11)]
+    paths: list[list[Any]] = []
+
+    def walk(v: Any, p: list[Any]) -> None:
+        paths.append(p)
+        children = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else []
+        for k, x in children:
+            walk(x, [*p, k])
+
+    walk(base["items"], ["items"])
+    for path in paths[1:]:
+        for bad in (7, ["x"]):
+            doc = copy.deepcopy(base)
+            target = doc
+            for k in path[:-1]:
+                target = target[k]
+            target[path[-1]] = bad
+            try:
+                import_cluster(json.dumps(doc))
+            except ScenarioError as exc:
+                assert exc.path.startswith("items"), (path, exc)
