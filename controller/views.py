@@ -120,6 +120,7 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
     token = request.GET.get("token") or request.session.get("operator_tokens", {}).get(slug, "")
     operator = is_operator(room, request.user, token)
     viewer_url = request.build_absolute_uri(reverse("room", args=[room.slug]))
+    imported = is_imported(room.scenario_yaml)
     return render(
         request,
         "controller/room.html",
@@ -127,8 +128,8 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "room": room,
             "about": services.scenario_about(room.scenario_yaml),
             "import_report": import_report_of(room.scenario_yaml),
-            "what_if": services.what_if_choices(room) if operator else None,
-            "imported": is_imported(room.scenario_yaml),
+            # For an imported cluster (reading the zones parses the scenario: not for every room).
+            "what_if": services.what_if_choices(room) if operator and imported else None,
             "operator": operator,
             "token": token if operator else "",
             "viewer_url": viewer_url,

@@ -225,7 +225,10 @@ def test_what_if_view_refuses(client, db, data, status, message) -> None:
     assert response.json() == {"error": message}
 
 
-def test_what_if_card_only_for_the_operator(client, db) -> None:
+def test_what_if_card_only_for_the_operator_of_an_imported_cluster(client, db) -> None:
+    other = services.room_create("demo", services.builtin_scenarios()[0]["yaml"], None, 10.0)
+    page = client.get(f"/rooms/{other.slug}/?token={other.operator_token}").content.decode()
+    assert 'id="whatif"' not in page
     room = _room()
     viewer = client.get(f"/rooms/{room.slug}/").content.decode()
     assert 'id="whatif"' not in viewer
