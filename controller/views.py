@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -26,6 +28,20 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def index(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        try:
+            request.POST  # noqa: B018 - parsing it is what may fail
+        except RequestDataTooBig:
+            # A pasted kubectl List past DATA_UPLOAD_MAX_MEMORY_SIZE (an uploaded file is not
+            # counted): say so instead of a bare 400.
+            return _index(
+                request,
+                import_error=(
+                    "The pasted text is larger than "
+                    f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 2**20:.1f} MiB: upload the file instead."
+                ),
+                import_open=True,
+            )
     if request.method == "POST" and "cmp-scenario" in request.POST:
         return compare_create(request)
     if request.method == "POST" and "imp-speed" in request.POST:
@@ -93,7 +109,7 @@ def import_create(request: HttpRequest) -> HttpResponse:
                 flags=data.get("flags") or None,
             )
             if "preview" in request.POST:
-                preview = scenario_yaml
+                preview = services.scenario_about(scenario_yaml)
             else:
                 room = services.room_create(
                     data.get("name") or "", scenario_yaml, request.user, data["speed"]

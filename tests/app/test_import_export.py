@@ -28,7 +28,25 @@ def test_paste_preview_shows_the_report_and_creates_nothing(client, db) -> None:
     page = response.content.decode()
     assert "Import report: 8 things the simulation cannot represent" in page
     assert "volumeClaimTemplates: persistent volumes are not simulated" in page
+    assert (
+        '<p class="import-summary" id="import-summary">Imported from kubectl output: 6 nodes in '
+        "3 zones, 4 workloads, 15 pods; 8 notes in the import report.</p>"
+    ) in page
     assert Room.objects.count() == 0
+
+
+def test_a_paste_too_large_says_upload_instead(client, db, settings) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 60_000
+    response = _post(client, **{"imp-kubectl": THREE_ZONES, "create": "1"})
+    assert response.status_code == 200
+    assert "The pasted text is larger than 0.1 MiB: upload the file instead." in (
+        response.content.decode()
+    )
+    assert Room.objects.count() == 0
+    upload = io.BytesIO(THREE_ZONES.encode())
+    upload.name = "cluster.yaml"
+    response = client.post("/", {"imp-speed": "10", "imp-upload": upload, "create": "1"})
+    assert response.status_code == 302
 
 
 def test_paste_creates_a_room_that_looks_like_the_cluster(client, db) -> None:
