@@ -21,6 +21,7 @@ class Phase(IntEnum):
     KUBELET_LEASE = 21  # lease renewal
     KUBELET_STATUS = 22  # node status computation / post
     KUBELET_POD = 23  # kubelet pod work (termination confirmations)
+    KUBELET_POD_STATUS = 24  # the kubelet status manager's syncBatch
     CONTROLLER_MONITOR = 30  # NodeLifecycleController.monitorNodeHealth
     CONTROLLER_TAINTING = 31  # doNoExecuteTaintingPass / doEvictionPass
     TAINT_MANAGER = 40  # NoExecuteTaintManager timers
@@ -47,6 +48,8 @@ class Handle:
 class Scheduler:
     """A min-heap of events ordered by (time, phase, insertion sequence)."""
 
+    phase = 0  # the phase of the event running now (a class default: older pickles load)
+
     def __init__(self, now_ms: int = 0) -> None:
         self.now_ms = now_ms
         self._heap: list[tuple[int, int, int, Handle]] = []
@@ -72,6 +75,7 @@ class Scheduler:
         if handle.cancelled:
             return
         self.now_ms = time_ms
+        self.phase = _phase
         handle.fn(*handle.args)
 
     def run(self, until_ms: int) -> None:
@@ -79,10 +83,11 @@ class Scheduler:
         heap = self._heap
         pop = heapq.heappop
         while heap and heap[0][0] <= until_ms:
-            time_ms, _phase, _seq, handle = pop(heap)
+            time_ms, phase, _seq, handle = pop(heap)
             if handle.cancelled:
                 continue
             self.now_ms = time_ms
+            self.phase = phase
             handle.fn(*handle.args)
         if until_ms > self.now_ms:
             self.now_ms = until_ms

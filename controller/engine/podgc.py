@@ -58,8 +58,8 @@ class PodGCController:
 
     # -- loop ---------------------------------------------------------------------------------
     def run(self, now: int) -> None:
-        """``go wait.UntilWithContext(ctx, gcc.gc, gcc.gcCheckPeriod)``: the first pass at the
-        start, then every 20 s."""
+        """Port of PodGCController.Run (gc_controller.go): ``go wait.UntilWithContext(ctx,
+        gcc.gc, gcc.gcCheckPeriod)``, the first pass at the start, then every 20 s."""
         self._schedule(next_on_grid(now, self.started_ms, GC_CHECK_PERIOD_MS))
 
     def stop(self) -> None:
@@ -80,14 +80,15 @@ class PodGCController:
 
     # -- the delaying queue -------------------------------------------------------------------
     def _add_after(self, name: str, delay_ms: int, now: int) -> None:
-        """Port of delayingType.AddAfter: an item already waiting keeps the earlier readyAt."""
+        """Port of delayingType.AddAfter (client-go util/workqueue/delaying_queue.go): an item
+        already waiting keeps the earlier readyAt."""
         ready_at = now + delay_ms
         prev = self.waiting.get(name)
         if prev is None or ready_at < prev:
             self.waiting[name] = ready_at
 
     def _promote(self, now: int) -> None:
-        """delayingType.waitingLoop: every item whose readyAt has come is Added to the queue
+        """Port of delayingType.waitingLoop (delaying_queue.go): every item whose readyAt has come is Added to the queue
         (which dedups). Passes drift a little later each round (UntilWithContext is sliding:
         the period starts after gc returns), so an item added one pass ago with a 40 s delay
         is ready when the pass two periods later lists it: readyAt <= now counts as ready."""

@@ -3,6 +3,8 @@
 // draws one square per node instead.
 import { Charts } from "./charts.js";
 import { h } from "./dom.js";
+import { inFocus } from "./lesson.js";
+import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, resyncReplay, why } from "./state.js";
 
@@ -25,12 +27,19 @@ const charts = new Charts(document.getElementById("charts"), (t) => pickTime(t))
 const nodeEls = new Map();
 const zoneEls = new Map();
 let selected = null;
+// This page's id (one answer per page per lesson question, kept across reloads).
+const clientId = localStorage.getItem("playground-client") || (() => {
+  const id = `c-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+  localStorage.setItem("playground-client", id);
+  return id;
+})();
+const lessonPanel = new LessonPanel(document.getElementById("lesson"), { operator, send: (m) => send(m), onFocus: () => applyFocus() });
 
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const name = encodeURIComponent(localStorage.getItem("playground-name") || (operator ? "operator" : "viewer"));
-  ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}`);
+  ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}&client=${encodeURIComponent(clientId)}`);
   ws.onopen = () => { els.conn.textContent = "live"; els.conn.className = "pill ok"; };
   ws.onclose = () => { els.conn.textContent = "reconnecting"; els.conn.className = "pill bad"; setTimeout(connect, 1000); };
   ws.onmessage = (msg) => handle(JSON.parse(msg.data));
@@ -61,7 +70,9 @@ function handle(m) {
   if (m.type === "resync") { resync(m); return; }
   if (resyncBuffer && (m.type === "delta" || m.type === "reset")) { resyncBuffer.push(m); return; }
   if (m.type === "snapshot") {
-    state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events); renderAll();
+    state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events);
+    if (m.lesson !== undefined) lessonPanel.snapshot(m.lesson);  // not in snapshot.json
+    renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
     loadHistory();
     renderWorkloads(); renderParams(); return;
@@ -86,9 +97,10 @@ function handle(m) {
     charts.record(state, m.workloads);
     return;
   }
+  if (m.type === "lesson") { lessonPanel.message(m); return; }
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
   if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
-  if (m.type === "error") { showError(m.message); return; }
+  if (m.type === "error") { lessonPanel.error(m.message); showError(m.message); return; }
 }
 
 // The charts start at t=0 whenever the page is opened: the room's history as the engine kept it.
@@ -135,6 +147,22 @@ function renderAll() {
   renderZones();
   if (compact) drawCompact();
   renderTimeline(true);
+  applyFocus();
+}
+
+// A lesson step's focus: its nodes and zones highlighted, the rest dimmed (presenter view).
+function focusNode(el, n) {
+  const f = lessonPanel.focus();
+  el.classList.toggle("focused", Boolean(f) && inFocus(f, n.name, n.zone));
+  el.classList.toggle("unfocused", Boolean(f) && !inFocus(f, n.name, n.zone));
+}
+function applyFocus() {
+  const f = lessonPanel.focus();
+  for (const [name, el] of nodeEls) { const n = state.nodes.get(name); if (n) focusNode(el, n); }
+  for (const [zone, z] of zoneEls) {
+    z.el.classList.toggle("focused", Boolean(f) && f.zones.has(zone));
+    z.el.classList.toggle("unfocused", Boolean(f) && !f.zones.has(zone) && ![...f.nodes].some((x) => (state.nodes.get(x) || {}).zone === zone));
+  }
 }
 
 function zoneColumn(zone) {
@@ -285,6 +313,7 @@ function nodeCard(n, pods) {
       n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null),
     h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
   el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) showDetail("node", n.name); });
+  focusNode(el, n);
   el.tabIndex = 0;
   el.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && ev.target === el) showDetail("node", n.name); });
   return el;

@@ -20,6 +20,8 @@ from controller.procs import Beat, Daphne
 from tests.app.conftest import Worker
 from tests.app.test_rooms import SCENARIO, headless_events, room_events
 
+pytestmark = pytest.mark.usefixtures("fresh_channel_layer")
+
 RESYNC_S = 10.0  # the bound: every client back in sync this long after the fault
 
 

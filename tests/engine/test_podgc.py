@@ -345,3 +345,68 @@ def test_out_of_service_faults_refuse_bad_input_with_the_path(
         load_scenario(CLUSTER % {"version": version, "faults": f"    - {fault}", "duration": "60s"})
     assert exc.value.path.startswith(path), str(exc.value)
     assert why in str(exc.value)
+
+
+# -- gcUnscheduledTerminating ------------------------------------------------------------------
+@pytest.mark.parametrize("version", VERSIONS)
+def test_an_unscheduled_terminating_pod_is_force_deleted_at_the_next_pass(version: str) -> None:
+    # Not reachable through the API here (CheckGracefulDelete gives an unbound pod grace 0, so
+    # its DELETE removes it at once): the store is set up by hand, as a pod that lost the race
+    # between its DELETE and its binding would be. Pass 20 deletes it; 1.18 has the rule too.
+    sim = Simulation(load_scenario(CLUSTER % {"version": version, "faults": "", "duration": "60s"}))
+    sim.run(12_000)
+    sim.apply_manifest(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "lost", "namespace": "default"},
+            "spec": {"nodeSelector": {"no": "such-node"}, "containers": [{"name": "c"}]},
+        },
+        12_000,
+    )
+    pod = sim.cluster.pods["default/lost"]
+    assert pod.node_name == ""
+    pod.deletion_ms, pod.deletion_grace_s = 12_000, 30
+    sim.cluster.terminating[pod.key] = pod
+    sim.run(60_000)
+    assert podgc_deletes(sim, "default/lost") == [(20.0, "UnscheduledTerminating")]
+    assert times(sim, "PodRemoved", pod="default/lost") == [20.0]
+
+
+# -- the built-in story under both releases ---------------------------------------------------
+@pytest.mark.parametrize(
+    ("version", "deleted", "gc", "removed"),
+    [
+        # 1.18: grace 40 s (Unknown 105, NoExecute 110, taint manager at 410); the taint is only
+        # a NoExecute taint, so db-0 stays Terminating until the machine is back at 540 and its
+        # kubelet finds the pod's containers gone.
+        pytest.param("1.18", (410.0, "TaintManager"), [], 540.0, id="1.18"),
+        # 1.34: grace 50 s (Unknown 115, NoExecute 120, taint-eviction-controller at 420);
+        # out-of-service at 450, PodGC's pass at 460 force-deletes db-0.
+        pytest.param(
+            CURRENT_VERSION,
+            (420.0, "TaintEvictionController"),
+            [(460.0, "TerminatingOutOfService")],
+            460.0,
+            id="current",
+        ),
+    ],
+)
+def test_the_out_of_service_scenario_under_both_releases(
+    version: str, deleted: tuple[float, str], gc: list[tuple[float, str]], removed: float
+) -> None:
+    from .conftest import REPO
+
+    text = (REPO / "controller/scenarios/13-statefulset-out-of-service.yaml").read_text()
+    text = text.replace(
+        f'kubernetesVersion: "{CURRENT_VERSION}"', f'kubernetesVersion: "{version}"'
+    )
+    text = text[: text.index("  expect:")]
+    sim = simulate(text)
+    assert [(e["t"] / 1000, e["by"]) for e in events(sim, "PodDeleted", pod="default/db-0")][
+        0
+    ] == deleted
+    assert podgc_deletes(sim, "default/db-0") == gc
+    assert times(sim, "PodRemoved", pod="default/db-0") == [removed]
+    created = [e for e in events(sim, "PodCreated", pod="default/db-0") if e["t"] > 0]
+    assert [e["t"] / 1000 for e in created] == [removed]
