@@ -38,7 +38,8 @@ def _tail(log: Path) -> str:
 
 
 class Proc:
-    """A subprocess that can be killed (SIGKILL: no goodbye) and started again."""
+    """A subprocess that can be killed (SIGKILL: no goodbye) and started again. ``start``
+    waits until it is ready; one that does not come up is killed, not left running."""
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.env = env
@@ -48,6 +49,20 @@ class Proc:
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
+
+    def args(self) -> list[str]:
+        raise NotImplementedError
+
+    def wait_ready(self, timeout: float) -> None:
+        """Return once the process serves; RuntimeError (with its log) if it does not."""
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.proc = spawn(self.args(), self.env, self.log)
+        try:
+            self.wait_ready(timeout)
+        except BaseException:
+            self.kill()
+            raise
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.proc is not None:
@@ -64,20 +79,13 @@ class Daphne(Proc):
         super().__init__(env, log)
         self.port = port or free_port()
 
-    def start(self, timeout: float = 30.0) -> None:
-        self.proc = spawn(
-            [
-                "-m",
-                "daphne",
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "playground.asgi:application",
-            ],
-            self.env,
-            self.log,
-        )
+    def args(self) -> list[str]:
+        return ["-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)] + [
+            "playground.asgi:application"
+        ]
+
+    def wait_ready(self, timeout: float) -> None:
+        assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -95,33 +103,27 @@ class Daphne(Proc):
 
 
 class CeleryWorker(Proc):
-    """``celery worker`` (threads pool) named ``<name>@<host>``; ``start`` waits for a ping."""
+    """``celery worker`` (threads pool) named ``<name>@<host>``; ready when it answers a
+    ping."""
 
     def __init__(self, env: dict[str, str], log: Path, concurrency: int = 4) -> None:
         super().__init__(env, log)
         self.name = ""
         self.concurrency = concurrency
 
-    def start(self, timeout: float = 30.0) -> None:
+    def args(self) -> list[str]:
         self.name = f"w{time.monotonic_ns()}"
-        self.proc = spawn(
-            [
-                "-m",
-                "celery",
-                "-A",
-                "playground",
-                "worker",
-                "--pool=threads",
-                f"--concurrency={self.concurrency}",
-                "--loglevel=WARNING",
-                "-n",
-                f"{self.name}@%h",
-            ],
-            self.env,
-            self.log,
-        )
+        return ["-m", "celery", "-A", "playground", "worker", "--pool=threads"] + [
+            f"--concurrency={self.concurrency}",
+            "--loglevel=WARNING",
+            "-n",
+            f"{self.name}@%h",
+        ]
+
+    def wait_ready(self, timeout: float) -> None:
         from playground.celery import app
 
+        assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             replies = app.control.ping(timeout=0.5)
@@ -135,21 +137,11 @@ class CeleryWorker(Proc):
 class Beat(Proc):
     """``celery beat`` with its own schedule file (two beats can run at once)."""
 
-    def start(self) -> None:
+    def args(self) -> list[str]:
         schedule = self.log.with_suffix(".schedule")
-        self.proc = spawn(
-            [
-                "-m",
-                "celery",
-                "-A",
-                "playground",
-                "beat",
-                "--loglevel=WARNING",
-                f"--schedule={schedule}",
-            ],
-            self.env,
-            self.log,
-        )
+        return ["-m", "celery", "-A", "playground", "beat", "--loglevel=WARNING"] + [
+            f"--schedule={schedule}"
+        ]
 
 
 def cpu_seconds(pid: int) -> float:

@@ -71,8 +71,16 @@ class Worker:
             self.db_name,
             self.log,
         )
+        try:
+            self._wait_for_ping()
+        except BaseException:
+            self.kill()  # not left running (a failed fixture has no teardown)
+            raise
+
+    def _wait_for_ping(self) -> None:
         from playground.celery import app
 
+        assert self.proc is not None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             replies = app.control.ping(timeout=0.5)
