@@ -189,24 +189,20 @@ def live_bench(
     import time
     from datetime import timedelta
 
+    from django.test.utils import override_settings
     from django.utils import timezone
 
     from . import deltas, services
-    from .engine import scenario as scenario_module
     from .models import Room
 
     text = _live_scenario(nodes, pods_per_node, f"live-bench-{nodes}")
     t0 = time.perf_counter()
     Room.objects.filter(slug__startswith="live-bench").delete()
     # 10 bare pod manifests per node are ~10 MB at 5,000 nodes, past the 2 MiB scenario
-    # limit: lifted for this process's own room only (the row measures ticks, not uploads;
-    # the engine stays cached here, so the scenario is never parsed again elsewhere).
-    limit = scenario_module.MAX_SCENARIO_BYTES
-    scenario_module.MAX_SCENARIO_BYTES = max(limit, 2 * len(text))
-    try:
+    # limit (PLAYGROUND_MAX_SCENARIO_BYTES): lifted for this process's own room only (the row
+    # measures ticks, not uploads; the engine stays cached here).
+    with override_settings(PLAYGROUND_MAX_SCENARIO_BYTES=2 * len(text)):
         room = services.room_create("live-bench", text, None, speed)
-    finally:
-        scenario_module.MAX_SCENARIO_BYTES = limit
     create_s = time.perf_counter() - t0
     start = timezone.now()
     Room.objects.filter(pk=room.pk).update(wall_anchor=start, sim_anchor_ms=0)
@@ -346,7 +342,8 @@ def rooms_bench(
         services.room_control(room.pk, "pause", None, "bench")
         ids.append(room.pk)
     create_s = time.perf_counter() - t0
-    env = env or _stack_env()
+    # Nobody watches these rooms: idle pausing (PLAYGROUND_IDLE_PAUSE_SECONDS) is off here.
+    env = {**(env or _stack_env()), "PLAYGROUND_IDLE_PAUSE_SECONDS": "0"}
     procs = [CeleryWorker(env, logs / f"worker{i}.log") for i in range(workers)]
     beat = Beat(env, logs / "beat.log")
     try:
