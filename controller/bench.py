@@ -293,6 +293,20 @@ def _stack_env() -> dict[str, str]:
     return env
 
 
+def _forget_workers(workers: list[Any]) -> None:
+    """Drop the heartbeats of our killed workers (SIGKILL: no goodbye), so that the next row
+    does not take them for someone else's for WORKER_TTL_S."""
+    from . import affinity
+    from .tasks import redis_client
+
+    client = redis_client()
+    prefixes = tuple(f"{w.name}@" for w in workers if w.name)
+    names = [n.decode() for n in client.zrange(affinity.WORKERS_KEY, 0, -1)]
+    gone = [n for n in names if prefixes and n.startswith(prefixes)]
+    if gone:
+        client.zrem(affinity.WORKERS_KEY, *gone)
+
+
 def _wait_workers(count: int, timeout: float = 30.0) -> list[str]:
     import time
 
@@ -389,6 +403,7 @@ def rooms_bench(
         beat.kill()
         for p in procs:
             p.kill()
+        _forget_workers(procs)
     stats = {pk: Room.objects.get(pk=pk).sim_ms for pk in ids}
     Room.objects.filter(pk__in=ids).delete()
     worker_cpu = sum(cpu1) - sum(cpu0)
@@ -554,6 +569,7 @@ def viewers_bench(
     finally:
         beat.kill()
         worker.kill()
+        _forget_workers([worker])
         for s in servers:
             s.kill()
         Room.objects.filter(pk=room.pk).delete()
