@@ -194,7 +194,7 @@ def _items(docs: list[Any]) -> list[tuple[str, Any]]:
                 raise ScenarioError(f"{prefix}items", f"must be a list, got {_show(items)}")
             out.extend((f"{prefix}items[{i}]", item) for i, item in enumerate(items))
         else:
-            out.append((f"documents[{d}]" if many else "", doc))
+            out.append((f"documents[{d}]" if many else "document", doc))
     return out
 
 
@@ -214,15 +214,16 @@ def import_cluster(
         raise ScenarioError("", "the text holds no YAML or JSON document")
     base: dict[str, Any] | None = None
     items: list[tuple[str, dict[str, Any]]] = []
+    seen: dict[tuple[str, str, str], str] = {}
     for path, item in _items(docs):
-        where = path or "document"
+        where = path
         if not isinstance(item, dict):
             raise ScenarioError(
                 where, f"must be a Kubernetes object (a mapping), got {_show(item)}"
             )
         kind = item.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise ScenarioError(f"{path}.kind" if path else "kind", "is required")
+            raise ScenarioError(f"{path}.kind", "is required")
         if kind == "Scenario":  # an export of this playground: nodes and settings from it
             if base is not None:
                 raise ScenarioError(where, "more than one Scenario document")
@@ -234,6 +235,13 @@ def import_cluster(
         oname = _str(meta.get("name"), f"{path}.metadata.name")
         if kind in IMPORTED_KINDS:
             _check_item(item, kind, path)
+            ns = "" if kind == "Node" else str(meta.get("namespace") or "default")
+            first = seen.setdefault((kind, ns, oname), path)
+            if first != path:
+                raise ScenarioError(
+                    f"{path}.metadata.name",
+                    f"duplicate {kind} {_key(ns, oname)} (first at {first})",
+                )
         if kind not in IMPORTED_KINDS:
             _note(
                 report,

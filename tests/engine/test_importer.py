@@ -879,3 +879,37 @@ def test_any_wrong_shape_is_a_scenario_error() -> None:
                 import_cluster(json.dumps(doc))
             except ScenarioError as exc:
                 assert exc.path.startswith("items"), (path, exc)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda items: items.append(copy.deepcopy(items[2])),
+            "items[28].metadata.name: duplicate Node ip-10-0-2-21 (first at items[2])",
+        ),
+        (
+            lambda items: items.append(copy.deepcopy(items[9])),
+            "items[28].metadata.name: duplicate Pod shop/web-7c5ddbdf54-2xkqp (first at items[9])",
+        ),
+    ],
+)
+def test_duplicates_are_refused(change, message) -> None:
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(_mutated(change))
+    assert str(exc.value) == message
+
+
+def test_a_single_object_document() -> None:
+    """``kubectl get pod x -o yaml`` prints one object: its errors say "document"."""
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster("apiVersion: v1\nkind: Pod\nmetadata: {name: 5}\n")
+    assert str(exc.value) == "document.metadata.name: must be a non-empty string, got 5"
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c}]}\n"
+        )
+    assert str(exc.value) == "items: no Node: the List must hold the cluster's nodes"
+    docs = yaml.safe_load(THREE_ZONES)["items"]
+    scenario, _report = import_cluster(yaml.safe_dump_all(docs))  # several documents
+    assert scenario == import_cluster(THREE_ZONES)[0]
