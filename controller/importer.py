@@ -30,6 +30,7 @@ import copy
 import json
 import re
 import shlex
+import sys
 from typing import Any
 
 import yaml
@@ -56,7 +57,7 @@ from .engine.scenario import (
     parse_scenario,
 )
 from .engine.validation import dns1123_subdomain, label_value, qualified_name
-from .engine.versions import PROFILES, default_config
+from .engine.versions import PROFILES
 from .engine.workloads import POD_TEMPLATE_HASH, compute_hash
 
 Report = list[dict[str, str]]
@@ -1196,17 +1197,6 @@ def format_report(report: Report) -> str:
     return "".join(f"{r['kind']} {r['name']}: {r['why']}\n" for r in report)
 
 
-__all__ = [
-    "import_cluster",
-    "merge_controller_manager_config",
-    "merge_flags",
-    "merge_kubelet_config",
-    "dump_scenario",
-    "format_report",
-    "default_config",
-]
-
-
 # -- command line (manage.py import_cluster) ---------------------------------------------------
 def _read(path: str, what: str) -> str:
     try:
@@ -1228,7 +1218,7 @@ def run_cli(
     """The scenario to ``out``, the report to ``err``; exit 2 on bad input (with its path)."""
     try:
         scenario, report = import_cluster(
-            _read(path, "FILE") if path != "-" else __import__("sys").stdin.read(),
+            _read(path, "FILE") if path != "-" else sys.stdin.read(),
             name=name or "imported-cluster",
             kubelet_config=_read(kubelet_config, "--kubelet-config") if kubelet_config else None,
             controller_manager_config=_read(
