@@ -703,12 +703,14 @@ def _objects(
         )
         if ref and isinstance(prio, int) and not isinstance(prio, bool):
             okind, oname = str(ref.get("kind")), str(ref.get("name"))
-            if okind == "ReplicaSet" and (ns, oname) in rs_of_deployment:
-                okind, oname = "Deployment", rs_of_deployment[(ns, oname)]
+            d = _deployment_of(okind, ns, oname, meta, workloads, rs_of_deployment)
+            if d is not None:
+                okind, oname = "Deployment", d
             pod_priority.setdefault((okind, ns, oname), prio)
 
     out_workloads: list[dict[str, Any]] = []
     engine_rs: dict[tuple[str, str], str] = {}  # (ns, deployment) -> engine's RS name
+    hashes: dict[tuple[str, str], str] = {}  # (ns, deployment) -> its pod-template-hash
     for (kind, ns, wname), (path, item) in workloads.items():
         if kind == "ReplicaSet" and (ns, wname) in rs_of_deployment:
             d = rs_of_deployment[(ns, wname)]
@@ -725,13 +727,8 @@ def _objects(
         manifest, hash_ = _workload(item, path, kind, ns, wname, report, pod_priority)
         if kind == "Deployment":
             engine_rs[(ns, wname)] = f"{wname}-{hash_}"
-            manifest["_hash"] = hash_
+            hashes[(ns, wname)] = hash_
         out_workloads.append(manifest)
-    hashes = {
-        (m["metadata"].get("namespace", "default"), m["metadata"]["name"]): m.pop("_hash")
-        for m in out_workloads
-        if "_hash" in m
-    }
 
     out_pods: list[dict[str, Any]] = []
     for path, item in items:
@@ -741,6 +738,30 @@ def _objects(
         if pod is not None:
             out_pods.append(pod)
     return out_workloads + out_pods
+
+
+def _deployment_of(
+    okind: str,
+    ns: str,
+    oname: str,
+    meta: dict[str, Any],
+    workloads: dict[tuple[str, str, str], tuple[str, dict[str, Any]]],
+    rs_of_deployment: dict[tuple[str, str], str],
+) -> str | None:
+    """The Deployment of the List whose pod this is, through its ReplicaSet: the listed
+    ReplicaSet's owner, or (ReplicaSets not listed) ``<deployment>-<pod-template-hash>``."""
+    if okind != "ReplicaSet":
+        return None
+    if (ns, oname) in rs_of_deployment:
+        return rs_of_deployment[(ns, oname)]
+    if ("ReplicaSet", ns, oname) in workloads:
+        return None  # a stand-alone ReplicaSet
+    suffix = f"-{(meta.get('labels') or {}).get(POD_TEMPLATE_HASH, '')}"
+    if oname.endswith(suffix) and suffix != "-":
+        d = oname[: -len(suffix)]
+        if ("Deployment", ns, d) in workloads:
+            return d
+    return None
 
 
 def _controller_ref(meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -855,21 +876,7 @@ def _pod(
     unsimulated: list[str] = []
     if ref is not None:
         okind, oname = str(ref.get("kind")), str(ref.get("name"))
-        if okind == "ReplicaSet" and (ns, oname) in rs_of_deployment:
-            d = rs_of_deployment[(ns, oname)]
-        elif okind == "ReplicaSet" and ("ReplicaSet", ns, oname) not in workloads:
-            # The ReplicaSets were not listed: a Deployment's pod by its pod-template-hash.
-            d = next(
-                (
-                    dn
-                    for (dns, dn) in engine_rs
-                    if dns == ns
-                    and oname == f"{dn}-{(meta.get('labels') or {}).get(POD_TEMPLATE_HASH, '')}"
-                ),
-                None,
-            )
-        else:
-            d = None
+        d = _deployment_of(okind, ns, oname, meta_in, workloads, rs_of_deployment)
         if d is not None and (ns, d) in engine_rs:
             meta["ownerReferences"] = [
                 {

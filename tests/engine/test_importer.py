@@ -913,3 +913,14 @@ def test_a_single_object_document() -> None:
     docs = yaml.safe_load(THREE_ZONES)["items"]
     scenario, _report = import_cluster(yaml.safe_dump_all(docs))  # several documents
     assert scenario == import_cluster(THREE_ZONES)[0]
+
+
+def test_replicasets_left_out_of_the_list_give_the_same_scenario() -> None:
+    """``kubectl get nodes,pods,deployments,...`` without replicasets: a Deployment's pods
+    are found by their ReplicaSet's name, ``<deployment>-<pod-template-hash>``."""
+    doc = yaml.safe_load(THREE_ZONES)
+    doc["items"] = [i for i in doc["items"] if i["kind"] != "ReplicaSet"]
+    without, report = import_cluster(yaml.safe_dump(doc))
+    full, _report = import_cluster(THREE_ZONES)
+    assert without["spec"] == full["spec"]
+    assert not [r for r in report if r["kind"] in ("ReplicaSet", "Pod")]
