@@ -281,7 +281,10 @@ def import_cluster(
         spec["faults"] = taint_faults + [
             f for f in spec.get("faults") or [] if not _is_initial_taint(f)
         ]
-    node_names = {n["name"] for n in spec.get("nodes") or []}
+    if nodes or not spec.get("nodes"):
+        node_names = {n["name"] for n in spec.get("nodes") or []}
+    else:  # the nodes of an exported scenario (``generate:`` entries among them)
+        node_names = {n.name for n in parse_scenario(copy.deepcopy(scenario)).nodes}
     objects = _objects([(p, i) for p, i in items if i["kind"] != "Node"], node_names, report, spec)
     if base is None or objects:
         spec["objects"] = objects

@@ -924,3 +924,24 @@ def test_replicasets_left_out_of_the_list_give_the_same_scenario() -> None:
     full, _report = import_cluster(THREE_ZONES)
     assert without["spec"] == full["spec"]
     assert not [r for r in report if r["kind"] in ("ReplicaSet", "Pod")]
+
+
+def test_export_of_a_built_in_scenario_imports_back() -> None:
+    """The demo (``generate:`` nodes) at 300 s: its manifests import into a scenario whose
+    controllers find every pod (nothing created or deleted at 0 s beyond the pods listed)."""
+    from controller.engine.scenario import load_scenario
+
+    repo = Path(__file__).resolve().parents[2]
+    demo = load_scenario((repo / "controller" / "scenarios" / "00-demo.yaml").read_text())
+    sim = Simulation(demo)
+    sim.run(300_000)
+    again, report = import_cluster(cluster_manifests_yaml(sim, demo.raw))
+    assert report == []
+    assert again["spec"]["nodes"] == demo.raw["spec"]["nodes"]
+    assert "faults" not in again["spec"]  # the demo's faults come later than 0 s
+    live = sorted(p.key for p in sim.cluster.pods.values() if not p.terminating)
+    sim2 = _sim(again)
+    sim2.run(5_000)
+    created = sorted(e["pod"] for e in sim2.timeline.events if e["type"] == "PodCreated")
+    assert created == live
+    assert not [e for e in sim2.timeline.events if e["type"] == "PodDeleted"]
