@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import lessons, services
+from . import lessons, limits, services
 from .models import Room
 from .roles import is_operator
 
@@ -25,9 +26,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         slug = self.scope["url_route"]["kwargs"]["slug"]
         query = parse_qs(self.scope.get("query_string", b"").decode())
         token = (query.get("token") or [""])[0]
-        self.display_name = ((query.get("name") or [""])[0] or "anonymous")[:40]
+        name = (query.get("name") or [""])[0].replace("\x00", "")  # unstorable on PostgreSQL
+        self.display_name = (name or "anonymous")[:40]
         # The page's own id (kept in its localStorage): one answer per client per question.
-        self.client = ((query.get("client") or [""])[0] or self.channel_name)[:80]
+        client = (query.get("client") or [""])[0].replace("\x00", "")
+        self.client = (client or self.channel_name)[:80]
         room = await database_sync_to_async(Room.objects.filter(slug=slug).first)()
         if room is None:
             await self.close(code=4404)
@@ -40,6 +43,8 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self._presence_join()
+        if room.idle_since is not None:  # nobody watched it: its clock goes on from now
+            await database_sync_to_async(services.room_wake)(room.pk)
         await self._send_snapshot()
 
     async def _send_snapshot(self) -> None:
@@ -56,6 +61,24 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._presence_leave()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Limits first: the message's size, then this client's messages per second."""
+        size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
+        try:
+            limits.check_message_size(size)
+            if size:
+                await database_sync_to_async(self._count_message)()
+        except limits.LimitError as exc:
+            await self.send_json({"type": "error", "message": str(exc), "limit": exc.setting})
+            return
+        await super().receive(text_data=text_data, bytes_data=bytes_data)
+
+    def _count_message(self) -> None:
+        from .tasks import redis_client
+
+        client = self.scope.get("client") or [None]
+        limits.check_rate(client[0] or self.channel_name, redis_client())
 
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
@@ -102,7 +125,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             reply = await database_sync_to_async(self._operate)(kind, content)
-        except services.ActionError as exc:
+        except services.REFUSALS as exc:
             await self.send_json({"type": "error", "message": str(exc), "request": content})
             return
         except Exception:  # a bug: the viewer still gets an answer and the socket stays open
@@ -165,10 +188,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _presence_update(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
-        from .tasks import redis_client
+        from .tasks import WATCHED_TTL, presence_key, redis_client, watched_key
 
-        key = f"playground:room:{self.room.pk}:presence"
+        key = presence_key(self.room.pk)
         client = redis_client()
+        client.set(watched_key(self.room.pk), repr(time.time()), ex=WATCHED_TTL)
         if joining:
             role = "operator" if self.operator else "viewer"
             client.hset(

@@ -1,5 +1,6 @@
 from django import forms
 
+from . import limits
 from .engine.versions import CURRENT, V1_18
 from .services import builtin_scenarios
 
@@ -23,7 +24,8 @@ class RoomCreateForm(forms.Form):
     )
     scenario = forms.ChoiceField(choices=scenario_choices, required=False)
     upload = forms.FileField(
-        required=False, help_text="Or upload your own scenario YAML (2 MiB at most)."
+        required=False,
+        help_text="Or upload your own scenario YAML (PLAYGROUND_MAX_SCENARIO_BYTES, 2 MiB by default).",
     )
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
     kubernetes_version = forms.ChoiceField(
@@ -41,8 +43,11 @@ class RoomCreateForm(forms.Form):
         if not data.get("upload") and not data.get("scenario"):
             raise forms.ValidationError("Pick a built-in scenario or upload one.")
         upload = data.get("upload")
-        if upload is not None and upload.size > 2 * 1024 * 1024:
-            raise forms.ValidationError("upload: the file is larger than 2 MiB.")
+        if upload is not None:
+            try:
+                limits.check_scenario_size(upload.size)
+            except limits.LimitError as exc:
+                raise forms.ValidationError(f"upload: {exc}") from None
         return data
 
 

@@ -44,6 +44,12 @@ class Room(models.Model):
         default=0, help_text="Chart points are stored up to this simulated time (ms)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Whose running rooms this one counts against (limits.owner_key: a user, or the
+    # creating client's address).
+    creator = models.CharField(max_length=160, blank=True, default="", db_index=True)
+    # Set while nobody watches (PLAYGROUND_IDLE_PAUSE_SECONDS): the room does not tick and its
+    # clock stands still until a viewer arrives.
+    idle_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

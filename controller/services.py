@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import lessons
+from . import lessons, limits
 from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
@@ -42,6 +42,7 @@ from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .engine.versions import Profile, profile_for
 from .importer import IMPORT_REPORT_HEADER
+from .limits import LimitError
 from .models import (
     Action,
     ClusterParameters,
@@ -67,6 +68,10 @@ CONTROL_KINDS = ("speed", "pause", "resume", "step", "rewind")
 
 class ActionError(ValueError):
     """An action refused: the message says which field and why."""
+
+
+# A limit's refusal (limits.py) is an ActionError to every caller too.
+REFUSALS = (ActionError, LimitError)
 
 
 # -- the in-process engine cache ------------------------------------------------------------
@@ -170,13 +175,77 @@ def forget_cache() -> None:
 
 
 # -- rooms ----------------------------------------------------------------------------------
-def _unique_slug(name: str) -> str:
+def _unique_slug(name: str, taken: frozenset[str] = frozenset()) -> str:
     base = slugify(name)[:60] or "room"
     slug, n = base, 1
-    while Room.objects.filter(slug=slug).exists():
+    while slug in taken or Room.objects.filter(slug=slug).exists():
         n += 1
         slug = f"{base}-{n}"
     return slug
+
+
+def _create_with_unique_slug(model: Any, pick: Any, base_name: str, **fields: Any) -> Any:
+    """``model.objects.create(slug=pick(name, taken), **fields)``, retried with the next slug
+    when another request took the chosen one between the check and the INSERT. Each attempt
+    runs in its own savepoint: on PostgreSQL a failed INSERT aborts the whole transaction
+    otherwise, and the retry (and everything after it) would fail."""
+    taken: set[str] = set()
+    for _attempt in range(20):
+        slug = pick(base_name, frozenset(taken))
+        try:
+            with transaction.atomic():
+                return model.objects.create(slug=slug, **fields)
+        except IntegrityError:
+            if not model.objects.filter(slug=slug).exists():
+                raise  # another constraint: not a slug race
+            taken.add(slug)
+    raise ActionError(f"name: could not find a free address for {base_name!r}; try another name")
+
+
+# -- bad text: PostgreSQL refuses NUL characters in text and JSON, so they are refused here,
+# on every database alike, with the path of the field (and SQLite keeps the same rules).
+NUL = "\x00"
+# How a NUL can reach a parsed YAML string (raw NUL characters are refused by the parser).
+_YAML_NUL_ESCAPES = re.compile(r"\\(0|x00|u0000|U00000000)")
+
+
+def refuse_nul(value: Any, path: str, error: type[ValueError] = ActionError) -> None:
+    """Raise ``error`` naming the first string (or mapping key) under ``value`` that holds a
+    NUL character."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                if error is ScenarioError:
+                    raise ScenarioError(where, _NUL_WHY)
+                raise error(f"{where}: {_NUL_WHY}")
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                child_path = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and NUL in key:
+                    stack.append((key, child_path))
+                stack.append((child, child_path))
+        elif isinstance(item, list | tuple):
+            stack.extend((c, f"{where}[{i}]") for i, c in reversed(list(enumerate(item))))
+
+
+_NUL_WHY = "contains a NUL character (\\u0000), which cannot be stored"
+
+
+def _refuse_nul_in_scenario(text: str) -> None:
+    """A scenario's strings, for the escapes that make a NUL (cheap when there are none)."""
+    if not _YAML_NUL_ESCAPES.search(text):
+        return
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+    except yaml.YAMLError:
+        return  # load_scenario reports it with its position
+    root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
+    if root is not None:
+        refuse_nul(root, "", ScenarioError)
+    for i, doc in enumerate(d for d in docs if d is not root):
+        refuse_nul(doc, f"objects (extra document {i + 1})", ScenarioError)
 
 
 def room_create(
@@ -185,20 +254,32 @@ def room_create(
     owner: Any = None,
     speed: float = 10.0,
     kubernetes_version: str | None = None,
+    creator: str = "",
+    _counted: bool = False,
 ) -> Room:
     """Create a room from a scenario (validated whole first) and persist its t=0 state.
     ``kubernetes_version`` runs the scenario under that release instead of its own (written
     into the room's scenario, so the export says it)."""
+    refuse_nul(name, "name")
+    limits.check_scenario_size(scenario_yaml)
+    creator = creator or limits.owner_key(owner)
+    if not _counted:
+        limits.check_running_rooms(creator)
     if kubernetes_version:
         scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
+    _refuse_nul_in_scenario(scenario_yaml)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
+    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
     _scenario_kubelet(scenario_yaml, scenario)
     speed = _check_speed(speed)
     with transaction.atomic():
-        room = Room.objects.create(
+        room = _create_with_unique_slug(
+            Room,
+            _unique_slug,
+            name or scenario.name,
             name=name or scenario.name,
-            slug=_unique_slug(name or scenario.name),
             owner=owner if getattr(owner, "is_authenticated", False) else None,
+            creator=creator[:160],
             scenario_name=scenario.name,
             scenario_yaml=scenario_yaml,
             speed=speed,
@@ -285,6 +366,7 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         check_nesting(payload, "action")
     except ScenarioError as exc:
         raise ActionError(str(exc)) from None
+    refuse_nul(payload, "action")
     payload = {k: v for k, v in payload.items() if k != "at"}
     known = set(ObjectView.objects.filter(room=room, kind="node").values_list("key", flat=True))
     kubelet, kubelet_raw, profile = _scenario_kubelet(room.scenario_yaml)
@@ -321,6 +403,8 @@ def _scenario_kubelet(
 def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
     """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
     payload = validate_action(room, payload)
+    refuse_nul(actor, "actor")
+    limits.check_action(room, payload)
     return Action.objects.create(
         room=room, actor=actor[:120], kind=payload["type"], payload=payload
     )
@@ -349,6 +433,8 @@ def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
 def _now_target(room: Room, wall_now: datetime) -> int:
     if room.paused:
         return max(room.sim_ms, room.sim_anchor_ms)  # a step moves the anchor of a paused room
+    if room.idle_since is not None and wall_now > room.idle_since:
+        wall_now = room.idle_since  # nobody watches: the clock stopped then
     elapsed = (wall_now - room.wall_anchor).total_seconds()
     return max(room.sim_ms, room.sim_anchor_ms + int(elapsed * room.speed * 1000))
 
@@ -683,6 +769,8 @@ def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: dateti
         _reanchor(room, wall_now)
         room.paused = True
     elif kind == "resume":
+        if room.paused:
+            limits.check_running_rooms(room.creator, exclude=room.pk)
         room.paused = False
         room.sim_anchor_ms = max(room.sim_ms, room.sim_anchor_ms)
         room.wall_anchor = wall_now
@@ -708,6 +796,38 @@ def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: dateti
         status=Action.APPLIED,
         at_ms=room.sim_ms,
     )
+
+
+def room_idle(room_ids: list[int], wall_now: datetime) -> list[int]:
+    """Nobody has watched these rooms for PLAYGROUND_IDLE_PAUSE_SECONDS: their clocks stop at
+    ``wall_now`` (the instant their last tick ran to) and beat stops ticking them, until a
+    viewer arrives (``room_wake``). A room compared with another stops only with it."""
+    wanted = set(room_ids)
+    stop = [rid for rid in sorted(wanted) if set(lockstep_ids(rid)) <= wanted]
+    Room.objects.filter(pk__in=stop, paused=False, idle_since__isnull=True).update(
+        idle_since=wall_now
+    )
+    return stop
+
+
+def room_wake(room_id: int) -> bool:
+    """A viewer arrived at an idle room: its clock goes on from where it stopped (as after a
+    pause), with the room it is compared with. True when it was idle."""
+    wall_now = timezone.now()
+    with transaction.atomic():
+        rooms = [Room.objects.select_for_update().get(pk=rid) for rid in lockstep_ids(room_id)]
+        woken = [room for room in rooms if room.idle_since is not None]
+        for room in woken:
+            room.sim_anchor_ms = _now_target(room, room.idle_since)
+            room.wall_anchor = wall_now
+            room.idle_since = None
+            room.save(update_fields=["sim_anchor_ms", "wall_anchor", "idle_since"])
+    for room in woken:
+        _broadcast_after_commit(
+            room.pk,
+            {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+        )
+    return bool(woken)
 
 
 def lockstep_ids(room_id: int) -> list[int]:
@@ -784,7 +904,10 @@ def room_snapshot(
     consumer filters it by role). ``lesson=False`` leaves the key out (the shared HTTP
     snapshot: the lesson's state is per role and changes without a new room version)."""
     with transaction.atomic():
-        room = Room.objects.get(pk=room.pk)
+        # The room's row lock (the one a tick holds while it writes views and seq): on
+        # PostgreSQL each statement sees what was committed when it began, so without it a
+        # tick committing between the two reads below would give views and a seq that differ.
+        room = Room.objects.select_for_update().get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
         events = list(
             TimelineEvent.objects.filter(room=room)
@@ -914,7 +1037,10 @@ def room_export(room: Room) -> str:
     for action in (
         room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS).order_by("id")
     ):
-        faults.append({"at": f"{action.at_ms}ms", **action.payload})
+        # at, type, then the fields by name: PostgreSQL's jsonb does not keep key order.
+        payload = dict(action.payload)
+        fault = {"at": f"{action.at_ms}ms", "type": payload.pop("type")}
+        faults.append({**fault, **dict(sorted(payload.items()))})
     spec["faults"] = faults
     spec["duration"] = f"{max(room.sim_ms, 1)}ms"
     spec.pop("expect", None)
@@ -969,6 +1095,7 @@ def comparison_create(
     sides: list[tuple[str, dict[str, Any]]],
     owner: Any = None,
     speed: float = 10.0,
+    creator: str = "",
 ) -> Comparison:
     """Two rooms of one scenario, each with its changes, started together on one clock (and
     one operator token). ``sides`` is [(label, changes), (label, changes)]; an error names the
@@ -977,6 +1104,7 @@ def comparison_create(
     for side, (label, changes) in zip(("left", "right"), sides, strict=True):
         if not label.strip():
             raise ActionError(f"{side}: give this side a label")
+        refuse_nul(label, f"{side}.label")
         text = with_changes(scenario_yaml, changes, side)
         try:
             load_scenario(text)
@@ -984,9 +1112,11 @@ def comparison_create(
             raise ActionError(f"{side}: {exc}") from None
         texts.append(text)
     speed = _check_speed(speed)
+    creator = creator or limits.owner_key(owner)
+    limits.check_running_rooms(creator, new=2)
     base = name or load_scenario(scenario_yaml).name
     rooms = [
-        room_create(f"{base} ({label})", text, owner, speed)
+        room_create(f"{base} ({label})", text, owner, speed, creator=creator, _counted=True)
         for (label, _), text in zip(sides, texts, strict=True)
     ]
     wall_now = timezone.now()
@@ -1000,8 +1130,10 @@ def comparison_create(
         # Two rooms on one clock cannot each pause at their own checkpoints: a lesson
         # scenario compared side by side runs as a plain scenario.
         LessonState.objects.filter(room__in=locked).delete()
-        comparison = Comparison.objects.create(
-            slug=_unique_comparison_slug(base),
+        comparison = _create_with_unique_slug(
+            Comparison,
+            _unique_comparison_slug,
+            base,
             name=base,
             left=locked[0],
             right=locked[1],
@@ -1011,10 +1143,10 @@ def comparison_create(
     return comparison
 
 
-def _unique_comparison_slug(name: str) -> str:
+def _unique_comparison_slug(name: str, taken: frozenset[str] = frozenset()) -> str:
     base = slugify(f"compare-{name}")[:60] or "compare"
     slug, n = base, 2
-    while Comparison.objects.filter(slug=slug).exists():
+    while slug in taken or Comparison.objects.filter(slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1
     return slug
 

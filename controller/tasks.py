@@ -27,6 +27,48 @@ def redis_client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
 
 
+def presence_key(room_id: int) -> str:
+    """A hash: channel name -> who (consumers.py keeps it)."""
+    return f"playground:room:{room_id}:presence"
+
+
+def watched_key(room_id: int) -> str:
+    """When someone last watched the room (epoch seconds): set when a viewer comes or goes,
+    and by every beat that finds one."""
+    return f"playground:room:{room_id}:watched"
+
+
+WATCHED_TTL = 86_400
+
+
+def unwatched_rooms(room_ids: list[int], now: float) -> list[int]:
+    """The rooms nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS. A room not seen before
+    starts its count now; Redis down: none (the ticks fail anyway)."""
+    idle_s = settings.PLAYGROUND_IDLE_PAUSE_SECONDS
+    if idle_s <= 0 or not room_ids:
+        return []
+    try:
+        client = redis_client()
+        pipe = client.pipeline()
+        for room_id in room_ids:
+            pipe.hlen(presence_key(room_id))
+            pipe.get(watched_key(room_id))
+        found = pipe.execute()
+        pipe = client.pipeline()
+        idle = []
+        for i, room_id in enumerate(room_ids):
+            viewers, seen = found[2 * i], found[2 * i + 1]
+            if viewers or seen is None:
+                pipe.set(watched_key(room_id), repr(now), ex=WATCHED_TTL)
+            elif now - float(seen) >= idle_s:
+                idle.append(room_id)
+        pipe.execute()
+    except redis.RedisError:
+        log.warning("idle rooms: Redis is not answering; no room is paused for idleness")
+        return []
+    return idle
+
+
 class RoomLock:
     """SET NX PX per room: two workers never advance one room at once."""
 
@@ -120,12 +162,19 @@ def _withdraw(**kwargs) -> None:
 def rooms_tick_task() -> None:
     """Beat's coarse trigger: every running room (or one with pending actions) is ticked by
     the worker that owns it (affinity): rooms this worker owns right here, the others through
-    their owner's direct queue. With no worker announced (heartbeats not yet seen), all here."""
-    ids = set(Room.objects.filter(paused=False).values_list("id", flat=True))
+    their owner's direct queue (with no worker announced yet, all here). A room nobody has
+    watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's instant a last time and
+    then stops (services.room_idle) until a viewer arrives."""
+    running = sorted(
+        Room.objects.filter(paused=False, idle_since__isnull=True).values_list("id", flat=True)
+    )
+    ids = set(running)
     ids |= set(
         Room.objects.filter(actions__status="pending").values_list("id", flat=True).distinct()
     )
-    wall = timezone.now().isoformat()
+    wall_now = timezone.now()
+    idle = unwatched_rooms(running, wall_now.timestamp())
+    wall = wall_now.isoformat()
     try:
         workers = affinity.live_workers(redis_client())
     except redis.RedisError:
@@ -140,6 +189,10 @@ def rooms_tick_task() -> None:
                 send_tick(room_id, wall, workers)
         except Exception:
             log.exception("tick of room %s failed", room_id)
+    if idle:
+        stopped = services.room_idle(idle, wall_now)
+        if stopped:
+            log.info("rooms %s: nobody watches, stopped ticking", stopped)
 
 
 @shared_task(ignore_result=True)

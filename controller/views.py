@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
-from . import deltas, services
+from . import deltas, limits, services
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
 from .exports import timeline_csv, timeline_events_yaml
@@ -62,8 +62,9 @@ def index(request: HttpRequest) -> HttpResponse:
                 request.user,
                 data["speed"],
                 kubernetes_version=data.get("kubernetes_version") or None,
+                creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
             )
-        except (ScenarioError, services.ActionError) as exc:
+        except (ScenarioError, *services.REFUSALS) as exc:
             error = str(exc)
         else:
             tokens = request.session.get("operator_tokens", {})
@@ -286,8 +287,9 @@ def compare_create(request: HttpRequest) -> HttpResponse:
                 ],
                 request.user,
                 data["speed"],
+                creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
             )
-        except (ScenarioError, services.ActionError) as exc:
+        except (ScenarioError, *services.REFUSALS) as exc:
             error = str(exc)
         else:
             token = comparison.left.operator_token

@@ -21,11 +21,21 @@ from tests.redis_plugin import TEST_REDIS, RedisServer
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _database_url(db_name: str) -> str:
+    """DATABASE_URL of the test database ``db_name`` (SQLite file or PostgreSQL)."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db_name}"
+    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{db_name}"
+
+
 def _spawn(args: list[str], db_name: str, log: Path) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "REDIS_URL": TEST_REDIS.url,
-        "DATABASE_URL": f"sqlite:///{db_name}",
+        "DATABASE_URL": _database_url(db_name),
         "PLAYGROUND_TEST_DB": "",
     }
     env.pop("PLAYGROUND_TEST_DB")
@@ -106,3 +116,17 @@ def celery_beat_proc(
     yield proc
     proc.kill()
     proc.wait(timeout=10)
+
+
+@pytest.fixture
+def fresh_channel_layer() -> Iterator[None]:
+    """A new channels_redis layer for the test, and again after it. The layer is a process
+    global whose per-channel receive locks bind to the first event loop that waits on them; a
+    test with several websocket clients (each ``async_to_sync`` call is a new loop) can leave
+    one behind, and the next test's consumer then fails with "bound to a different event
+    loop"."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
