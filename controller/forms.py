@@ -25,7 +25,7 @@ class RoomCreateForm(forms.Form):
     scenario = forms.ChoiceField(choices=scenario_choices, required=False)
     upload = forms.FileField(
         required=False,
-        help_text="Or upload your own scenario YAML (PLAYGROUND_MAX_SCENARIO_BYTES, 2 MiB by default).",
+        help_text="Or upload your own scenario YAML (PLAYGROUND_MAX_SCENARIO_BYTES, 16 MiB by default).",
     )
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
     kubernetes_version = forms.ChoiceField(

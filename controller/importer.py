@@ -30,6 +30,7 @@ import copy
 import json
 import re
 import shlex
+import sys
 from typing import Any
 
 import yaml
@@ -56,7 +57,7 @@ from .engine.scenario import (
     parse_scenario,
 )
 from .engine.validation import dns1123_subdomain, label_value, qualified_name
-from .engine.versions import PROFILES, default_config
+from .engine.versions import PROFILES
 from .engine.workloads import POD_TEMPLATE_HASH, compute_hash
 
 Report = list[dict[str, str]]
@@ -194,7 +195,7 @@ def _items(docs: list[Any]) -> list[tuple[str, Any]]:
                 raise ScenarioError(f"{prefix}items", f"must be a list, got {_show(items)}")
             out.extend((f"{prefix}items[{i}]", item) for i, item in enumerate(items))
         else:
-            out.append((f"documents[{d}]" if many else "", doc))
+            out.append((f"documents[{d}]" if many else "document", doc))
     return out
 
 
@@ -214,15 +215,16 @@ def import_cluster(
         raise ScenarioError("", "the text holds no YAML or JSON document")
     base: dict[str, Any] | None = None
     items: list[tuple[str, dict[str, Any]]] = []
+    seen: dict[tuple[str, str, str], str] = {}
     for path, item in _items(docs):
-        where = path or "document"
+        where = path
         if not isinstance(item, dict):
             raise ScenarioError(
                 where, f"must be a Kubernetes object (a mapping), got {_show(item)}"
             )
         kind = item.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise ScenarioError(f"{path}.kind" if path else "kind", "is required")
+            raise ScenarioError(f"{path}.kind", "is required")
         if kind == "Scenario":  # an export of this playground: nodes and settings from it
             if base is not None:
                 raise ScenarioError(where, "more than one Scenario document")
@@ -234,6 +236,13 @@ def import_cluster(
         oname = _str(meta.get("name"), f"{path}.metadata.name")
         if kind in IMPORTED_KINDS:
             _check_item(item, kind, path)
+            ns = "" if kind == "Node" else str(meta.get("namespace") or "default")
+            first = seen.setdefault((kind, ns, oname), path)
+            if first != path:
+                raise ScenarioError(
+                    f"{path}.metadata.name",
+                    f"duplicate {kind} {_key(ns, oname)} (first at {first})",
+                )
         if kind not in IMPORTED_KINDS:
             _note(
                 report,
@@ -272,7 +281,10 @@ def import_cluster(
         spec["faults"] = taint_faults + [
             f for f in spec.get("faults") or [] if not _is_initial_taint(f)
         ]
-    node_names = {n["name"] for n in spec.get("nodes") or []}
+    if nodes or not spec.get("nodes"):
+        node_names = {n["name"] for n in spec.get("nodes") or []}
+    else:  # the nodes of an exported scenario (``generate:`` entries among them)
+        node_names = {n.name for n in parse_scenario(copy.deepcopy(scenario)).nodes}
     objects = _objects([(p, i) for p, i in items if i["kind"] != "Node"], node_names, report, spec)
     if base is None or objects:
         spec["objects"] = objects
@@ -694,12 +706,14 @@ def _objects(
         )
         if ref and isinstance(prio, int) and not isinstance(prio, bool):
             okind, oname = str(ref.get("kind")), str(ref.get("name"))
-            if okind == "ReplicaSet" and (ns, oname) in rs_of_deployment:
-                okind, oname = "Deployment", rs_of_deployment[(ns, oname)]
+            d = _deployment_of(okind, ns, oname, meta, workloads, rs_of_deployment)
+            if d is not None:
+                okind, oname = "Deployment", d
             pod_priority.setdefault((okind, ns, oname), prio)
 
     out_workloads: list[dict[str, Any]] = []
     engine_rs: dict[tuple[str, str], str] = {}  # (ns, deployment) -> engine's RS name
+    hashes: dict[tuple[str, str], str] = {}  # (ns, deployment) -> its pod-template-hash
     for (kind, ns, wname), (path, item) in workloads.items():
         if kind == "ReplicaSet" and (ns, wname) in rs_of_deployment:
             d = rs_of_deployment[(ns, wname)]
@@ -716,13 +730,8 @@ def _objects(
         manifest, hash_ = _workload(item, path, kind, ns, wname, report, pod_priority)
         if kind == "Deployment":
             engine_rs[(ns, wname)] = f"{wname}-{hash_}"
-            manifest["_hash"] = hash_
+            hashes[(ns, wname)] = hash_
         out_workloads.append(manifest)
-    hashes = {
-        (m["metadata"].get("namespace", "default"), m["metadata"]["name"]): m.pop("_hash")
-        for m in out_workloads
-        if "_hash" in m
-    }
 
     out_pods: list[dict[str, Any]] = []
     for path, item in items:
@@ -732,6 +741,30 @@ def _objects(
         if pod is not None:
             out_pods.append(pod)
     return out_workloads + out_pods
+
+
+def _deployment_of(
+    okind: str,
+    ns: str,
+    oname: str,
+    meta: dict[str, Any],
+    workloads: dict[tuple[str, str, str], tuple[str, dict[str, Any]]],
+    rs_of_deployment: dict[tuple[str, str], str],
+) -> str | None:
+    """The Deployment of the List whose pod this is, through its ReplicaSet: the listed
+    ReplicaSet's owner, or (ReplicaSets not listed) ``<deployment>-<pod-template-hash>``."""
+    if okind != "ReplicaSet":
+        return None
+    if (ns, oname) in rs_of_deployment:
+        return rs_of_deployment[(ns, oname)]
+    if ("ReplicaSet", ns, oname) in workloads:
+        return None  # a stand-alone ReplicaSet
+    suffix = f"-{(meta.get('labels') or {}).get(POD_TEMPLATE_HASH, '')}"
+    if oname.endswith(suffix) and suffix != "-":
+        d = oname[: -len(suffix)]
+        if ("Deployment", ns, d) in workloads:
+            return d
+    return None
 
 
 def _controller_ref(meta: dict[str, Any]) -> dict[str, Any] | None:
@@ -846,21 +879,7 @@ def _pod(
     unsimulated: list[str] = []
     if ref is not None:
         okind, oname = str(ref.get("kind")), str(ref.get("name"))
-        if okind == "ReplicaSet" and (ns, oname) in rs_of_deployment:
-            d = rs_of_deployment[(ns, oname)]
-        elif okind == "ReplicaSet" and ("ReplicaSet", ns, oname) not in workloads:
-            # The ReplicaSets were not listed: a Deployment's pod by its pod-template-hash.
-            d = next(
-                (
-                    dn
-                    for (dns, dn) in engine_rs
-                    if dns == ns
-                    and oname == f"{dn}-{(meta.get('labels') or {}).get(POD_TEMPLATE_HASH, '')}"
-                ),
-                None,
-            )
-        else:
-            d = None
+        d = _deployment_of(okind, ns, oname, meta_in, workloads, rs_of_deployment)
         if d is not None and (ns, d) in engine_rs:
             meta["ownerReferences"] = [
                 {
@@ -1188,17 +1207,6 @@ def format_report(report: Report) -> str:
     return "".join(f"{r['kind']} {r['name']}: {r['why']}\n" for r in report)
 
 
-__all__ = [
-    "import_cluster",
-    "merge_controller_manager_config",
-    "merge_flags",
-    "merge_kubelet_config",
-    "dump_scenario",
-    "format_report",
-    "default_config",
-]
-
-
 # -- command line (manage.py import_cluster) ---------------------------------------------------
 def _read(path: str, what: str) -> str:
     try:
@@ -1220,7 +1228,7 @@ def run_cli(
     """The scenario to ``out``, the report to ``err``; exit 2 on bad input (with its path)."""
     try:
         scenario, report = import_cluster(
-            _read(path, "FILE") if path != "-" else __import__("sys").stdin.read(),
+            _read(path, "FILE") if path != "-" else sys.stdin.read(),
             name=name or "imported-cluster",
             kubelet_config=_read(kubelet_config, "--kubelet-config") if kubelet_config else None,
             controller_manager_config=_read(

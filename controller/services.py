@@ -948,14 +948,21 @@ def room_timeline(room: Room) -> list[dict[str, Any]]:
 
 
 def room_manifests(room: Room) -> str:
-    """The room's cluster now: the scenario (nodes, settings), workloads and pods, which
-    ``import_cluster`` reads back into the same scenario."""
+    """The room's cluster now: the scenario (nodes, settings with the parameter changes
+    applied so far), workloads and pods, which ``import_cluster`` reads back into the same
+    scenario."""
     from .exports import cluster_manifests_yaml
 
     # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
     sim, _snapshot_due = _restore(room)
     docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    # The settings as they are now: the parameter changes applied so far, in order.
+    spec = root.setdefault("spec", {})
+    for action in room.actions.filter(status=Action.APPLIED, kind="SetParameters").order_by("id"):
+        for section in ("controllerManager", "kubelet", "apiServer"):
+            if action.payload.get(section):
+                spec[section] = {**(spec.get(section) or {}), **action.payload[section]}
     header = (
         f"# Room {room.slug!r} at simulated {room.sim_ms / 1000:g} s: the scenario (nodes, "
         "settings), then workloads and pods.\n# manage.py import_cluster reads it back.\n"

@@ -1,36 +1,28 @@
 // The room page's "What if" card: queue a headless run in the worker, poll, show per-workload
 // recovery (controller/whatif.py computes it).
+import { whatIfRows, whatIfTitle } from "./whatif-rows.js";
+
 const form = document.getElementById("whatif-form");
 const state = document.getElementById("whatif-state");
 const error = document.getElementById("whatif-error");
 const table = document.getElementById("whatif-result");
 
-function secs(ms) {
-  return ms === null || ms === undefined ? "" : `${(ms / 1000).toFixed(ms % 1000 ? 1 : 0)} s`;
-}
-
 function render(result) {
   const body = table.querySelector("tbody");
   body.textContent = "";
-  for (const r of result.rows) {
+  for (const row of whatIfRows(result)) {
     const tr = document.createElement("tr");
-    const back = r.down_at_ms === null ? "never short" : r.back_at_ms === null
-      ? `not back by ${secs(result.duration_ms)}` : secs(r.back_at_ms);
-    const after = r.back_at_ms === null ? "" : secs(r.back_at_ms - result.at_ms);
-    const cells = [`${r.workload} (${r.namespace})`, r.desired, secs(r.down_at_ms),
-      r.lowest_ready ?? "", back, after];
-    for (const c of cells) {
+    for (const c of row.cells) {
       const td = document.createElement("td");
-      td.textContent = String(c);
+      td.textContent = c;
       tr.appendChild(td);
     }
-    tr.dataset.workload = r.workload;
-    if (r.down_at_ms !== null) tr.classList.add(r.back_at_ms === null ? "never" : "short");
+    tr.dataset.workload = row.workload;
+    if (row.cls) tr.classList.add(row.cls);
     body.appendChild(tr);
   }
   table.hidden = false;
-  const what = result.zone ? `zone ${result.zone}` : result.nodes.join(", ");
-  state.textContent = `${what} failed at ${secs(result.at_ms)}:`;
+  state.textContent = whatIfTitle(result);
 }
 
 async function poll(url) {

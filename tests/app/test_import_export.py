@@ -277,3 +277,15 @@ def test_what_if_in_the_worker(client, celery_worker_proc) -> None:
         "Deployment/web": 420_000,
         "StatefulSet/db": None,
     }
+
+
+def test_manifests_carry_the_settings_changed_since(client, db) -> None:
+    room = _room()
+    services.parameters_submit(
+        room, {"controllerManager": {"nodeMonitorGracePeriod": "20s"}}, "test"
+    )
+    services.room_control(room.pk, "step", 5, "test")
+    services.room_advance(room.pk)
+    text = client.get(f"/rooms/{room.slug}/manifests.yaml").content.decode()
+    again, _report = import_cluster(text)
+    assert again["spec"]["controllerManager"] == {"nodeMonitorGracePeriod": "20s"}

@@ -17,8 +17,13 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl" / "three-
 def test_paste_kubectl_output_preview_then_create_a_room(live_stack, browser) -> None:
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     page.goto(f"{live_stack}/")
-    page.click("#import > summary")
-    page.fill("textarea[name=imp-kubectl]", FIXTURE.read_text())
+    page.eval_on_selector("#import", "d => { d.open = true; }")
+    page.wait_for_selector("textarea[name=imp-kubectl]", state="visible")
+    # The paste: 64 KB set at once (Playwright's fill types it through the editing pipeline,
+    # which takes longer than its timeout on a busy machine).
+    page.eval_on_selector(
+        "textarea[name=imp-kubectl]", "(t, text) => { t.value = text; }", FIXTURE.read_text()
+    )
     page.fill("input[name=imp-name]", "shop-prod")
     page.click("#import-form button[name=preview]")
     report = page.locator("#import-report")

@@ -879,3 +879,69 @@ def test_any_wrong_shape_is_a_scenario_error() -> None:
                 import_cluster(json.dumps(doc))
             except ScenarioError as exc:
                 assert exc.path.startswith("items"), (path, exc)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (
+            lambda items: items.append(copy.deepcopy(items[2])),
+            "items[28].metadata.name: duplicate Node ip-10-0-2-21 (first at items[2])",
+        ),
+        (
+            lambda items: items.append(copy.deepcopy(items[9])),
+            "items[28].metadata.name: duplicate Pod shop/web-7c5ddbdf54-2xkqp (first at items[9])",
+        ),
+    ],
+)
+def test_duplicates_are_refused(change, message) -> None:
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(_mutated(change))
+    assert str(exc.value) == message
+
+
+def test_a_single_object_document() -> None:
+    """``kubectl get pod x -o yaml`` prints one object: its errors say "document"."""
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster("apiVersion: v1\nkind: Pod\nmetadata: {name: 5}\n")
+    assert str(exc.value) == "document.metadata.name: must be a non-empty string, got 5"
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {containers: [{name: c}]}\n"
+        )
+    assert str(exc.value) == "items: no Node: the List must hold the cluster's nodes"
+    docs = yaml.safe_load(THREE_ZONES)["items"]
+    scenario, _report = import_cluster(yaml.safe_dump_all(docs))  # several documents
+    assert scenario == import_cluster(THREE_ZONES)[0]
+
+
+def test_replicasets_left_out_of_the_list_give_the_same_scenario() -> None:
+    """``kubectl get nodes,pods,deployments,...`` without replicasets: a Deployment's pods
+    are found by their ReplicaSet's name, ``<deployment>-<pod-template-hash>``."""
+    doc = yaml.safe_load(THREE_ZONES)
+    doc["items"] = [i for i in doc["items"] if i["kind"] != "ReplicaSet"]
+    without, report = import_cluster(yaml.safe_dump(doc))
+    full, _report = import_cluster(THREE_ZONES)
+    assert without["spec"] == full["spec"]
+    assert not [r for r in report if r["kind"] in ("ReplicaSet", "Pod")]
+
+
+def test_export_of_a_built_in_scenario_imports_back() -> None:
+    """The demo (``generate:`` nodes) at 300 s: its manifests import into a scenario whose
+    controllers find every pod (nothing created or deleted at 0 s beyond the pods listed)."""
+    from controller.engine.scenario import load_scenario
+
+    repo = Path(__file__).resolve().parents[2]
+    demo = load_scenario((repo / "controller" / "scenarios" / "00-demo.yaml").read_text())
+    sim = Simulation(demo)
+    sim.run(300_000)
+    again, report = import_cluster(cluster_manifests_yaml(sim, demo.raw))
+    assert report == []
+    assert again["spec"]["nodes"] == demo.raw["spec"]["nodes"]
+    assert "faults" not in again["spec"]  # the demo's faults come later than 0 s
+    live = sorted(p.key for p in sim.cluster.pods.values() if not p.terminating)
+    sim2 = _sim(again)
+    sim2.run(5_000)
+    created = sorted(e["pod"] for e in sim2.timeline.events if e["type"] == "PodCreated")
+    assert created == live
+    assert not [e for e in sim2.timeline.events if e["type"] == "PodDeleted"]
