@@ -189,6 +189,7 @@ def live_bench(
     import time
     from datetime import timedelta
 
+    from django.conf import settings
     from django.test.utils import override_settings
     from django.utils import timezone
 
@@ -199,14 +200,16 @@ def live_bench(
     text = _live_scenario(nodes, pods_per_node, f"live-bench-{nodes}")
     t0 = time.perf_counter()
     Room.objects.filter(slug__startswith="live-bench").delete()
-    # 10 bare pod manifests per node are ~10 MB at 5,000 nodes, past the 2 MiB scenario
-    # limit (PLAYGROUND_MAX_SCENARIO_BYTES, and the parser's own MAX_SCENARIO_BYTES): lifted
-    # for this process's own room only (the row measures ticks, not uploads; the engine stays
-    # cached here, so the scenario is not parsed again).
+    # 10 bare pod manifests per node are ~10 MB at 5,000 nodes (more with --live-pods-per-node):
+    # the scenario size limits (PLAYGROUND_MAX_SCENARIO_BYTES, the parser's cap) are raised
+    # to fit, for this process's own room only (the row measures ticks, not uploads; the
+    # engine stays cached here, so the scenario is not parsed again).
     parser_limit = scenario_module.MAX_SCENARIO_BYTES
     scenario_module.MAX_SCENARIO_BYTES = max(parser_limit, 2 * len(text))
     try:
-        with override_settings(PLAYGROUND_MAX_SCENARIO_BYTES=2 * len(text)):
+        with override_settings(
+            PLAYGROUND_MAX_SCENARIO_BYTES=max(settings.PLAYGROUND_MAX_SCENARIO_BYTES, 2 * len(text))
+        ):
             room = services.room_create("live-bench", text, None, speed)
     finally:
         scenario_module.MAX_SCENARIO_BYTES = parser_limit
