@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import limits, services
+from . import lessons, limits, services
 from .models import Room
 from .roles import is_operator
 
@@ -28,6 +28,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         token = (query.get("token") or [""])[0]
         name = (query.get("name") or [""])[0].replace("\x00", "")  # unstorable on PostgreSQL
         self.display_name = (name or "anonymous")[:40]
+        # The page's own id (kept in its localStorage): one answer per client per question.
+        client = (query.get("client") or [""])[0].replace("\x00", "")
+        self.client = (client or self.channel_name)[:80]
         room = await database_sync_to_async(Room.objects.filter(slug=slug).first)()
         if room is None:
             await self.close(code=4404)
@@ -42,8 +45,16 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self._presence_join()
         if room.idle_since is not None:  # nobody watched it: its clock goes on from now
             await database_sync_to_async(services.room_wake)(room.pk)
-        snapshot = await database_sync_to_async(services.room_snapshot)(room)
+        await self._send_snapshot()
+
+    async def _send_snapshot(self) -> None:
+        snapshot = await database_sync_to_async(services.room_snapshot)(
+            self.room, client=self.client
+        )
         snapshot["role"] = "operator" if self.operator else "viewer"
+        if snapshot.get("lesson"):
+            state = snapshot["lesson"]["state"]
+            snapshot["lesson"]["state"] = lessons.for_role(state, self.operator)
         await self.send_json(snapshot)
 
     async def disconnect(self, code: int) -> None:
@@ -82,12 +93,27 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         kind = content.get("type")
         if kind == "snapshot":
-            snapshot = await database_sync_to_async(services.room_snapshot)(self.room)
-            snapshot["role"] = "operator" if self.operator else "viewer"
-            await self.send_json(snapshot)
+            await self._send_snapshot()
             return
         if kind == "ping":
             await self.send_json({"type": "pong"})
+            return
+        if kind == "lesson.answer":  # anyone watching answers (the operator too, if they like)
+            await self._lesson(lessons.answer, self.room.pk, self.client, content)
+            return
+        if kind in ("lesson.reveal", "lesson.next", "lesson.prev") and not self.operator:
+            await self.send_json(
+                {"type": "error", "message": f"{kind}: only the operator leads the lesson."}
+            )
+            return
+        if kind == "lesson.reveal":
+            await self._lesson(lessons.reveal, self.room.pk)
+            return
+        if kind == "lesson.next":
+            await self._lesson(lessons.next_step, self.room.pk, f"{self.display_name} (operator)")
+            return
+        if kind == "lesson.prev":
+            await self._lesson(lessons.prev_step, self.room.pk)
             return
         if not self.operator:
             await self.send_json(
@@ -110,21 +136,33 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.send_json({"type": "ack", **reply})
 
+    async def _lesson(self, fn: Any, *args: Any) -> None:
+        try:
+            reply = await database_sync_to_async(fn)(*args)
+        except (lessons.LessonError, services.ActionError) as exc:
+            await self.send_json({"type": "error", "message": str(exc)})
+            return
+        except Exception:
+            log.exception("room %s: lesson message failed", self.room.pk)
+            await self.send_json({"type": "error", "message": "lesson: server error"})
+            return
+        await self.send_json({"type": "ack", **reply})
+
     def _operate(self, kind: str, content: dict[str, Any]) -> dict[str, Any]:
-        from .tasks import room_tick_task
+        from .tasks import send_tick
 
         actor = f"{self.display_name} (operator)"
         if kind == "action":
             action = services.action_submit(self.room, content.get("action") or {}, actor)
-            room_tick_task.delay(self.room.pk)
+            send_tick(self.room.pk)
             return {"action": action.pk}
         if kind == "params":
             action = services.parameters_submit(self.room, content.get("params") or {}, actor)
-            room_tick_task.delay(self.room.pk)
+            send_tick(self.room.pk)
             return {"action": action.pk}
         if kind in ("speed", "pause", "resume", "step"):
             services.room_control(self.room.pk, kind, content.get("value"), actor)
-            room_tick_task.delay(self.room.pk)
+            send_tick(self.room.pk)
             return {"control": kind}
         if kind == "rewind":
             services.room_rewind(self.room.pk, content.get("t", 0), actor)
@@ -132,7 +170,10 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         raise services.ActionError(f"unknown message type {kind!r}")
 
     async def room_message(self, event: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(event["message"], separators=(",", ":")))
+        message = event["message"]
+        if message.get("type") == "lesson":
+            message = lessons.for_role(message, self.operator)
+        await self.send(text_data=json.dumps(message, separators=(",", ":")))
 
     async def presence_message(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "presence", "viewers": event["viewers"]})

@@ -23,7 +23,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import limits
+from . import lessons, limits
+from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
@@ -46,6 +47,7 @@ from .models import (
     ClusterParameters,
     Comparison,
     EngineSnapshot,
+    LessonState,
     ObjectView,
     Room,
     SeriesPoint,
@@ -150,9 +152,16 @@ def _restore(room: Room) -> tuple[Simulation, bool]:
     return sim, long_replay or (snap is not None and not from_snapshot)
 
 
+# Engines rebuilt by this process (a tick whose room was not cached here): room affinity
+# keeps this near the number of rooms, not the number of ticks.
+RESTORES = 0
+
+
 def _runtime(room: Room) -> Runtime:
+    global RESTORES
     rt = _CACHE.get(room.pk)
     if rt is None or rt.version != room.version:
+        RESTORES += 1
         sim, snapshot_due = _restore(room)
         rt = Runtime(sim, room.version, snapshot_at=0.0 if snapshot_due else time.monotonic())
         _CACHE[room.pk] = rt
@@ -282,6 +291,7 @@ def room_create(
             kubelet=dict(raw_spec.get("kubelet") or {}),
             api_server=dict(raw_spec.get("apiServer") or {}),
         )
+        lessons.on_create(room, scenario)
         sim = _new_sim(room, scenario)
         rt = Runtime(sim, 0)
         delta = _persist(room, rt, force_snapshot=True)
@@ -477,7 +487,8 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         if target <= room.sim_ms and not pending:
             return None
         try:
-            sim.run(target)
+            # A lesson's clock stops right after the instant a checkpoint is reached (paused).
+            lesson_msg = lessons.run(room, sim, target)
         except ScenarioError as exc:  # one of the scenario's own faults no longer fits
             log.warning("room %s: %s", room.pk, exc)
             _CACHE.pop(room.pk, None)
@@ -489,7 +500,9 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, delta)
+    _broadcast_after_commit(room.pk, bounded(delta))
+    if lesson_msg is not None:
+        _broadcast_after_commit(room.pk, lesson_msg)
     return delta
 
 
@@ -864,6 +877,7 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
         room.sim_ms = t_ms
         room.sim_anchor_ms = t_ms
         room.wall_anchor = timezone.now()
+        lessons.on_rewind(room, t_ms)
         rt = Runtime(sim, room.version)
         delta = _persist(room, rt, force_snapshot=True)
         Action.objects.create(
@@ -881,8 +895,13 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
 
 
 # -- reading --------------------------------------------------------------------------------
-def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
-    """What a client gets on connect: every view row, the recent events, the clock, seq."""
+def room_snapshot(
+    room: Room, last_events: int = 300, client: str = "", lesson: bool = True
+) -> dict[str, Any]:
+    """What a client gets on connect: every view row, the recent events, the clock, seq;
+    for a lesson room the lesson and its state (``client``'s own answer included; the
+    consumer filters it by role). ``lesson=False`` leaves the key out (the shared HTTP
+    snapshot: the lesson's state is per role and changes without a new room version)."""
     with transaction.atomic():
         # The room's row lock (the one a tick holds while it writes views and seq): on
         # PostgreSQL each statement sees what was committed when it began, so without it a
@@ -899,7 +918,7 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
     zones = next((d for k, _key, d in views if k == "zone"), [])
     workloads = next((d for k, _key, d in views if k == "metrics"), {})
     params = next((d for k, _key, d in views if k == "params"), None)
-    return {
+    out = {
         "type": "snapshot",
         "seq": room.seq,
         "t": _now_target(room, timezone.now()) / 1000 if not room.paused else room.sim_ms / 1000,
@@ -917,6 +936,9 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
             for idx, t, typ, data in reversed(events)
         ],
     }
+    if lesson:
+        out["lesson"] = lessons.snapshot(room, client)
+    return out
 
 
 def room_export(room: Room) -> str:
@@ -1021,6 +1043,9 @@ def comparison_create(
             room.wall_anchor = wall_now
             room.sim_anchor_ms = 0
             room.save(update_fields=["operator_token", "wall_anchor", "sim_anchor_ms"])
+        # Two rooms on one clock cannot each pause at their own checkpoints: a lesson
+        # scenario compared side by side runs as a plain scenario.
+        LessonState.objects.filter(room__in=locked).delete()
         comparison = _create_with_unique_slug(
             Comparison,
             _unique_comparison_slug,
@@ -1086,6 +1111,11 @@ def builtin_scenarios() -> list[dict[str, str]]:
         title = re.sub(r"[-_]", " ", re.sub(r"^\d+-", "", path.stem)).capitalize()
         m = re.search(r"^\s*kubernetesVersion:\s*[\"']?([^\"'\s]+)", text, re.MULTILINE)
         version = profile_for(m.group(1) if m else None).version
+        lesson = None
+        try:  # only a file that says ``lesson:`` is parsed
+            lesson = lessons.lesson_of_text(text)
+        except ScenarioError:
+            log.exception("built-in scenario %s: its lesson does not load", path.name)
         out.append(
             {
                 "id": path.stem,
@@ -1093,6 +1123,13 @@ def builtin_scenarios() -> list[dict[str, str]]:
                 "about": scenario_about(text),
                 "yaml": text,
                 "version": version,
+                "lesson": {
+                    "title": lesson.title,
+                    "summary": lesson.summary,
+                    "steps": len(lesson.steps),
+                }
+                if lesson
+                else None,
             }
         )
     return out

@@ -8,11 +8,13 @@ import uuid
 from datetime import datetime
 
 import redis
-from celery import shared_task
+from celery import current_task, shared_task
+from celery.signals import worker_ready, worker_shutting_down
+from celery.utils.nodenames import worker_direct
 from django.conf import settings
 from django.utils import timezone
 
-from . import services
+from . import affinity, services
 from .models import Room
 
 log = logging.getLogger(__name__)
@@ -94,14 +96,76 @@ def room_tick_task(room_id: int, wall: str | None = None) -> None:
     with RoomLock(room_id) as got:
         if not got:
             return  # another worker is advancing it; the next tick catches up
+        restores = services.RESTORES
         services.room_advance(room_id, wall_now)
+        _record_tick(room_id, services.RESTORES - restores)
+
+
+def _hostname() -> str:
+    """This worker's node name (set when it is ready), or "inline" outside a worker."""
+    if _HEARTBEAT is not None:
+        return _HEARTBEAT.hostname
+    request = getattr(current_task, "request", None)
+    return getattr(request, "hostname", None) or "inline"
+
+
+def _record_tick(room_id: int, restores: int) -> None:
+    """Per-room statistics (affinity.stats_key): which worker ticked it and how often its
+    engine had to be rebuilt. Best effort: a Redis hiccup does not fail the tick."""
+    try:
+        pipe = redis_client().pipeline()
+        key = affinity.stats_key(room_id)
+        me = _hostname()
+        pipe.hincrby(key, "ticks", 1)
+        pipe.hincrby(key, f"ticks:{me}", 1)
+        pipe.hincrby(key, "restores", restores)
+        pipe.hset(key, "worker", me)
+        pipe.expire(key, 86400)
+        pipe.execute()
+    except redis.RedisError:
+        pass
+
+
+def send_tick(room_id: int, wall: str | None = None, workers: list[str] | None = None) -> None:
+    """Queue a tick of ``room_id`` on the worker that owns it (its direct queue), or on the
+    shared queue when no worker has announced itself yet."""
+    if workers is None:
+        try:
+            workers = affinity.live_workers(redis_client())
+        except redis.RedisError:
+            workers = []
+    owner = affinity.owner(room_id, workers)
+    options: dict = {"expires": settings.PLAYGROUND_TICK_SECONDS * 5}
+    if owner is not None:
+        options["queue"] = worker_direct(owner)
+    room_tick_task.apply_async((room_id, wall), **options)
+
+
+# -- each worker announces itself (affinity.Heartbeat) while it runs -----------------------
+_HEARTBEAT: affinity.Heartbeat | None = None
+
+
+@worker_ready.connect
+def _announce(sender=None, **kwargs) -> None:
+    global _HEARTBEAT
+    _HEARTBEAT = affinity.Heartbeat(redis_client, sender.hostname)
+    _HEARTBEAT.start()
+
+
+@worker_shutting_down.connect
+def _withdraw(**kwargs) -> None:
+    if _HEARTBEAT is not None:
+        _HEARTBEAT.stop.set()
 
 
 @shared_task(ignore_result=True)
 def rooms_tick_task() -> None:
-    """Beat's coarse trigger: every running room (or one with pending actions). A room
-    nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's instant a
-    last time and then stops (services.room_idle) until a viewer arrives."""
+    """Beat's coarse trigger: every running room (or one with pending actions) is ticked by
+    the worker that owns it (affinity): rooms this worker owns right here, the others through
+    their owner's direct queue. With no worker announced (heartbeats not yet seen), all here.
+    A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
+    instant a last time and then stops (services.room_idle: its clock stops at that instant,
+    however late its owner runs the tick) until a viewer arrives."""
     running = sorted(
         Room.objects.filter(paused=False, idle_since__isnull=True).values_list("id", flat=True)
     )
@@ -112,9 +176,18 @@ def rooms_tick_task() -> None:
     wall_now = timezone.now()
     idle = unwatched_rooms(running, wall_now.timestamp())
     wall = wall_now.isoformat()
+    try:
+        workers = affinity.live_workers(redis_client())
+    except redis.RedisError:
+        workers = []
+    me = _hostname()
     for room_id in sorted(ids):
+        owner = affinity.owner(room_id, workers)
         try:
-            room_tick_task(room_id, wall)
+            if owner is None or owner == me:
+                room_tick_task(room_id, wall)
+            else:
+                send_tick(room_id, wall, workers)
         except Exception:
             log.exception("tick of room %s failed", room_id)
     if idle:

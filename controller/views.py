@@ -5,9 +5,10 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET
 
-from . import limits, services
+from . import deltas, limits, services
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
 from .forms import CompareForm, RoomCreateForm
@@ -64,6 +65,7 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
             "compare_form": CompareForm(prefix="cmp"),
             "comparisons": Comparison.objects.all()[:20],
             "scenarios": services.builtin_scenarios(),
+            "lessons": [s for s in services.builtin_scenarios() if s["lesson"]],
             "current_version": CURRENT_VERSION,
             **context,
         },
@@ -109,6 +111,15 @@ def room_events(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse(
         {"events": [{"idx": r.idx, "t": r.t_ms / 1000, "type": r.type, **r.data} for r in rows]}
     )
+
+
+@require_GET
+@gzip_page
+def room_snapshot(request: HttpRequest, slug: str) -> HttpResponse:
+    """The room's whole current state (what a client gets on connect), for clients told to
+    resync after a tick too large to broadcast; built once per room version."""
+    room = get_object_or_404(Room, slug=slug)
+    return HttpResponse(deltas.snapshot_bytes(room), content_type="application/json")
 
 
 @require_GET

@@ -157,7 +157,11 @@ PLAYGROUND_MAX_MESSAGE_BYTES = env_number("PLAYGROUND_MAX_MESSAGE_BYTES", 65536)
 PLAYGROUND_MAX_SCENARIO_BYTES = env_number("PLAYGROUND_MAX_SCENARIO_BYTES", 2 * 1024 * 1024)
 # A room nobody watches for this long stops ticking; a viewer's arrival resumes it (0: never).
 PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300, float)
+# Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
+CELERY_WORKER_DIRECT = True
 PLAYGROUND_TICK_SECONDS = float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))
+# No tick broadcasts more than this; a larger one becomes a resync notice (controller/deltas.py).
+PLAYGROUND_DELTA_MAX_BYTES = int(os.environ.get("PLAYGROUND_DELTA_MAX_BYTES", str(256 * 1024)))
 CELERY_BEAT_SCHEDULE = {
     # Beat is a coarse trigger: each tick advances every running room to "now".
     "rooms-tick": {

@@ -68,4 +68,10 @@ echo "  The node-failure playground runs at ${url}/"
 if [ -n "$demo" ]; then echo "  ${demo%%: *}: ${url}${demo##* }"; fi
 echo "  Health: ${url}/healthz    Stop: Ctrl-C"
 echo
-.venv/bin/honcho start -f Procfile
+# WEB_PROCESSES Daphne processes on WEB_PORT, WEB_PORT+1, ... (put a proxy in front of more
+# than one: README "Several workers and web servers"); WORKER_PROCESSES Celery workers, each
+# ticking the rooms it owns; always exactly one beat.
+webs=${WEB_PROCESSES:-1}
+workers=${WORKER_PROCESSES:-1}
+if [ "$webs" -gt 1 ]; then echo "  Daphne on ports ${WEB_PORT}..$((WEB_PORT + webs - 1))"; fi
+.venv/bin/honcho start -f Procfile -p "$WEB_PORT" -c "web=${webs},worker=${workers},beat=1"

@@ -6,6 +6,7 @@ This is the engine's entry point: ``Simulation(scenario).run(until_ms)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import admission
@@ -25,11 +26,9 @@ from .objects import (
     Pod,
 )
 from .scenario import Fault, NodeSpec, Scenario, ScenarioError
-from .timeline import Timeline
+from .timeline import Event, Timeline
 
 DETECTED_AT_START_MS = -(2**62)  # Go's zero time.Time, as an image's firstDetected
-
-POD_GC_PERIOD_MS = 20_000  # podgc gcCheckPeriod
 
 
 class ActionFailed(Exception):
@@ -66,7 +65,9 @@ class Simulation:
         from .kubelet.resources import Leaks
 
         self.leaks = Leaks(self)
-        self._pod_gc_at: int | None = None
+        from .podgc import PodGCController
+
+        self.pod_gc = PodGCController(self, 0)
         self.observed_nodes: set[str] = set()  # kubelets whose eviction signals moved (live view)
         self.refused_actions: dict[int, str] = {}  # live actions refused at their instant
         # zone -> [(t, nodes waiting in its queue)], changes only (the page's chart)
@@ -90,12 +91,37 @@ class Simulation:
         self.controller.run()
         if self.taint_manager is not None:
             self.taint_manager.run(now)
+        self.pod_gc.run(now)
         for fault in self.scenario.faults:
             self.sched.schedule(fault.at_ms, Phase.FAULT, self.apply_fault, fault)
 
     def run(self, until_ms: int) -> None:
         self.start()
         self.sched.run(until_ms)
+
+    def run_until(self, target_ms: int, stop: Callable[[Event], bool] | None = None) -> int:
+        """``run(target_ms)``, except that once ``stop(event)`` is true for an event emitted
+        at instant ``t``, every other event of ``t`` still runs and the run ends there: returns
+        ``t`` (the clock is at ``t``), else ``target_ms``. ``stop`` sees every event of the
+        run. Ending a run at an instant's end changes nothing the rest of the run does, so the
+        timeline is that of one ``run`` (a lesson's pauses, lesson.py)."""
+        if stop is None:
+            self.run(target_ms)
+            return self.sched.now_ms
+        hit: list[int] = []
+
+        def listener(event: Event) -> None:
+            if stop(event) and not hit:
+                hit.append(event["t"])
+
+        self.timeline.listeners.append(listener)
+        try:
+            self.start()
+            if hit:  # at t=0, while starting
+                return self.sched.run_until(min(target_ms, hit[0]), lambda: hit[0])
+            return self.sched.run_until(target_ms, lambda: hit[0] if hit else None)
+        finally:
+            self.timeline.listeners.remove(listener)
 
     @property
     def now_ms(self) -> int:
@@ -238,7 +264,6 @@ class Simulation:
         if kubelet is not None:
             kubelet.stop(now)
         self.workloads.on_node_changed(node.name, now)
-        self._wake_pod_gc(now)
 
     def on_node_status_updated(self, node: Node, now: int, changed: bool) -> None:
         self.workloads.on_node_status(node, now)
@@ -325,18 +350,20 @@ class Simulation:
                     now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason
                 )
                 self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
-                self.cluster.set_pod_phase(pod, "Failed", now, reason, "Pod " + message)
+                kubelet.status.set_pod_status(pod, now, "Failed", reason, "Pod " + message)
                 return
             pod.started = True
-            self.cluster.set_pod_phase(pod, "Running", now)
-            self.cluster.set_pod_ready(pod, True, now)
+            kubelet.status.set_pod_status(pod, now, "Running", ready=True)
             self.on_usage_changed(pod.node_name, now)
-        elif pod.phase == "Running":
+        elif kubelet.status.phase_of(pod) == "Running":
             if not pod.started:
                 pod.started = True  # containers restarted after a reboot
                 self.on_usage_changed(pod.node_name, now)
-            if pod.ready is False:
-                self.cluster.set_pod_ready(pod, True, now)
+            # A status this kubelet process has cached already is not sent again
+            # (updateStatusInternal ignores the same status); an API Ready=False written by
+            # someone else is put right by the status manager's next syncBatch (needsReconcile).
+            if pod.key not in kubelet.status.synced:
+                kubelet.status.set_ready(pod, now)
 
     def _confirm_termination(self, key: str) -> None:
         self._terminations.pop(key, None)
@@ -381,27 +408,6 @@ class Simulation:
         if kubelet is not None:
             kubelet.usage_changed(now)
 
-    # -- pod garbage collection -------------------------------------------------------------
-    def _wake_pod_gc(self, now: int) -> None:
-        from .clock import next_on_grid
-
-        at = next_on_grid(now + 1, 0, POD_GC_PERIOD_MS)
-        if self._pod_gc_at is not None and self._pod_gc_at <= at:
-            return
-        self._pod_gc_at = at
-        self.sched.schedule(at, Phase.WORKLOADS, self._pod_gc)
-
-    def _pod_gc(self) -> None:
-        """Port of PodGCController.gcOrphaned: force-delete pods bound to deleted nodes."""
-        now = self.now_ms
-        self._pod_gc_at = None
-        for key in sorted(self.cluster.pods):
-            pod = self.cluster.pods[key]
-            if pod.node_name and pod.node_name not in self.cluster.nodes:
-                if pod.deletion_ms is None:
-                    self.cluster.delete_pod(pod, now, "PodGC", "OrphanedPod", grace_s=0)
-                self.cluster.remove_pod(pod, now)
-
     # -- faults and actions ---------------------------------------------------------------------
     def apply_fault(self, fault: Fault) -> None:
         from .faults import apply_fault
@@ -435,6 +441,11 @@ class Simulation:
         self.controller.run()
         if self.taint_manager is not None:
             self.taint_manager.run(now)
+        from .podgc import PodGCController
+
+        self.pod_gc.stop()
+        self.pod_gc = PodGCController(self, now)
+        self.pod_gc.run(now)
 
     def noexecute_taints(self, node: Node) -> list[Any]:
         return [t for t in node.taints if t.effect == NO_EXECUTE]

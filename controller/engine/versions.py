@@ -74,6 +74,10 @@ class Profile:
     # PodGC force-deletes the terminating pods of a NotReady node tainted
     # node.kubernetes.io/out-of-service (NodeOutOfServiceVolumeDetach, GA 1.28).
     pod_gc_out_of_service: bool = False
+    # PodGC patches a pod it force-deletes to phase Failed first (orphans also with the
+    # DisruptionTarget condition DeletionByPodGC): markFailedAndDeletePodWithCondition, 1.26+
+    # (behind PodDisruptionConditions until 1.28, then always); 1.18's deletePod only deletes.
+    pod_gc_marks_failed: bool = False
     # The kubelet's node shutdown manager (GracefulNodeShutdown, beta 1.21).
     graceful_node_shutdown: bool = False
     # Who deletes a pod for a NoExecute taint (PodDeleted ``by``): the NoExecuteTaintManager
@@ -166,6 +170,7 @@ CURRENT = Profile(
     separate_taint_eviction_controller=True,
     pod_disruption_conditions=True,
     pod_gc_out_of_service=True,
+    pod_gc_marks_failed=True,
     graceful_node_shutdown=True,
     taint_eviction_deleter="TaintEvictionController",
     taint_eviction_forgets_fired_work=True,

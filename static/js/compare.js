@@ -34,6 +34,8 @@ function send(name, obj) { const ws = sides[name].ws; if (ws && ws.readyState ==
 function handle(name, m) {
   const side = sides[name];
   if (m.type === "snapshot") { side.state = applySnapshot(side.state, m); side.lastWall = performance.now(); render(); return; }
+  // A tick too large to broadcast (controller/deltas.py): take a fresh snapshot.
+  if (m.type === "resync") { send(name, { type: "snapshot" }); return; }
   if (m.type === "delta" || m.type === "reset") {
     const r = applyDelta(side.state, m);
     if (r.gap) { send(name, { type: "snapshot" }); return; }
@@ -45,7 +47,9 @@ function handle(name, m) {
 }
 
 const ACTIONS = [["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"],
-  ["HealNode", "heal"], ["PowerOffNode", "power off"], ["PowerOnNode", "power on"]];
+  ["HealNode", "heal"], ["PowerOffNode", "power off"], ["PowerOnNode", "power on"],
+  // Both releases have the taint; only from 1.28 does PodGC act on it: a 1.18/1.34 pair shows it.
+  ["OutOfService", "out-of-service"], ["RemoveOutOfService", "in service"]];
 
 function renderSide(name) {
   const side = sides[name], s = side.state;

@@ -58,6 +58,15 @@ export function applyDelta(state, delta) {
   return { state, changed };
 }
 
+// A "resync" notice stands for a tick too large to broadcast (controller/deltas.py): the page
+// fetches snapshot.json and keeps the deltas that arrive meanwhile. What to apply after the
+// fetched snapshot, in order: the buffered deltas newer than it (older ones are in it). A
+// snapshot older than the notice itself is stale: null (ask again).
+export function resyncReplay(notice, snap, buffered) {
+  if (snap.seq < notice.seq) return null;
+  return buffered.filter((d) => d.seq > snap.seq).sort((a, b) => a.seq - b.seq);
+}
+
 export function podsByNode(state) {
   const out = new Map();
   for (const p of state.pods.values()) {
@@ -99,11 +108,13 @@ export function why(e, state) {
         if (n && n.kubelet && n.kubelet.shuttingDown) return `kubelet node shutdown manager on ${e.node}: logind announced a shutdown, Ready=False "node is shutting down" posted at once (syncNodeStatus)`;
         return `kubelet on ${e.node} reports its runtime is down (KubeletNotReady)`;
       }
-      return `kubelet on ${e.node} posted Ready`;
+      return `kubelet on ${e.node} posted Ready (tryUpdateNodeStatus: at every nodeStatusUpdateFrequency check it compares its status with the API's copy and patches a difference, such as the controller's Unknown)`;
     case "TaintAdded":
+      if (e.key === OUT_OF_SERVICE) return outOfServiceWhy(state);
       if (e.effect === "NoSchedule") return `doNoScheduleTaintingPass: condition -> ${e.key} taint, at once (no rate limit)`;
       return `doNoExecuteTaintingPass: ${e.node} reached the head of zone ${zone || "(none)"}'s rate-limited queue and got a token (${zoneState ? zoneState.qps + " node/s, " : ""}nodeEvictionRate${cm.nodeEvictionRate !== undefined ? " " + cm.nodeEvictionRate : ""}, secondaryNodeEvictionRate for a partially disrupted large zone)`;
     case "TaintRemoved":
+      if (e.key === OUT_OF_SERVICE) return `the operator removed node.kubernetes.io/out-of-service from ${e.node} (RemoveOutOfService, kubectl taint ... out-of-service-): what the non-graceful shutdown procedure asks once the node is recovered; pods may be scheduled there again`;
       return e.effect === "NoExecute" ? `markNodeAsReachable: ${e.node} observed Ready again (or all zones fully disrupted)` : `doNoScheduleTaintingPass: the condition behind ${e.key} cleared`;
     case "ZoneState":
       return `ComputeZoneState: share of not-ready nodes vs unhealthyZoneThreshold (${e.state})`;
@@ -111,16 +122,20 @@ export function why(e, state) {
       return e.qps === 0 ? `setLimiterInZone: evictions stopped in ${e.zone} (small partially disrupted zone, or every zone down)` : `setLimiterInZone: ${e.zone} tainted at ${e.qps} node/s`;
     case "PodDeleted":
       if (e.by === "TaintManager" || e.by === "TaintEvictionController") return taintManagerWhy(e, pod, state);
+      if (e.by === "PodGC") return podGCWhy(e, state);
       if (e.by === "NodeLifecycleController") return `legacy eviction (taint manager off): ${e.node} not Ready for podEvictionTimeout${cm.podEvictionTimeout ? ` (${cm.podEvictionTimeout} s)` : ""} and its zone's queue gave it a token; every non-DaemonSet pod deleted`;
       return `deleted by ${e.by}`;
     case "PodEvicted":
       return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
     case "PodPhase":
       if (e.reason === "Terminated") return shutdownWhy(e, pod, state);
+      if (e.reason === "Evicted") return `kubelet eviction manager on the pod's node evicted it: Failed (Evicted), sent by the kubelet's status manager at once, or, from a partitioned kubelet, at its first syncBatch (every 10 s) after the heal`;
+      if (e.phase === "Failed" && !e.reason) return "PodGC (markFailedAndDeletePod, 1.26+): a pod it force-deletes is patched to phase Failed first, so it does not stay Running forever without a kubelet";
       return "";
     case "PodDisruptionTarget":
       if (e.reason === "TerminationByKubelet") return shutdownWhy(e, pod, state);
       if (e.reason === "DeletionByTaintManager") return `taint-eviction-controller (addConditionAndDeletePod, 1.26+): ${e.node} has a NoExecute taint the pod does not tolerate, or no longer does (its tolerationSeconds ran out), so it is marked DisruptionTarget "${e.message}" right before its DELETE`;
+      if (e.reason === "DeletionByPodGC") return `PodGC gcOrphaned (markFailedAndDeletePodWithCondition, 1.26+): ${e.node} no longer exists (confirmed after its 40 s quarantine), so the pod is marked DisruptionTarget "${e.message}" and Failed right before its force delete`;
       return `DisruptionTarget (${e.reason}): ${e.message}`;
     case "NodePoweredOff":
       return e.reason === "GracefulShutdownDone"
@@ -128,7 +143,9 @@ export function why(e, state) {
         : `${e.node} powered off at once: no shutdownGracePeriod (the shutdown manager is off) or no kubelet to delay it`;
     case "PodReady":
       if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
-      return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
+      if (e.status === "False") return "MarkPodsNotReady: the node stopped being Ready";
+      if (state && (state.events || []).some((x) => x.type === "PodReady" && x.pod === e.pod && x.status === "False" && x.t <= e.t)) return "kubelet status manager: its syncBatch (every 10 s) found the API's Ready=False differs from the kubelet's own status (needsReconcile) and patched Ready=True back";
+      return "kubelet started the pod";
     case "K8sEvent":
       if (e.reason === "NodeNotReady" && e.object && e.object.startsWith("Pod/")) return `MarkPodsNotReady (1.34): the pod's node stopped being Ready, so its Ready condition went False and node-controller records this Warning on the pod`;
       return `${e.eventType} event ${e.reason}: ${e.message}`;
@@ -139,6 +156,31 @@ export function why(e, state) {
       return `fault injected: ${e.fault}`;
     default:
       return "";
+  }
+}
+
+const OUT_OF_SERVICE = "node.kubernetes.io/out-of-service";
+
+function releaseOf(state) { return (state && state.params && state.params.kubernetesVersion) || "1.18"; }
+
+// The operator's OutOfService fault: what the taint does in the room's release.
+function outOfServiceWhy(state) {
+  const start = "the operator marked the node out-of-service (OutOfService: node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, non-graceful node shutdown)";
+  if (releaseOf(state) === "1.18") return `${start}; in 1.18 it is only a NoExecute taint: the taint manager deletes the pods that do not tolerate it, PodGC does not react (gcTerminating came in 1.24, GA 1.28), so they stay Terminating while the node is down`;
+  return `${start}: the taint-eviction-controller deletes the pods that do not tolerate it at once, and PodGC's next 20 s pass force-deletes every Terminating pod on it while the node is not Ready (gcTerminating, GA 1.28)`;
+}
+
+// PodDeleted by PodGC, by the part of gc() that found it.
+function podGCWhy(e, state) {
+  switch (e.reason) {
+    case "OrphanedPod":
+      return `PodGC gcOrphaned: ${e.node} no longer exists; its name waited 40 s in quarantine (quarantineTime) and the next 20 s pass (gcCheckPeriod) confirmed it gone, so the pod is force-deleted (grace 0)`;
+    case "TerminatingOutOfService":
+      return `PodGC gcTerminating (NodeOutOfServiceVolumeDetach, GA 1.28): the pod was Terminating on ${e.node}, which is not Ready and has the node.kubernetes.io/out-of-service taint, so its 20 s pass (gcCheckPeriod) force-deletes it (grace 0) and its controller can recreate it elsewhere`;
+    case "TerminatedPodThreshold":
+      return "PodGC gcTerminated: more Failed/Succeeded pods than terminatedPodThreshold (12500); the oldest (evicted first) are deleted";
+    default:
+      return `PodGC force-deleted the pod (${e.reason})`;
   }
 }
 

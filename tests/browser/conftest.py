@@ -38,7 +38,11 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def live_stack(transactional_db: None, tmp_path: Path) -> Iterator[str]:
+def live_stack(
+    transactional_db: None, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[str]:
+    """``@pytest.mark.stack_env(NAME="value")`` on a test sets environment variables of the
+    stack's processes (settings such as PLAYGROUND_DELTA_MAX_BYTES)."""
     from django.db import connection
 
     if not Path(CHROMIUM).exists():
@@ -51,6 +55,9 @@ def live_stack(transactional_db: None, tmp_path: Path) -> Iterator[str]:
         "DEBUG": "1",
         "PLAYGROUND_TICK_SECONDS": "0.5",
     }
+    marker = request.node.get_closest_marker("stack_env")
+    if marker is not None:
+        env.update(marker.kwargs)
     env.pop("PLAYGROUND_TEST_DB", None)
     log = open(tmp_path / "stack.log", "wb")  # noqa: SIM115
     daphne = ["daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"]

@@ -203,8 +203,8 @@ class EvictionLoop:
                 message=ev.message,
             )
             cluster.record_event(now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning")
-            cluster.set_pod_phase(pod, "Failed", now, "Evicted", ev.message)
-            cluster.set_pod_ready(pod, False, now)
+            # killPodNow -> statusManager.SetPodStatus: sent when the API can be reached.
+            self.kubelet.status.set_pod_status(pod, now, "Failed", "Evicted", ev.message, False)
             self.kill(pod, ev.grace_period_s * SECOND, now)
 
     def kill(self, pod: Pod, grace_ms: int, now: int) -> None:
@@ -231,7 +231,7 @@ class EvictionLoop:
         return [
             p
             for p in self.sim.cluster.pods_on_node(self.kubelet.node_name)
-            if p.started and p.phase not in ("Failed", "Succeeded")
+            if p.started and self.kubelet.status.phase_of(p) not in ("Failed", "Succeeded")
         ]
 
     def node_stats(self, now: int) -> NodeStats:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('controller', '0005_comparison'),
+        ('controller', '0006_lessons'),
     ]
 
     operations = [

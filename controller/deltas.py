@@ -1,0 +1,75 @@
+"""Bounded deltas: no tick broadcasts more than ``PLAYGROUND_DELTA_MAX_BYTES`` (256 KiB by
+default). A tick that changed more (a zone outage in a 1,000-node room changes thousands of
+pods at one instant) broadcasts a small ``resync`` notice instead; every client then fetches
+the room's snapshot over HTTP (``snapshot.json``), which is built once per room version and
+served gzipped to all of them, and replays the deltas that arrived meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from django.conf import settings
+
+from .models import Room
+
+
+def max_bytes() -> int:
+    return int(getattr(settings, "PLAYGROUND_DELTA_MAX_BYTES", 256 * 1024))
+
+
+def encoded_size(message: dict[str, Any]) -> int:
+    """Bytes of ``message`` as the channel layer sends it to a browser (compact JSON)."""
+    return len(json.dumps(message, separators=(",", ":")).encode())
+
+
+def bounded(delta: dict[str, Any]) -> dict[str, Any]:
+    """``delta`` itself when it fits, else the resync notice that stands for it: the same
+    ``seq`` (so clients keep their order), the clock, the refusals for the operator, and why."""
+    size = encoded_size(delta)
+    limit = max_bytes()
+    if size <= limit:
+        return delta
+    notice = {
+        "type": "resync",
+        "seq": delta["seq"],
+        "t": delta["t"],
+        "speed": delta["speed"],
+        "paused": delta["paused"],
+        "bytes": size,
+        "limit": limit,
+        "events": len(delta.get("events") or []),
+    }
+    if delta.get("refused"):
+        notice["refused"] = delta["refused"]
+    return notice
+
+
+# -- one snapshot per room version, shared by every client of this process -----------------
+_CACHE: OrderedDict[tuple[int, int, int], bytes] = OrderedDict()
+_LOCK = threading.Lock()
+_CACHE_SIZE = 8
+
+
+def snapshot_bytes(room: Room) -> bytes:
+    """The room's snapshot as JSON bytes, built once per (room, seq, version) by this
+    process: a hundred clients resyncing after one big tick cost one build."""
+    from .services import room_snapshot
+
+    key = (room.pk, room.seq, room.version)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    # Without the lesson: its state is per role and changes without a new room version
+    # (answers, reveal); a resyncing page keeps the lesson it has (and its broadcasts).
+    body = json.dumps(room_snapshot(room, lesson=False), separators=(",", ":")).encode()
+    with _LOCK:
+        _CACHE[key] = body
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return body

@@ -1,0 +1,106 @@
+"""Room affinity (controller/affinity.py): each room's ticks run on one worker process, the
+one that holds its engine; when that worker dies (kill -9), its rooms move to another live
+worker within seconds and go on from where they were, with no event lost or repeated."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from controller import affinity, services
+from controller.models import Room
+from controller.tasks import redis_client
+from tests.app.conftest import Worker
+from tests.app.test_rooms import SCENARIO, headless_events, room_events, wait_for
+
+
+@pytest.mark.parametrize(
+    ("workers", "gone"),
+    [
+        (["w1@h", "w2@h"], "w1@h"),
+        (["w1@h", "w2@h", "w3@h"], "w2@h"),
+        (["a@x", "b@x", "c@x", "d@x"], "d@x"),
+    ],
+)
+def test_rendezvous_owner_is_stable_and_only_a_dead_workers_rooms_move(workers, gone) -> None:
+    before = {room: affinity.owner(room, workers) for room in range(200)}
+    assert set(before.values()) == set(workers), "every worker gets rooms"
+    after = {room: affinity.owner(room, [w for w in workers if w != gone]) for room in range(200)}
+    moved = {room for room in before if before[room] != after[room]}
+    assert moved == {room for room, w in before.items() if w == gone}
+    assert affinity.owner(7, []) is None
+
+
+def _stats(room_id: int) -> dict[str, str]:
+    raw = redis_client().hgetall(affinity.stats_key(room_id))
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def test_rooms_tick_on_their_owner_and_move_when_it_is_killed(
+    transactional_db, redis_server, celery_beat_proc, tmp_path: Path
+) -> None:
+    from django.db import connection
+
+    db = connection.settings_dict["NAME"]
+    one, two = Worker(db, tmp_path / "w1.log"), Worker(db, tmp_path / "w2.log")
+    one.start()
+    two.start()
+    try:
+        rooms = []
+        for i in range(4):
+            room = services.room_create(f"aff-{i}", SCENARIO, None, 10.0)
+            services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+            rooms.append(room)
+        live = wait_for(
+            lambda: (w := affinity.live_workers(redis_client())) and len(w) == 2 and w,
+            what="both workers to announce themselves",
+        )
+        owners = {r.pk: affinity.owner(r.pk, live) for r in rooms}
+        # Count from here: before the workers announced themselves, ticks ran anywhere (and
+        # ticks queued then may still run for a moment).
+        time.sleep(2 * affinity.HEARTBEAT_S)
+        redis_client().delete(*(affinity.stats_key(r.pk) for r in rooms))
+        # Several ticks each, every one on the room's owner, the engine built once there.
+        wait_for(
+            lambda: all(int(_stats(r.pk).get("ticks", 0)) >= 6 for r in rooms),
+            what="six ticks of every room",
+        )
+        for r in rooms:
+            s = _stats(r.pk)
+            assert s["worker"] == owners[r.pk], (r.pk, s)
+            assert [k for k in s if k.startswith("ticks:")] == [f"ticks:{owners[r.pk]}"], s
+            assert int(s["restores"]) <= 1, f"room {r.pk} rebuilt its engine: {s}"
+        victim = one if one.name in owners[rooms[0].pk] else two
+        survivor = two if victim is one else one
+        moved = [r for r in rooms if owners[r.pk].startswith(f"{victim.name}@")]
+        assert moved
+        victim.kill()  # SIGKILL: no goodbye, its heartbeat just stops
+        killed_at = time.monotonic()
+        for r in moved:
+            wait_for(
+                lambda r=r: _stats(r.pk)["worker"].startswith(f"{survivor.name}@"),
+                timeout=affinity.WORKER_TTL_S + 10,
+                what=f"room {r.pk} to tick on the surviving worker",
+            )
+        handover_s = time.monotonic() - killed_at
+        print(f"rooms of the killed worker ticking elsewhere after {handover_s:.1f} s")
+        ticks = {r.pk: int(_stats(r.pk)["ticks"]) for r in moved}
+        wait_for(
+            lambda: all(int(_stats(r.pk)["ticks"]) >= ticks[r.pk] + 3 for r in moved),
+            what="the moved rooms to go on ticking",
+        )
+        for r in rooms:
+            services.room_control(r.pk, "pause", None, "t")
+        time.sleep(1.0)  # a tick in flight finishes
+        for r in rooms:
+            room = Room.objects.get(pk=r.pk)
+            assert room.sim_ms > 50_000
+            live_events = room_events(room)
+            assert any('"NodeReady"' in e and '"Unknown"' in e for e in live_events)
+            (tmp_path / f"r{r.pk}").mkdir()
+            assert live_events == headless_events(room, tmp_path / f"r{r.pk}")
+    finally:
+        one.kill()
+        two.kill()

@@ -1,0 +1,55 @@
+"""A tick too large to broadcast (a zone outage) reaches the page as a resync notice; the page
+fetches snapshot.json and ends with exactly the server's state. The stack runs with a 4 KiB
+delta limit so that a 12-node zone outage is "large"."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from controller import services
+from tests.app.test_deltas import SCENARIO
+
+from .conftest import ARTIFACTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.stack_env(PLAYGROUND_DELTA_MAX_BYTES="4096")]
+
+
+@pytest.fixture
+def room(live_stack):
+    room = services.room_create("deltas", SCENARIO, None, 1.0)
+    services.room_control(room.pk, "pause", None, "test")
+    return room
+
+
+def test_the_page_resyncs_after_a_tick_over_the_limit_and_matches_the_server(
+    live_stack, room, browser
+) -> None:
+    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "snapshot.json" in r.url else None)
+    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
+    page.wait_for_selector('article.node[data-node="a-1"] .pod', timeout=20_000)
+    # One 60 s step: zone-a's nodes go Unknown at 45 s and their pods NotReady, in one tick
+    # whose delta is far over 4 KiB.
+    for _ in range(6):
+        page.click('button[data-ctl="step"]')
+    for i in range(1, 7):
+        page.wait_for_selector(f'article.node.unknown[data-node="a-{i}"]', timeout=20_000)
+    assert fetched, "the page fetched snapshot.json after a resync notice"
+    # Let the clock settle, then the page's nodes are the server's.
+    page.wait_for_timeout(1500)
+    server = json.loads(
+        urllib.request.urlopen(f"{live_stack}/rooms/{room.slug}/snapshot.json").read()
+    )
+    want = {n["name"]: n["ready"] for n in server["nodes"]}
+    got = page.evaluate(
+        "Object.fromEntries([...document.querySelectorAll('article.node')].map(e => "
+        "[e.dataset.node, e.classList.contains('unknown') ? 'Unknown' : "
+        "(e.classList.contains('notready') ? 'False' : 'True')]))"
+    )
+    assert got == want
+    assert page.locator("#conn").inner_text() == "live"
+    page.screenshot(path=ARTIFACTS / "bounded-deltas-resynced.png", full_page=True)
