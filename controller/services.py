@@ -13,6 +13,8 @@ import pickle
 import re
 import time
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -895,6 +897,22 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
 
 
 # -- reading --------------------------------------------------------------------------------
+@contextmanager
+def one_committed_state() -> Iterator[None]:
+    """A transaction whose reads all see one committed state (the room, its views and events
+    of one tick), without waiting for a tick. SQLite's transaction gives that (it holds the
+    database's lock); PostgreSQL's default, READ COMMITTED, gives each statement what was
+    committed when it began, so a tick committing between two reads would mix two ticks:
+    the outermost transaction asks for REPEATABLE READ (one snapshot, no locks taken)."""
+    outermost = not transaction.get_connection().in_atomic_block
+    with transaction.atomic():
+        connection = transaction.get_connection()
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
 def room_snapshot(
     room: Room, last_events: int = 300, client: str = "", lesson: bool = True
 ) -> dict[str, Any]:
@@ -902,11 +920,8 @@ def room_snapshot(
     for a lesson room the lesson and its state (``client``'s own answer included; the
     consumer filters it by role). ``lesson=False`` leaves the key out (the shared HTTP
     snapshot: the lesson's state is per role and changes without a new room version)."""
-    with transaction.atomic():
-        # The room's row lock (the one a tick holds while it writes views and seq): on
-        # PostgreSQL each statement sees what was committed when it began, so without it a
-        # tick committing between the two reads below would give views and a seq that differ.
-        room = Room.objects.select_for_update().get(pk=room.pk)
+    with one_committed_state():
+        room = Room.objects.get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
         events = list(
             TimelineEvent.objects.filter(room=room)

@@ -5,13 +5,15 @@ aborts the transaction (slug races), jsonb's key order. These run on both databa
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import F
 
 from controller import services
 from controller.engine.scenario import ScenarioError
-from controller.models import Action, Comparison, Room
+from controller.models import Action, Comparison, ObjectView, Room
 
 pytestmark = pytest.mark.django_db
 
@@ -165,3 +167,39 @@ def test_json_fields_round_trip_and_the_export_has_one_key_order() -> None:
     )
     stored = Action.objects.get(kind="Apply").payload
     assert stored["zz"] == {"a": [1.5, 2**53, "é"], "b": 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_snapshot_is_one_ticks_state_when_a_tick_commits_between_its_reads(
+    monkeypatch,
+) -> None:
+    """A tick commits (seq + 1, a node's view) after the snapshot read the room and before it
+    reads the views: the snapshot is still the state of one tick (the earlier one)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's transaction holds the database lock: no commit comes between")
+    room = services.room_create("", SCENARIO, None, 10.0)
+    seq = Room.objects.get(pk=room.pk).seq
+
+    def tick() -> None:
+        with transaction.atomic():
+            Room.objects.filter(pk=room.pk).update(seq=F("seq") + 1)
+            ObjectView.objects.all().filter(room=room, kind="node").update(
+                data={"name": "n-1", "changed": True}
+            )
+        connection.close()
+
+    def filter_after_a_tick(*args, **kwargs):
+        thread = threading.Thread(target=tick)
+        thread.start()
+        thread.join(timeout=20)
+        assert not thread.is_alive(), "the tick waited for the snapshot"
+        monkeypatch.undo()
+        return ObjectView.objects.all().filter(*args, **kwargs)
+
+    monkeypatch.setattr(ObjectView.objects, "filter", filter_after_a_tick)
+    snapshot = services.room_snapshot(room)
+    assert snapshot["seq"] == seq
+    assert not any(n.get("changed") for n in snapshot["nodes"])
+    later = services.room_snapshot(room)  # the next one sees the tick, whole
+    assert later["seq"] == seq + 1
+    assert all(n.get("changed") for n in later["nodes"])
