@@ -4,7 +4,8 @@
 Roles: the room's operator token; the room's owner and a staff user, signed in (roles.py:
 the operator by design); a signed-in user who does not own the room; no token; a wrong
 token; another room's operator token. Only the operator may change a room, and every refusal
-leaves the room exactly as it was (its clock, speed, pause, sequence and action log)."""
+leaves the room exactly as it was (its clock, speed, pause, sequence and action log). In a
+lesson room only the operator leads (lesson.next/prev/reveal); anyone watching answers."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from controller import services
-from controller.models import Action, Room
+from controller import lessons, services
+from controller.models import Action, LessonAnswer, LessonState, Room
 from playground.asgi import application
 
 pytestmark = [
@@ -228,3 +229,64 @@ def test_http_endpoint_matrix(role: str) -> None:
     # The index page's POST is room creation (refused: not a valid form); nothing changed.
     assert fingerprint(room) == before
     assert Room.objects.count() == 3
+
+
+LESSON = (services.BUILTIN_DIR / "20-lesson-heartbeats.yaml").read_text()
+# lesson message -> may a viewer send it?
+LESSON_MESSAGES = {"lesson.next": False, "lesson.prev": False, "lesson.reveal": False}
+LESSON_MESSAGES["lesson.answer"] = True  # every watcher answers the class's question
+
+
+def lesson_state(room: Room) -> tuple:
+    ls = LessonState.objects.get(room=room)
+    return (ls.step, ls.checkpoint, ls.revealed, LessonAnswer.objects.filter(room=room).count())
+
+
+@pytest.mark.parametrize("message", list(LESSON_MESSAGES))
+@pytest.mark.parametrize("role", list(ROLES))
+def test_lesson_message_matrix(role: str, message: str) -> None:
+    """The lesson's messages on a lesson room paused at its first question (step 1 shown):
+    only the operator leads (next, prev, reveal); anyone answers; no answer changes the room."""
+    room = services.room_create("lesson", LESSON, None, 10.0)
+    other = services.room_create("other", SCENARIO, None, 10.0)
+    services.room_control(room.pk, "pause", None, "setup")
+    cp = lessons._checkpoints(lessons.lesson_of(room))[0][1]
+    LessonState.objects.filter(room=room).update(step=1, checkpoint=cp.id)
+    token, cookie = credentials(role, room, other)
+    before, lesson_before = fingerprint(room), lesson_state(room)
+    content = {"type": message}
+    if message == "lesson.answer":
+        content.update(checkpoint=cp.id, answer=1, name="Ann\x00" if role == "no-token" else "Ann")
+
+    async def run() -> dict[str, Any]:
+        headers = [(b"origin", b"http://localhost")]
+        if cookie:
+            headers.append((b"cookie", f"sessionid={cookie}".encode()))
+        comm = WebsocketCommunicator(
+            application, f"/ws/rooms/{room.slug}/?token={token}&client=c1", headers=headers
+        )
+        assert (await comm.connect())[0]
+        await _reply(comm, {"snapshot"})
+        await comm.send_json_to(content)
+        reply = await _reply(comm, {"ack", "error"})
+        await comm.disconnect()
+        return reply
+
+    reply = async_to_sync(run)()
+    after = lesson_state(room)
+    if message == "lesson.answer" and role == "no-token":  # a NUL in the name: refused
+        assert reply["message"].startswith("lesson.answer.name: contains a NUL character")
+        assert after == lesson_before
+    elif ROLES[role] or LESSON_MESSAGES[message]:
+        assert reply["type"] == "ack", reply
+        assert after != lesson_before
+    else:
+        assert reply == {
+            "type": "error",
+            "message": f"{message}: only the operator leads the lesson.",
+        }
+        assert after == lesson_before
+    if message == "lesson.next" and ROLES[role]:  # next at a question resumes the clock
+        assert not Room.objects.get(pk=room.pk).paused
+    else:
+        assert fingerprint(room) == before
