@@ -4,6 +4,7 @@ aborts the transaction (slug races), jsonb's key order. These run on both databa
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 
@@ -91,6 +92,45 @@ def test_nul_characters_in_an_action_are_refused_with_the_path(
     with pytest.raises(services.ActionError) as info:
         services.action_submit(room, payload, actor)
     assert str(info.value).startswith(error)
+    assert not Action.objects.filter(room=room).exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "error"),
+    [
+        (
+            "pause",
+            math.nan,
+            "pause.value: nan is not a finite number (JSON has no NaN or Infinity)",
+        ),
+        ("resume", [1, math.inf], "resume.value[1]: inf is not a finite number"),
+        ("pause", {"a": "\x00"}, "pause.value.a: contains a NUL character"),
+    ],
+)
+def test_a_control_with_an_unstorable_value_is_refused(kind: str, value, error: str) -> None:
+    """jsonb refuses NaN and Infinity (and NUL): the control's log entry could not be stored."""
+    room = services.room_create("", SCENARIO, None, 10.0)
+    if kind == "resume":
+        services.room_control(room.pk, "pause", None, "op")
+    before = (Room.objects.get(pk=room.pk).paused, Action.objects.filter(room=room).count())
+    with pytest.raises(services.ActionError) as info:
+        services.room_control(room.pk, kind, value, "op")
+    assert str(info.value).startswith(error)
+    after = (Room.objects.get(pk=room.pk).paused, Action.objects.filter(room=room).count())
+    assert after == before
+
+
+def test_a_nan_the_fault_does_not_read_is_refused_in_an_action() -> None:
+    room = services.room_create("", SCENARIO, None, 10.0)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}
+    pod["metadata"]["annotations"] = {"x": math.nan}
+    pod["spec"] = {"containers": [{"name": "p"}]}
+    with pytest.raises(services.ActionError) as info:
+        services.action_submit(room, {"type": "Apply", "object": pod}, "op")
+    assert str(info.value) == (
+        "action.object.metadata.annotations.x: nan is not a finite number "
+        "(JSON has no NaN or Infinity)"
+    )
     assert not Action.objects.filter(room=room).exists()
 
 
