@@ -5,9 +5,11 @@ Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import functools
 import time
 
 import pytest
+from django.db import connections
 
 from controller import services
 from controller.models import Room
@@ -37,6 +39,21 @@ def wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def closes_db(test):
+    """Close the test body's database connections when it ends: the body runs in
+    Playwright's greenlet, whose connection is not the one pytest-django closes, and one left
+    open keeps PostgreSQL from dropping the test database at the end of the run."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):
+        try:
+            return test(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    return run
+
+
 @pytest.fixture
 def stack_env(monkeypatch):
     """Settings of the stack's processes (live_stack copies os.environ when it starts)."""
@@ -52,6 +69,7 @@ def clock_seconds(page) -> float:
     return int(minutes) * 60 + float(seconds)
 
 
+@closes_db
 def test_an_unwatched_room_stops_and_resumes_when_a_viewer_opens_it(
     stack_env, live_stack, browser
 ) -> None:
@@ -79,6 +97,7 @@ def test_an_unwatched_room_stops_and_resumes_when_a_viewer_opens_it(
     assert errors == []
 
 
+@closes_db
 def test_an_operator_over_the_message_rate_sees_the_limit(stack_env, live_stack, browser) -> None:
     room = services.room_create("rate", SCENARIO, None, 10.0)
     services.room_control(room.pk, "pause", None, "test")
