@@ -43,6 +43,7 @@ from .engine.series import points_since
 from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .engine.versions import Profile, profile_for
+from .importer import IMPORT_REPORT_HEADER
 from .limits import LimitError
 from .models import (
     Action,
@@ -971,6 +972,89 @@ def room_snapshot(
     return out
 
 
+def room_timeline(room: Room) -> list[dict[str, Any]]:
+    """The room's whole timeline (``t`` in ms), as stored."""
+    return [{"t": r.t_ms, "type": r.type, **r.data} for r in room.events.order_by("idx")]
+
+
+def room_manifests(room: Room) -> str:
+    """The room's cluster now: the scenario (nodes, settings with the parameter changes
+    applied so far), workloads and pods, which ``import_cluster`` reads back into the same
+    scenario."""
+    from .exports import cluster_manifests_yaml
+
+    # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
+    sim, _snapshot_due = _restore(room)
+    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    # The settings as they are now: the parameter changes applied so far, in order.
+    spec = root.setdefault("spec", {})
+    for action in room.actions.filter(status=Action.APPLIED, kind="SetParameters").order_by("id"):
+        for section in ("controllerManager", "kubelet", "apiServer"):
+            if action.payload.get(section):
+                spec[section] = {**(spec.get(section) or {}), **action.payload[section]}
+    header = (
+        f"# Room {room.slug!r} at simulated {room.sim_ms / 1000:g} s: the scenario (nodes, "
+        "settings), then workloads and pods.\n# manage.py import_cluster reads it back.\n"
+    )
+    return cluster_manifests_yaml(sim, root, header)
+
+
+WHAT_IF_DURATION_S = 1800
+
+
+def what_if_choices(room: Room) -> dict[str, list[str]]:
+    """The zones and nodes a What-if may fail: the room's scenario's (zones by their
+    topology.kubernetes.io/zone label, else the display name of their zone key)."""
+    from .engine.nodelifecycle.zones import get_zone_key, zone_display
+
+    scenario = load_scenario(room.scenario_yaml)
+    zones = []
+    for n in scenario.nodes:
+        zone = n.labels.get("topology.kubernetes.io/zone") or zone_display(get_zone_key(n.labels))
+        if zone and zone not in zones:
+            zones.append(zone)
+    return {"zones": zones, "nodes": [n.name for n in scenario.nodes]}
+
+
+def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[str, Any]:
+    """What if ``zone`` (or ``nodes``) failed at ``at_s`` in the room's scenario: per workload,
+    when it falls short of its desired replicas and when it is whole again (ms), run headless
+    for WHAT_IF_DURATION_S simulated seconds. The room is not touched."""
+    from .whatif import what_if
+
+    choices = what_if_choices(room)
+    if zone and zone not in choices["zones"]:
+        raise ActionError(f'zone: unknown zone "{zone}"')
+    for n in nodes:
+        if n not in choices["nodes"]:
+            raise ActionError(f'nodes: unknown node "{n}"')
+    if not zone and not nodes:
+        raise ActionError("pick a zone or at least one node to fail")
+    if not (isinstance(at_s, int | float) and 0 <= at_s < WHAT_IF_DURATION_S):
+        raise ActionError(f"at: must be between 0 and {WHAT_IF_DURATION_S} seconds")
+    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    if len(docs) > 1:  # extra documents are objects
+        root.setdefault("spec", {}).setdefault("objects", []).extend(
+            d for d in docs if d is not root
+        )
+    rows = what_if(
+        root,
+        zone=zone or None,
+        nodes=list(nodes),
+        at_ms=round(at_s * 1000),
+        duration_ms=WHAT_IF_DURATION_S * 1000,
+    )
+    return {
+        "zone": zone,
+        "nodes": list(nodes),
+        "at_ms": round(at_s * 1000),
+        "duration_ms": WHAT_IF_DURATION_S * 1000,
+        "rows": rows,
+    }
+
+
 def room_export(room: Room) -> str:
     """The scenario plus the applied action log as one YAML that ``simulate`` replays."""
     # The room's own copy (validated at creation), so it is changed freely.
@@ -1123,12 +1207,33 @@ def _broadcast_after_commit(room_id: int, message: dict[str, Any]) -> None:
 BUILTIN_DIR = __import__("pathlib").Path(__file__).resolve().parent / "scenarios"
 
 
+def import_scenario(
+    text: str,
+    name: str = "",
+    kubelet_config: str | None = None,
+    controller_manager_config: str | None = None,
+    flags: str | None = None,
+) -> tuple[str, list[dict[str, str]]]:
+    """kubectl output (and component configuration) -> the scenario YAML a room is created
+    from (its report as the leading comment) and the report (importer.import_cluster)."""
+    from .importer import dump_scenario, import_cluster
+
+    scenario, report = import_cluster(
+        text,
+        name=name or "imported-cluster",
+        kubelet_config=kubelet_config,
+        controller_manager_config=controller_manager_config,
+        flags=flags,
+    )
+    return dump_scenario(scenario, report), report
+
+
 def scenario_about(text: str) -> str:
     """A scenario's explanation: its leading ``#`` comment lines, joined into one paragraph."""
     lines = []
     for line in text.splitlines():
-        if not line.startswith("#"):
-            break
+        if not line.startswith("#") or line.startswith(IMPORT_REPORT_HEADER):
+            break  # an imported cluster's report is shown apart (importer.import_report_of)
         lines.append(line[1:].strip())
     return " ".join(x for x in lines if x)
 

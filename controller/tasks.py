@@ -228,3 +228,11 @@ def beat_heartbeat_task() -> None:
 def ping_task(x: int) -> int:
     """A pure task for health and broker tests."""
     return x + 1
+
+
+@shared_task
+def what_if_task(room_id: int, zone: str, nodes: list[str], at_s: float) -> dict[str, object]:
+    """Run the room's scenario forward headless with a zone or nodes failed, and return per
+    workload when it is back (the room itself is not touched)."""
+    room = Room.objects.get(pk=room_id)
+    return services.room_what_if(room, zone, nodes, at_s)

@@ -154,7 +154,7 @@ PLAYGROUND_MAX_NODES_PER_ROOM = env_number("PLAYGROUND_MAX_NODES_PER_ROOM", 5000
 PLAYGROUND_MAX_PODS_PER_ROOM = env_number("PLAYGROUND_MAX_PODS_PER_ROOM", 150000)
 PLAYGROUND_MAX_ACTIONS_PER_SECOND = env_number("PLAYGROUND_MAX_ACTIONS_PER_SECOND", 20)
 PLAYGROUND_MAX_MESSAGE_BYTES = env_number("PLAYGROUND_MAX_MESSAGE_BYTES", 65536)
-PLAYGROUND_MAX_SCENARIO_BYTES = env_number("PLAYGROUND_MAX_SCENARIO_BYTES", 2 * 1024 * 1024)
+PLAYGROUND_MAX_SCENARIO_BYTES = env_number("PLAYGROUND_MAX_SCENARIO_BYTES", 16 * 1024 * 1024)
 # A room nobody watches for this long stops ticking; a viewer's arrival resumes it (0: never).
 PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300, float)
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).

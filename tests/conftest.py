@@ -86,3 +86,20 @@ def evidence(request: pytest.FixtureRequest) -> Callable[[str], None]:
         lines.append(f"{request.node.name}: {line}")
 
     return record
+
+
+@pytest.fixture(autouse=True)
+def no_workers_of_earlier_tests() -> None:
+    """Room affinity sends a room's ticks to the worker that owns it; a worker killed by an
+    earlier test stays in the live set for a few seconds (controller.affinity.WORKER_TTL_S),
+    so each test starts with that set empty (its own workers announce themselves)."""
+    import redis
+
+    from controller.affinity import WORKERS_KEY
+
+    if TEST_REDIS.proc is None:
+        return
+    try:
+        redis.Redis.from_url(TEST_REDIS.url, socket_timeout=1).delete(WORKERS_KEY)
+    except redis.RedisError:
+        pass

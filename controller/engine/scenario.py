@@ -33,7 +33,9 @@ from .versions import (
     profile_for,
 )
 
-MAX_SCENARIO_BYTES = 2 * 1024 * 1024
+MAX_SCENARIO_BYTES = (
+    32 * 1024 * 1024
+)  # the parser's hard cap; servers set PLAYGROUND_MAX_SCENARIO_BYTES
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "16Gi", "ephemeral-storage": "100Gi", "pods": "110"}
 RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage", "pods")
 USAGE_NAMES = ("memory", "ephemeral-storage", "pids")

@@ -14,6 +14,7 @@ from .cluster import Cluster
 from .core import Phase, Scheduler
 from .kubelet.allocatable import node_allocatable
 from .kubelet.node_status import RUNNING, STOPPED, Kubelet
+from .kubelet.preemption import admission_done
 from .manifests import pod_from_manifest
 from .nodelifecycle.controller import NodeLifecycleController
 from .nodelifecycle.taint_manager import NoExecuteTaintManager
@@ -342,16 +343,24 @@ class Simulation:
                 )
             return
         if pod.phase == "Pending" and not pod.started:
-            ok, reason, message = self.kubelet_admit(kubelet, pod, now)
-            if not ok:
-                # Kubelet.rejectPod: a Warning event with the message, and the status message
-                # prefixed "Pod " (until 1.26).
-                self.timeline.emit(
-                    now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason
-                )
-                self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
-                kubelet.status.set_pod_status(pod, now, "Failed", reason, "Pod " + message)
-                return
+            waiting = admission_done(kubelet)  # admitted, HandlePodAdditions blocked in kills
+            if pod.key in waiting:
+                if waiting[pod.key] > now:
+                    return
+                del waiting[pod.key]
+            else:
+                if not self._kubelet_admits(kubelet, pod, now):
+                    return
+                if waiting.get(pod.key, now) > now:
+                    self.sched.schedule(
+                        waiting[pod.key],
+                        Phase.KUBELET_POD,
+                        self._start_after_admission,
+                        kubelet.node_name,
+                        pod.key,
+                    )
+                    return
+                waiting.pop(pod.key, None)
             pod.started = True
             kubelet.status.set_pod_status(pod, now, "Running", ready=True)
             self.on_usage_changed(pod.node_name, now)
@@ -364,6 +373,28 @@ class Simulation:
             # someone else is put right by the status manager's next syncBatch (needsReconcile).
             if pod.key not in kubelet.status.synced:
                 kubelet.status.set_ready(pod, now)
+
+    def _start_after_admission(self, node_name: str, key: str) -> None:
+        """The preemption kills returned: HandlePodAdditions goes on and starts the pod."""
+        kubelet = self.kubelets.get(node_name)
+        pod = self.cluster.pods.get(key)
+        if kubelet is None or pod is None or pod.node_name != node_name:
+            return
+        if kubelet.reaches_api and kubelet.runtime_ready:
+            self.kubelet_sync_pod(kubelet, pod, self.now_ms)
+
+    def _kubelet_admits(self, kubelet: Kubelet, pod: Pod, now: int) -> bool:
+        """canAdmitPod, and Kubelet.rejectPod when a handler says no: a Warning event with
+        the message, and the status message with the profile's prefix ("Pod " in 1.18,
+        "Pod was rejected: " in 1.34)."""
+        ok, reason, message = self.kubelet_admit(kubelet, pod, now)
+        if ok:
+            return True
+        self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
+        self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
+        prefix = self.config.profile.reject_pod_message_prefix
+        kubelet.status.set_pod_status(pod, now, "Failed", reason, prefix + message)
+        return False
 
     def _confirm_termination(self, key: str) -> None:
         self._terminations.pop(key, None)
@@ -382,7 +413,7 @@ class Simulation:
         self.cluster.remove_pod(pod, self.now_ms)
 
     def kubelet_admit(self, kubelet: Kubelet, pod: Pod, now: int) -> tuple[bool, str, str]:
-        """Kubelet pod admission: the eviction manager's Admit (section 8.5)."""
+        """Kubelet pod admission: the admit handlers (Kubelet.admit)."""
         return kubelet.admit(pod, now)
 
     def on_kubelet_started(self, kubelet: Kubelet, now: int) -> None:

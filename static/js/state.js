@@ -129,10 +129,20 @@ export function why(e, state) {
       return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
     case "PodPhase":
       if (e.reason === "Terminated") return shutdownWhy(e, pod, state);
-      if (e.reason === "Evicted") return `kubelet eviction manager on the pod's node evicted it: Failed (Evicted), sent by the kubelet's status manager at once, or, from a partitioned kubelet, at its first syncBatch (every 10 s) after the heal`;
+      if (e.reason === "Evicted") return `kubelet eviction manager on the pod's node evicted it: Failed (Evicted)${statusWhenStopped(state)}, sent by the kubelet's status manager at once, or, from a partitioned kubelet, at its first syncBatch (every 10 s) after the heal`;
+      if (e.reason === "Preempting") return `${PREEMPTION_RULE}: the pod was preempted to make room for a critical pod${statusWhenStopped(state)}`;
+      if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
       if (e.phase === "Failed" && !e.reason) return "PodGC (markFailedAndDeletePod, 1.26+): a pod it force-deletes is patched to phase Failed first, so it does not stay Running forever without a kubelet";
       return "";
+    case "PodRejected":
+      if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
+      if (e.reason === "UnexpectedAdmissionError") return `${PREEMPTION_RULE}: a critical pod short of resources, but no set of lower-priority pods frees enough, so it is rejected`;
+      if (e.reason === "Evicted") return "kubelet eviction manager's Admit: the node reports pressure, and only critical pods (and, with MemoryPressure alone, non-BestEffort or memory-pressure-tolerating pods) are admitted";
+      if (e.reason === "NodeShutdown") return "kubelet node shutdown manager's Admit: the node is shutting down, every new pod is rejected";
+      return `kubelet admission: rejected (${e.reason})`;
     case "PodDisruptionTarget":
+      if (e.reason === "TerminationByKubelet" && e.message === PREEMPTION_DISRUPTION) return `${PREEMPTION_RULE} (DisruptionTarget, 1.26+): the pod's containers stopped, so it is Failed (Preempting) with this condition`;
+      if (e.reason === "TerminationByKubelet" && e.message && e.message.startsWith("The node was low on resource")) return "kubelet eviction manager (evictPod, DisruptionTarget 1.26+): the evicted pod's containers stopped, so its Failed (Evicted) status is written with this condition";
       if (e.reason === "TerminationByKubelet") return shutdownWhy(e, pod, state);
       if (e.reason === "DeletionByTaintManager") return `taint-eviction-controller (addConditionAndDeletePod, 1.26+): ${e.node} has a NoExecute taint the pod does not tolerate, or no longer does (its tolerationSeconds ran out), so it is marked DisruptionTarget "${e.message}" right before its DELETE`;
       if (e.reason === "DeletionByPodGC") return `PodGC gcOrphaned (markFailedAndDeletePodWithCondition, 1.26+): ${e.node} no longer exists (confirmed after its 40 s quarantine), so the pod is marked DisruptionTarget "${e.message}" and Failed right before its force delete`;
@@ -143,6 +153,8 @@ export function why(e, state) {
         : `${e.node} powered off at once: no shutdownGracePeriod (the shutdown manager is off) or no kubelet to delay it`;
     case "PodReady":
       if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Evicted") return "kubelet eviction manager: the pod was evicted, so it is Failed and not Ready";
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Preempting") return `${PREEMPTION_RULE}: the pod was preempted for a critical pod, so it is Failed and not Ready`;
       if (e.status === "False") return "MarkPodsNotReady: the node stopped being Ready";
       if (state && (state.events || []).some((x) => x.type === "PodReady" && x.pod === e.pod && x.status === "False" && x.t <= e.t)) return "kubelet status manager: its syncBatch (every 10 s) found the API's Ready=False differs from the kubelet's own status (needsReconcile) and patched Ready=True back";
       return "kubelet started the pod";
@@ -186,6 +198,21 @@ function podGCWhy(e, state) {
 
 // "kubelet node shutdown manager (GracefulNodeShutdown, 1.21+): non-critical pods killed first
 // within shutdownGracePeriod − shutdownGracePeriodCriticalPods (20 s), ..."
+const PREEMPTION_RULE = "kubelet critical pod admission (CriticalPodAdmissionHandler)";
+const PREEMPTION_DISRUPTION = "Pod was preempted by Kubelet to accommodate a critical pod.";
+
+// 1.18 writes a killed pod's Failed status before the kill; later releases once its containers stopped.
+function statusWhenStopped(state) {
+  const v = state && state.params && state.params.kubernetesVersion;
+  if (!v) return "";
+  return v !== "1.18" ? ", its status written once its containers stopped (1.27+)" : ", its status written before the kill (1.18)";
+}
+
+function admissionWhy(reason) {
+  const resource = reason.slice("OutOf".length);
+  return `kubelet resource-fit admission (lifecycle.NewPredicateAdmitHandler): the pod's ${resource} request does not fit the node's allocatable minus what the pods it already admitted request`;
+}
+
 function shutdownWhy(e, pod, state) {
   const k = (state && state.params && state.params.kubelet) || {};
   const grace = k.shutdownGracePeriod, critical = k.shutdownGracePeriodCriticalPods;

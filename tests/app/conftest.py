@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.procs import Daphne
 from tests.postgres_plugin import database_url
 from tests.redis_plugin import TEST_REDIS, RedisServer
 
@@ -61,8 +62,16 @@ class Worker:
             self.db_name,
             self.log,
         )
+        try:
+            self._wait_for_ping()
+        except BaseException:
+            self.kill()  # not left running (a failed fixture has no teardown)
+            raise
+
+    def _wait_for_ping(self) -> None:
         from playground.celery import app
 
+        assert self.proc is not None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             replies = app.control.ping(timeout=0.5)
@@ -121,3 +130,27 @@ def fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+# -- the stack's environment and a real Daphne (tests/app/test_faults.py, test_bench.py) -----
+@pytest.fixture
+def stack_env(transactional_db: None, redis_server: RedisServer) -> dict[str, str]:
+    """The environment of a subprocess of the stack: the test Redis and test database."""
+    from django.db import connection
+
+    env = {
+        **os.environ,
+        "REDIS_URL": TEST_REDIS.url,
+        "DATABASE_URL": database_url(connection.settings_dict["NAME"]),
+    }
+    env.pop("PLAYGROUND_TEST_DB", None)
+    return env
+
+
+@pytest.fixture
+def daphne_proc(stack_env: dict[str, str], tmp_path: Path) -> Iterator[Daphne]:
+    """``daphne playground.asgi:application`` on a free port (``.port``); kill/start it."""
+    web = Daphne(stack_env, tmp_path / "daphne.log")
+    web.start()
+    yield web
+    web.kill()

@@ -407,7 +407,7 @@ PAUSES = {
     "20-lesson-heartbeats": {"healthy": 60, "silence": 62, "unknown": 115, "back": 150},
     "21-lesson-taints-tolerations": {"pods": 10, "taints": 120, "web": 180, "daemonset": 420},
     "22-lesson-zones-rate-limits": {"one-node": 85, "partial": 145, "full": 245, "large-zone": 345},
-    "23-lesson-eviction-order": {"pressure": 42, "leak": 60, "guaranteed": 91, "recovery": 142},
+    "23-lesson-eviction-order": {"pressure": 42, "leak": 60, "guaranteed": 92, "recovery": 144},
     "24-lesson-statefulset-stuck": {"silence": 120, "stuck": 420, "rescue": 485},
 }
 

@@ -110,6 +110,26 @@ test("graceful node shutdown: why names the shutdown manager's rule and the grac
   assert.match(why({ type: "PodReady", pod: "default/web", status: "False" }, s), /shutdown manager: the pod's containers stopped/);
 });
 
+test("kubelet admission, eviction and preemption: why names the kubelet's rule, not the shutdown manager's", () => {
+  const s = applySnapshot(emptyState(), { ...snap,
+    pods: [{ key: "default/b", node: "a-1", phase: "Failed", reason: "OutOfcpu", priority: 0 },
+      { key: "default/guar", node: "a-1", phase: "Failed", reason: "Preempting", priority: 0 },
+      { key: "default/burst", node: "a-1", phase: "Failed", reason: "Evicted", priority: 0 }],
+    params: { kubernetesVersion: "1.34", faultsRefused: [] } });
+  assert.match(why({ type: "PodRejected", pod: "default/b", node: "a-1", reason: "OutOfcpu" }, s), /^kubelet resource-fit admission \(lifecycle\.NewPredicateAdmitHandler\): the pod's cpu request/);
+  assert.match(why({ type: "PodPhase", pod: "default/b", phase: "Failed", reason: "OutOfmemory" }, s), /the pod's memory request/);
+  assert.match(why({ type: "PodRejected", pod: "default/c", node: "a-1", reason: "UnexpectedAdmissionError" }, s), /^kubelet critical pod admission/);
+  const preempted = why({ type: "PodDisruptionTarget", pod: "default/guar", reason: "TerminationByKubelet", message: "Pod was preempted by Kubelet to accommodate a critical pod." }, s);
+  assert.match(preempted, /^kubelet critical pod admission \(CriticalPodAdmissionHandler\) \(DisruptionTarget, 1\.26\+\)/);
+  const evicted = why({ type: "PodDisruptionTarget", pod: "default/burst", reason: "TerminationByKubelet", message: "The node was low on resource: memory. " }, s);
+  assert.match(evicted, /^kubelet eviction manager \(evictPod/);
+  assert.match(why({ type: "PodPhase", pod: "default/burst", phase: "Failed", reason: "Evicted" }, s), /its status written once its containers stopped \(1\.27\+\)/);
+  assert.match(why({ type: "PodPhase", pod: "default/guar", phase: "Failed", reason: "Preempting" }, s), /preempted to make room for a critical pod/);
+  assert.match(why({ type: "PodReady", pod: "default/burst", status: "False" }, s), /^kubelet eviction manager: the pod was evicted/);
+  s.params.kubernetesVersion = "1.18";
+  assert.match(why({ type: "PodPhase", pod: "default/burst", phase: "Failed", reason: "Evicted" }, s), /its status written before the kill \(1\.18\)/);
+});
+
 test("why: Ready put back by the kubelet's status manager, an eviction's Failed phase", () => {
   const s = applySnapshot(emptyState(), { ...snap, events: [{ t: 105, type: "PodReady", pod: "default/web", status: "False" }] });
   assert.match(why({ t: 140, type: "PodReady", pod: "default/web", status: "True" }, s), /^kubelet status manager: its syncBatch/);

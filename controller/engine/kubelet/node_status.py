@@ -403,9 +403,15 @@ class Kubelet:
 
     # -- eviction manager (kubelet/eviction) ------------------------------------------------
     def admit(self, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
-        """The pod admit handlers in order: the eviction manager's, then the node shutdown
-        manager's (a pod bound here is admitted or rejected)."""
+        """The pod admit handlers in order (kubelet.go NewMainKubelet): the eviction
+        manager's, the resource fit (lifecycle.NewPredicateAdmitHandler), then the node
+        shutdown manager's; the first that rejects decides."""
+        from .predicate import kubelet_predicate_admit
+
         result = self.eviction.admit(pod, now_ms)
+        if not result[0]:
+            return result
+        result = kubelet_predicate_admit(self, pod, now_ms)
         if not result[0]:
             return result
         return self.shutdown.admit()
