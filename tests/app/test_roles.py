@@ -178,17 +178,35 @@ def test_websocket_message_matrix(role: str, message: str) -> None:
 
 
 # HTTP: every url name of controller/urls.py -> what it is of (None, the room, the comparison)
-ENDPOINTS = {
-    "index": None,
-    "healthz": None,
-    "room": "room",
-    "room-export": "room",
-    "room-events": "room",
-    "room-snapshot": "room",
-    "room-series": "room",
-    "compare": "comparison",
+# and its other arguments
+ENDPOINTS: dict[str, tuple[str | None, list[str]]] = {
+    "index": (None, []),
+    "healthz": (None, []),
+    "room": ("room", []),
+    "room-export": ("room", []),
+    "room-events": ("room", []),
+    "room-timeline-csv": ("room", []),
+    "room-events-yaml": ("room", []),
+    "room-manifests": ("room", []),
+    "room-whatif": ("room", []),
+    "room-whatif-result": ("room", ["no-such-task"]),
+    "room-snapshot": ("room", []),
+    "room-series": ("room", []),
+    "compare": ("comparison", []),
 }
-GET_ONLY = {"healthz", "room-export", "room-events", "room-snapshot", "room-series"}
+GET_ONLY = {
+    "healthz",
+    "room-export",
+    "room-events",
+    "room-timeline-csv",
+    "room-events-yaml",
+    "room-manifests",
+    "room-whatif-result",
+    "room-snapshot",
+    "room-series",
+}
+# Operator only, and changes no room: a headless What-if run in the worker (CPU).
+OPERATOR_ONLY = {"room-whatif"}
 
 
 def test_the_http_matrix_covers_every_endpoint() -> None:
@@ -199,13 +217,16 @@ def test_the_http_matrix_covers_every_endpoint() -> None:
 
 def endpoints(room: Room, slug_cmp: str) -> list[tuple[str, str]]:
     slugs = {None: None, "room": room.slug, "comparison": slug_cmp}
-    return [(name, reverse(name, args=[slugs[of]] if of else [])) for name, of in ENDPOINTS.items()]
+    return [
+        (name, reverse(name, args=([slugs[of]] if of else []) + extra))
+        for name, (of, extra) in ENDPOINTS.items()
+    ]
 
 
 @pytest.mark.parametrize("role", list(ROLES))
 def test_http_endpoint_matrix(role: str) -> None:
     """No HTTP endpoint changes a room, for anyone; a page shows the operator link and token
-    only to the operator."""
+    only to the operator; a What-if run is the operator's only."""
     sides = [("a", {"apiServer": {}}), ("b", {"apiServer": {}})]
     comparison = services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     room = Room.objects.get(pk=comparison.left_id)
@@ -217,14 +238,27 @@ def test_http_endpoint_matrix(role: str) -> None:
     before = fingerprint(room)
     for name, url in endpoints(room, comparison.slug):
         for method in ("get", "post", "put", "delete"):
+            data = {"token": token, "speed": 50, "zone": "z"}
             if method == "get":
-                response = client.get(url, {"token": token, "speed": 50})
+                response = client.get(url, data)
+            elif method == "post":  # the token in the query (pages) and the form (What-if)
+                response = client.post(f"{url}?token={token}", data)
             else:
-                response = getattr(client, method)(f"{url}?token={token}", {"speed": 50})
+                response = getattr(client, method)(f"{url}?token={token}")
             body = response.content.decode(errors="replace")
             what = f"{method.upper()} {name} as {role}"
             if name in GET_ONLY and method != "get":
                 assert response.status_code == 405, what
+            elif name in OPERATOR_ONLY:
+                if method != "post":
+                    assert response.status_code == 405, what
+                elif ROLES[role]:
+                    assert response.status_code == 200 and "id" in response.json(), what
+                else:
+                    assert response.status_code == 403, what
+                    assert response.json() == {
+                        "error": "only the room's operator may run a What-if"
+                    }, what
             else:
                 assert response.status_code in (200, 503), what  # healthz: 503 without beat
             shows_token = room.operator_token in body
