@@ -336,3 +336,21 @@ def test_lesson_message_matrix(role: str, message: str) -> None:
         assert not Room.objects.get(pk=room.pk).paused
     else:
         assert fingerprint(room) == before
+
+
+def test_the_websocket_matrix_covers_every_message_type() -> None:
+    """Every message type consumers.py handles (``kind == "..."``, ``kind in (...)``) is in
+    one of the matrices above: a new one fails here until it is added."""
+    import re
+    from pathlib import Path
+
+    from controller import consumers
+
+    source = Path(consumers.__file__).read_text()
+    handled = set()
+    for test in re.findall(r'\bkind (?:==|in) (\("[^)]*\)|"[^"]+")', source):
+        handled |= set(re.findall(r'"([^"]+)"', test))
+    covered = {m["type"] for m, _reply, _changes in MESSAGES.values() if isinstance(m, dict)}
+    covered |= set(LESSON_MESSAGES)
+    assert handled <= covered, sorted(handled - covered)
+    assert len(handled) >= 13  # the pattern still finds them
