@@ -302,6 +302,10 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
         if not isinstance(name, str):
             raise LessonError("lesson.answer.name: must be text")
         name = name.strip()
+        if "\x00" in name:  # PostgreSQL cannot store it (SQLite would): refused on both
+            raise LessonError(
+                "lesson.answer.name: contains a NUL character (\\u0000), which cannot be stored"
+            )
         if len(name) > MAX_NAME:
             raise LessonError(f"lesson.answer.name: at most {MAX_NAME} characters")
         LessonAnswer.objects.update_or_create(

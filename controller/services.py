@@ -13,6 +13,8 @@ import pickle
 import re
 import time
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -202,24 +204,34 @@ def _create_with_unique_slug(model: Any, pick: Any, base_name: str, **fields: An
     raise ActionError(f"name: could not find a free address for {base_name!r}; try another name")
 
 
-# -- bad text: PostgreSQL refuses NUL characters in text and JSON, so they are refused here,
-# on every database alike, with the path of the field (and SQLite keeps the same rules).
+# -- unstorable values: PostgreSQL refuses NUL characters in text and JSON, and NaN/Infinity
+# in JSON (jsonb); SQLite stores them. They are refused here, on every database alike, with
+# the path of the field.
 NUL = "\x00"
 # How a NUL can reach a parsed YAML string (raw NUL characters are refused by the parser).
 _YAML_NUL_ESCAPES = re.compile(r"\\(0|x00|u0000|U00000000)")
 
 
-def refuse_nul(value: Any, path: str, error: type[ValueError] = ActionError) -> None:
+def refuse_unstorable(
+    value: Any, path: str, error: type[ValueError] = ActionError, numbers: bool = True
+) -> None:
     """Raise ``error`` naming the first string (or mapping key) under ``value`` that holds a
-    NUL character."""
+    NUL character, or (``numbers``) the first number that is NaN or infinite."""
+
+    def refuse(where: str, why: str) -> None:
+        if error is ScenarioError:
+            raise ScenarioError(where, why)
+        raise error(f"{where}: {why}")
+
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:
         item, where = stack.pop()
         if isinstance(item, str):
             if NUL in item:
-                if error is ScenarioError:
-                    raise ScenarioError(where, _NUL_WHY)
-                raise error(f"{where}: {_NUL_WHY}")
+                refuse(where, _NUL_WHY)
+        elif isinstance(item, float) and numbers:
+            if not math.isfinite(item):
+                refuse(where, f"{item!r} is not a finite number (JSON has no NaN or Infinity)")
         elif isinstance(item, dict):
             for key, child in reversed(list(item.items())):
                 child_path = f"{where}.{key}" if where else str(key)
@@ -234,7 +246,9 @@ _NUL_WHY = "contains a NUL character (\\u0000), which cannot be stored"
 
 
 def _refuse_nul_in_scenario(text: str) -> None:
-    """A scenario's strings, for the escapes that make a NUL (cheap when there are none)."""
+    """A scenario's strings, when its text has a way to write a NUL (cheap when it has none).
+    Its numbers are the loader's business: the ones stored as JSON (its parameters) are
+    checked there, a NaN in a field the simulation ignores is never stored."""
     if not _YAML_NUL_ESCAPES.search(text):
         return
     try:
@@ -243,9 +257,9 @@ def _refuse_nul_in_scenario(text: str) -> None:
         return  # load_scenario reports it with its position
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is not None:
-        refuse_nul(root, "", ScenarioError)
+        refuse_unstorable(root, "", ScenarioError, numbers=False)
     for i, doc in enumerate(d for d in docs if d is not root):
-        refuse_nul(doc, f"objects (extra document {i + 1})", ScenarioError)
+        refuse_unstorable(doc, f"objects (extra document {i + 1})", ScenarioError, numbers=False)
 
 
 def room_create(
@@ -260,7 +274,7 @@ def room_create(
     """Create a room from a scenario (validated whole first) and persist its t=0 state.
     ``kubernetes_version`` runs the scenario under that release instead of its own (written
     into the room's scenario, so the export says it)."""
-    refuse_nul(name, "name")
+    refuse_unstorable(name, "name")
     limits.check_scenario_size(scenario_yaml)
     creator = creator or limits.owner_key(owner)
     if not _counted:
@@ -366,7 +380,8 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         check_nesting(payload, "action")
     except ScenarioError as exc:
         raise ActionError(str(exc)) from None
-    refuse_nul(payload, "action")
+    # NUL first: PostgreSQL refuses it even in a query's parameters (the lookups below).
+    refuse_unstorable(payload, "action", numbers=False)
     payload = {k: v for k, v in payload.items() if k != "at"}
     known = set(ObjectView.objects.filter(room=room, kind="node").values_list("key", flat=True))
     kubelet, kubelet_raw, profile = _scenario_kubelet(room.scenario_yaml)
@@ -379,6 +394,7 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         and not ObjectView.objects.filter(room=room, kind="pod", key=payload["pod"]).exists()
     ):
         raise ActionError(f'action.pod: unknown pod "{payload["pod"]}"')
+    refuse_unstorable(payload, "action")  # a NaN the fault's own checks let through
     return payload
 
 
@@ -403,7 +419,7 @@ def _scenario_kubelet(
 def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
     """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
     payload = validate_action(room, payload)
-    refuse_nul(actor, "actor")
+    refuse_unstorable(actor, "actor")
     limits.check_action(room, payload)
     return Action.objects.create(
         room=room, actor=actor[:120], kind=payload["type"], payload=payload
@@ -787,6 +803,7 @@ def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: dateti
         room.sim_anchor_ms = max(room.sim_anchor_ms, room.sim_ms) + int(seconds * 1000)
     else:
         raise ActionError(f"unknown control {kind!r}")
+    refuse_unstorable(value, f"{kind}.value")  # stored with the control's log entry
     room.save(update_fields=["speed", "paused", "sim_anchor_ms", "wall_anchor"])
     Action.objects.create(
         room=room,
@@ -896,6 +913,22 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
 
 
 # -- reading --------------------------------------------------------------------------------
+@contextmanager
+def one_committed_state() -> Iterator[None]:
+    """A transaction whose reads all see one committed state (the room, its views and events
+    of one tick), without waiting for a tick. SQLite's transaction gives that (it holds the
+    database's lock); PostgreSQL's default, READ COMMITTED, gives each statement what was
+    committed when it began, so a tick committing between two reads would mix two ticks:
+    the outermost transaction asks for REPEATABLE READ (one snapshot, no locks taken)."""
+    outermost = not transaction.get_connection().in_atomic_block
+    with transaction.atomic():
+        connection = transaction.get_connection()
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
 def room_snapshot(
     room: Room, last_events: int = 300, client: str = "", lesson: bool = True
 ) -> dict[str, Any]:
@@ -903,11 +936,8 @@ def room_snapshot(
     for a lesson room the lesson and its state (``client``'s own answer included; the
     consumer filters it by role). ``lesson=False`` leaves the key out (the shared HTTP
     snapshot: the lesson's state is per role and changes without a new room version)."""
-    with transaction.atomic():
-        # The room's row lock (the one a tick holds while it writes views and seq): on
-        # PostgreSQL each statement sees what was committed when it began, so without it a
-        # tick committing between the two reads below would give views and a seq that differ.
-        room = Room.objects.select_for_update().get(pk=room.pk)
+    with one_committed_state():
+        room = Room.objects.get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
         events = list(
             TimelineEvent.objects.filter(room=room)
@@ -1104,7 +1134,7 @@ def comparison_create(
     for side, (label, changes) in zip(("left", "right"), sides, strict=True):
         if not label.strip():
             raise ActionError(f"{side}: give this side a label")
-        refuse_nul(label, f"{side}.label")
+        refuse_unstorable(label, f"{side}.label")
         text = with_changes(scenario_yaml, changes, side)
         try:
             load_scenario(text)

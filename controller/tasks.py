@@ -162,9 +162,10 @@ def _withdraw(**kwargs) -> None:
 def rooms_tick_task() -> None:
     """Beat's coarse trigger: every running room (or one with pending actions) is ticked by
     the worker that owns it (affinity): rooms this worker owns right here, the others through
-    their owner's direct queue (with no worker announced yet, all here). A room nobody has
-    watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's instant a last time and
-    then stops (services.room_idle) until a viewer arrives."""
+    their owner's direct queue. With no worker announced (heartbeats not yet seen), all here.
+    A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
+    instant a last time and then stops (services.room_idle: its clock stops at that instant,
+    however late its owner runs the tick) until a viewer arrives."""
     running = sorted(
         Room.objects.filter(paused=False, idle_since__isnull=True).values_list("id", flat=True)
     )

@@ -162,6 +162,17 @@ class PostgresServer:
             self.dir = ""
 
 
+def database_url(db_name: str) -> str:
+    """DATABASE_URL for a subprocess (worker, beat, Daphne) of this run's test database
+    ``db_name``: the SQLite file, or the database on the private PostgreSQL."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db_name}"
+    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{db_name}"
+
+
 TEST_POSTGRES: PostgresServer | None = None
 DB_CHOICE = os.environ.get("PLAYGROUND_DB", "sqlite").strip().lower() or "sqlite"
 if DB_CHOICE not in ("sqlite", "postgres"):

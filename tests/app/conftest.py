@@ -17,26 +17,17 @@ from pathlib import Path
 import pytest
 
 from controller.procs import Daphne
+from tests.postgres_plugin import database_url
 from tests.redis_plugin import TEST_REDIS, RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _database_url(db_name: str) -> str:
-    """DATABASE_URL of the test database ``db_name`` (SQLite file or PostgreSQL)."""
-    from django.db import connection
-
-    s = connection.settings_dict
-    if s["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db_name}"
-    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{db_name}"
 
 
 def _spawn(args: list[str], db_name: str, log: Path) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "REDIS_URL": TEST_REDIS.url,
-        "DATABASE_URL": _database_url(db_name),
+        "DATABASE_URL": database_url(db_name),
         "PLAYGROUND_TEST_DB": "",
     }
     env.pop("PLAYGROUND_TEST_DB")
@@ -150,7 +141,7 @@ def stack_env(transactional_db: None, redis_server: RedisServer) -> dict[str, st
     env = {
         **os.environ,
         "REDIS_URL": TEST_REDIS.url,
-        "DATABASE_URL": _database_url(connection.settings_dict["NAME"]),
+        "DATABASE_URL": database_url(connection.settings_dict["NAME"]),
     }
     env.pop("PLAYGROUND_TEST_DB", None)
     return env

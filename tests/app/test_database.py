@@ -4,14 +4,17 @@ aborts the transaction (slug races), jsonb's key order. These run on both databa
 
 from __future__ import annotations
 
+import math
 import os
+import threading
 
 import pytest
 from django.db import connection, transaction
+from django.db.models import F
 
 from controller import services
 from controller.engine.scenario import ScenarioError
-from controller.models import Action, Comparison, Room
+from controller.models import Action, Comparison, ObjectView, Room
 
 pytestmark = pytest.mark.django_db
 
@@ -92,6 +95,45 @@ def test_nul_characters_in_an_action_are_refused_with_the_path(
     assert not Action.objects.filter(room=room).exists()
 
 
+@pytest.mark.parametrize(
+    ("kind", "value", "error"),
+    [
+        (
+            "pause",
+            math.nan,
+            "pause.value: nan is not a finite number (JSON has no NaN or Infinity)",
+        ),
+        ("resume", [1, math.inf], "resume.value[1]: inf is not a finite number"),
+        ("pause", {"a": "\x00"}, "pause.value.a: contains a NUL character"),
+    ],
+)
+def test_a_control_with_an_unstorable_value_is_refused(kind: str, value, error: str) -> None:
+    """jsonb refuses NaN and Infinity (and NUL): the control's log entry could not be stored."""
+    room = services.room_create("", SCENARIO, None, 10.0)
+    if kind == "resume":
+        services.room_control(room.pk, "pause", None, "op")
+    before = (Room.objects.get(pk=room.pk).paused, Action.objects.filter(room=room).count())
+    with pytest.raises(services.ActionError) as info:
+        services.room_control(room.pk, kind, value, "op")
+    assert str(info.value).startswith(error)
+    after = (Room.objects.get(pk=room.pk).paused, Action.objects.filter(room=room).count())
+    assert after == before
+
+
+def test_a_nan_the_fault_does_not_read_is_refused_in_an_action() -> None:
+    room = services.room_create("", SCENARIO, None, 10.0)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}
+    pod["metadata"]["annotations"] = {"x": math.nan}
+    pod["spec"] = {"containers": [{"name": "p"}]}
+    with pytest.raises(services.ActionError) as info:
+        services.action_submit(room, {"type": "Apply", "object": pod}, "op")
+    assert str(info.value) == (
+        "action.object.metadata.annotations.x: nan is not a finite number "
+        "(JSON has no NaN or Infinity)"
+    )
+    assert not Action.objects.filter(room=room).exists()
+
+
 def test_nul_in_parameters_is_refused_with_the_path() -> None:
     room = services.room_create("", SCENARIO, None, 10.0)
     with pytest.raises(services.ActionError, match=r"^action\.kubelet\.x\x00:"):
@@ -165,3 +207,39 @@ def test_json_fields_round_trip_and_the_export_has_one_key_order() -> None:
     )
     stored = Action.objects.get(kind="Apply").payload
     assert stored["zz"] == {"a": [1.5, 2**53, "é"], "b": 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_snapshot_is_one_ticks_state_when_a_tick_commits_between_its_reads(
+    monkeypatch,
+) -> None:
+    """A tick commits (seq + 1, a node's view) after the snapshot read the room and before it
+    reads the views: the snapshot is still the state of one tick (the earlier one)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's transaction holds the database lock: no commit comes between")
+    room = services.room_create("", SCENARIO, None, 10.0)
+    seq = Room.objects.get(pk=room.pk).seq
+
+    def tick() -> None:
+        with transaction.atomic():
+            Room.objects.filter(pk=room.pk).update(seq=F("seq") + 1)
+            ObjectView.objects.all().filter(room=room, kind="node").update(
+                data={"name": "n-1", "changed": True}
+            )
+        connection.close()
+
+    def filter_after_a_tick(*args, **kwargs):
+        thread = threading.Thread(target=tick)
+        thread.start()
+        thread.join(timeout=20)
+        assert not thread.is_alive(), "the tick waited for the snapshot"
+        monkeypatch.undo()
+        return ObjectView.objects.all().filter(*args, **kwargs)
+
+    monkeypatch.setattr(ObjectView.objects, "filter", filter_after_a_tick)
+    snapshot = services.room_snapshot(room)
+    assert snapshot["seq"] == seq
+    assert not any(n.get("changed") for n in snapshot["nodes"])
+    later = services.room_snapshot(room)  # the next one sees the tick, whole
+    assert later["seq"] == seq + 1
+    assert all(n.get("changed") for n in later["nodes"])

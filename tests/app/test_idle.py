@@ -31,7 +31,10 @@ spec:
 
 
 @pytest.fixture
-def redis_keys(redis_server):
+def redis_keys(redis_server, monkeypatch):
+    # Every tick runs here, in the test process: no worker owns a room (affinity), even if
+    # another test's worker left its heartbeat in this Redis.
+    monkeypatch.setattr(tasks.affinity, "live_workers", lambda client, now=None: [])
     client = tasks.redis_client()
     yield client
     for key in client.scan_iter("playground:room:*"):

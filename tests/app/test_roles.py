@@ -4,7 +4,8 @@
 Roles: the room's operator token; the room's owner and a staff user, signed in (roles.py:
 the operator by design); a signed-in user who does not own the room; no token; a wrong
 token; another room's operator token. Only the operator may change a room, and every refusal
-leaves the room exactly as it was (its clock, speed, pause, sequence and action log)."""
+leaves the room exactly as it was (its clock, speed, pause, sequence and action log). In a
+lesson room only the operator leads (lesson.next/prev/reveal); anyone watching answers."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from controller import services
-from controller.models import Action, Room
+from controller import lessons, services
+from controller.models import Action, LessonAnswer, LessonState, Room
 from playground.asgi import application
 
 pytestmark = [
@@ -176,23 +177,56 @@ def test_websocket_message_matrix(role: str, message: str) -> None:
             assert room.operator_token not in str(reply)
 
 
-# HTTP: (name, url of the room or comparison, allowed methods)
+# HTTP: every url name of controller/urls.py -> what it is of (None, the room, the comparison)
+# and its other arguments
+ENDPOINTS: dict[str, tuple[str | None, list[str]]] = {
+    "index": (None, []),
+    "healthz": (None, []),
+    "room": ("room", []),
+    "room-export": ("room", []),
+    "room-events": ("room", []),
+    "room-timeline-csv": ("room", []),
+    "room-events-yaml": ("room", []),
+    "room-manifests": ("room", []),
+    "room-whatif": ("room", []),
+    "room-whatif-result": ("room", ["no-such-task"]),
+    "room-snapshot": ("room", []),
+    "room-series": ("room", []),
+    "compare": ("comparison", []),
+}
+GET_ONLY = {
+    "healthz",
+    "room-export",
+    "room-events",
+    "room-timeline-csv",
+    "room-events-yaml",
+    "room-manifests",
+    "room-whatif-result",
+    "room-snapshot",
+    "room-series",
+}
+# Operator only, and changes no room: a headless What-if run in the worker (CPU).
+OPERATOR_ONLY = {"room-whatif"}
+
+
+def test_the_http_matrix_covers_every_endpoint() -> None:
+    from controller import urls
+
+    assert {p.name for p in urls.urlpatterns} == set(ENDPOINTS)
+
+
 def endpoints(room: Room, slug_cmp: str) -> list[tuple[str, str]]:
+    slugs = {None: None, "room": room.slug, "comparison": slug_cmp}
     return [
-        ("index", reverse("index")),
-        ("healthz", reverse("healthz")),
-        ("room", reverse("room", args=[room.slug])),
-        ("export", reverse("room-export", args=[room.slug])),
-        ("events", reverse("room-events", args=[room.slug])),
-        ("series", reverse("room-series", args=[room.slug])),
-        ("compare", reverse("compare", args=[slug_cmp])),
+        (name, reverse(name, args=([slugs[of]] if of else []) + extra))
+        for name, (of, extra) in ENDPOINTS.items()
     ]
 
 
 @pytest.mark.parametrize("role", list(ROLES))
 def test_http_endpoint_matrix(role: str) -> None:
     """No HTTP endpoint changes a room, for anyone; a page shows the operator link and token
-    only to the operator."""
+    only to the operator; a What-if run is the operator's only."""
     sides = [("a", {"apiServer": {}}), ("b", {"apiServer": {}})]
     comparison = services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     room = Room.objects.get(pk=comparison.left_id)
@@ -204,14 +238,27 @@ def test_http_endpoint_matrix(role: str) -> None:
     before = fingerprint(room)
     for name, url in endpoints(room, comparison.slug):
         for method in ("get", "post", "put", "delete"):
+            data = {"token": token, "speed": 50, "zone": "z"}
             if method == "get":
-                response = client.get(url, {"token": token, "speed": 50})
+                response = client.get(url, data)
+            elif method == "post":  # the token in the query (pages) and the form (What-if)
+                response = client.post(f"{url}?token={token}", data)
             else:
-                response = getattr(client, method)(f"{url}?token={token}", {"speed": 50})
+                response = getattr(client, method)(f"{url}?token={token}")
             body = response.content.decode(errors="replace")
             what = f"{method.upper()} {name} as {role}"
-            if name in ("healthz", "export", "events", "series") and method != "get":
+            if name in GET_ONLY and method != "get":
                 assert response.status_code == 405, what
+            elif name in OPERATOR_ONLY:
+                if method != "post":
+                    assert response.status_code == 405, what
+                elif ROLES[role]:
+                    assert response.status_code == 200 and "id" in response.json(), what
+                else:
+                    assert response.status_code == 403, what
+                    assert response.json() == {
+                        "error": "only the room's operator may run a What-if"
+                    }, what
             else:
                 assert response.status_code in (200, 503), what  # healthz: 503 without beat
             shows_token = room.operator_token in body
@@ -228,3 +275,82 @@ def test_http_endpoint_matrix(role: str) -> None:
     # The index page's POST is room creation (refused: not a valid form); nothing changed.
     assert fingerprint(room) == before
     assert Room.objects.count() == 3
+
+
+LESSON = (services.BUILTIN_DIR / "20-lesson-heartbeats.yaml").read_text()
+# lesson message -> may a viewer send it?
+LESSON_MESSAGES = {"lesson.next": False, "lesson.prev": False, "lesson.reveal": False}
+LESSON_MESSAGES["lesson.answer"] = True  # every watcher answers the class's question
+
+
+def lesson_state(room: Room) -> tuple:
+    ls = LessonState.objects.get(room=room)
+    return (ls.step, ls.checkpoint, ls.revealed, LessonAnswer.objects.filter(room=room).count())
+
+
+@pytest.mark.parametrize("message", list(LESSON_MESSAGES))
+@pytest.mark.parametrize("role", list(ROLES))
+def test_lesson_message_matrix(role: str, message: str) -> None:
+    """The lesson's messages on a lesson room paused at its first question (step 1 shown):
+    only the operator leads (next, prev, reveal); anyone answers; no answer changes the room."""
+    room = services.room_create("lesson", LESSON, None, 10.0)
+    other = services.room_create("other", SCENARIO, None, 10.0)
+    services.room_control(room.pk, "pause", None, "setup")
+    cp = lessons._checkpoints(lessons.lesson_of(room))[0][1]
+    LessonState.objects.filter(room=room).update(step=1, checkpoint=cp.id)
+    token, cookie = credentials(role, room, other)
+    before, lesson_before = fingerprint(room), lesson_state(room)
+    content = {"type": message}
+    if message == "lesson.answer":
+        content.update(checkpoint=cp.id, answer=1, name="Ann\x00" if role == "no-token" else "Ann")
+
+    async def run() -> dict[str, Any]:
+        headers = [(b"origin", b"http://localhost")]
+        if cookie:
+            headers.append((b"cookie", f"sessionid={cookie}".encode()))
+        comm = WebsocketCommunicator(
+            application, f"/ws/rooms/{room.slug}/?token={token}&client=c1", headers=headers
+        )
+        assert (await comm.connect())[0]
+        await _reply(comm, {"snapshot"})
+        await comm.send_json_to(content)
+        reply = await _reply(comm, {"ack", "error"})
+        await comm.disconnect()
+        return reply
+
+    reply = async_to_sync(run)()
+    after = lesson_state(room)
+    if message == "lesson.answer" and role == "no-token":  # a NUL in the name: refused
+        assert reply["message"].startswith("lesson.answer.name: contains a NUL character")
+        assert after == lesson_before
+    elif ROLES[role] or LESSON_MESSAGES[message]:
+        assert reply["type"] == "ack", reply
+        assert after != lesson_before
+    else:
+        assert reply == {
+            "type": "error",
+            "message": f"{message}: only the operator leads the lesson.",
+        }
+        assert after == lesson_before
+    if message == "lesson.next" and ROLES[role]:  # next at a question resumes the clock
+        assert not Room.objects.get(pk=room.pk).paused
+    else:
+        assert fingerprint(room) == before
+
+
+def test_the_websocket_matrix_covers_every_message_type() -> None:
+    """Every message type consumers.py handles (``kind == "..."``, ``kind in (...)``) is in
+    one of the matrices above: a new one fails here until it is added."""
+    import re
+    from pathlib import Path
+
+    from controller import consumers
+
+    source = Path(consumers.__file__).read_text()
+    handled = set()
+    for test in re.findall(r'\bkind (?:==|in) (\("[^)]*\)|"[^"]+")', source):
+        handled |= set(re.findall(r'"([^"]+)"', test))
+    covered = {m["type"] for m, _reply, _changes in MESSAGES.values() if isinstance(m, dict)}
+    covered |= set(LESSON_MESSAGES)
+    assert handled <= covered, sorted(handled - covered)
+    assert len(handled) >= 13  # the pattern still finds them

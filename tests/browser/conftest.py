@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres_plugin import database_url
 from tests.redis_plugin import TEST_REDIS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def live_stack(
     env = {
         **os.environ,
         "REDIS_URL": TEST_REDIS.url,
-        "DATABASE_URL": f"sqlite:///{connection.settings_dict['NAME']}",
+        "DATABASE_URL": database_url(connection.settings_dict["NAME"]),
         "DEBUG": "1",
         "PLAYGROUND_TICK_SECONDS": "0.5",
     }
