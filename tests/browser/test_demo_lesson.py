@@ -86,8 +86,16 @@ def test_a_newcomer_follows_the_demo_lesson_as_a_viewer(live_stack, browser, mon
     lesson = load_scenario(TEXT).lesson
     assert [s.id for s in lesson.steps if s.checkpoint] == [s[0] for s in STEPS]
 
+    # The newcomer comes to the landing page: the demo lesson is the first lesson, with a link
+    # to join its room as a viewer.
     viewer = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    viewer.goto(viewer_url)
+    viewer.goto(live_stack)
+    first = viewer.locator("ul.lessons li").first
+    assert first.get_attribute("data-lesson") == services.DEMO_LESSON
+    assert "Start here" in first.inner_text()
+    viewer.screenshot(path=str(ARTIFACTS / "demo-lesson-0-landing.png"))
+    first.locator("a.join-demo-lesson").click()
+    viewer.wait_for_url(viewer_url)
     viewer.wait_for_selector("#lesson:not([hidden])", timeout=20_000)
     assert viewer.locator("#app").get_attribute("data-operator") == "0"
     assert viewer.locator(".lesson-controls button.lesson-next").count() == 0
