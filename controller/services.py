@@ -1205,6 +1205,9 @@ def _broadcast_after_commit(room_id: int, message: dict[str, Any]) -> None:
 
 
 BUILTIN_DIR = __import__("pathlib").Path(__file__).resolve().parent / "scenarios"
+# The tour a newcomer opens first: listed first among the lessons, and `manage.py load_demo`
+# makes the room "demo-lesson" of it.
+DEMO_LESSON = "25-lesson-node-failure-tour"
 
 
 def import_scenario(
@@ -1236,6 +1239,12 @@ def scenario_about(text: str) -> str:
             break  # an imported cluster's report is shown apart (importer.import_report_of)
         lines.append(line[1:].strip())
     return " ".join(x for x in lines if x)
+
+
+def builtin_lessons() -> list[dict[str, Any]]:
+    """The built-in scenarios that are lessons, the demo lesson first, then by file name."""
+    found = [s for s in builtin_scenarios() if s["lesson"]]
+    return sorted(found, key=lambda s: (s["id"] != DEMO_LESSON, s["id"]))
 
 
 def builtin_scenarios() -> list[dict[str, str]]:
@@ -1274,6 +1283,7 @@ __all__ = [
     "EVENT_FIELDS",
     "ActionError",
     "action_submit",
+    "builtin_lessons",
     "builtin_scenarios",
     "room_advance",
     "room_control",

@@ -65,7 +65,10 @@ fi
 url="http://localhost:${WEB_PORT}"
 echo
 echo "  The node-failure playground runs at ${url}/"
-if [ -n "$demo" ]; then echo "  ${demo%%: *}: ${url}${demo##* }"; fi
+# One "label: /path" line each: the demo room, the demo lesson's viewer and operator links.
+while IFS= read -r line; do
+  if [ -n "$line" ]; then echo "  ${line%%: *}: ${url}${line##* }"; fi
+done <<<"$demo"
 echo "  Health: ${url}/healthz    Stop: Ctrl-C"
 echo
 # WEB_PROCESSES Daphne processes on WEB_PORT, WEB_PORT+1, ... (put a proxy in front of more

@@ -399,8 +399,9 @@ def test_builtin_lesson_check_passes(path: Path) -> None:
     assert any(cp.kind == "time" for cp in s.lesson.checkpoints)
 
 
-def test_five_builtin_lessons() -> None:
-    assert len(LESSONS) == 5, [p.name for p in LESSONS]
+def test_six_builtin_lessons() -> None:
+    """The five topic lessons and the demo lesson, the tour a newcomer opens first."""
+    assert len(LESSONS) == 6, [p.name for p in LESSONS]
 
 
 PAUSES = {
@@ -409,6 +410,14 @@ PAUSES = {
     "22-lesson-zones-rate-limits": {"one-node": 85, "partial": 145, "full": 245, "large-zone": 345},
     "23-lesson-eviction-order": {"pressure": 42, "leak": 60, "guaranteed": 92, "recovery": 144},
     "24-lesson-statefulset-stuck": {"silence": 120, "stuck": 420, "rescue": 485},
+    "25-lesson-node-failure-tour": {
+        "heartbeats": 60,
+        "taint": 105,
+        "deployment": 410,
+        "statefulset": 410,
+        "partial": 475,
+        "full": 585,
+    },
 }
 
 

@@ -1,4 +1,14 @@
-"""``python manage.py load_demo``: make sure a demo room runs at 10x (used by ``make run``)."""
+"""``python manage.py load_demo``: make sure the demo room runs at 10x and the demo lesson waits
+for its class (used by ``make run``, which prints the links).
+
+- ``demo``: the built-in demo scenario (00-demo.yaml), running at 10x.
+- ``demo-lesson``: the tour a newcomer opens first (25-lesson-node-failure-tour.yaml), paused
+  at its first step's question (the clock runs to the first checkpoint, as in any lesson room,
+  and stops there), so a viewer who opens the link sees the question at once.
+
+Each is created only when no room of that slug exists. Output, one ``label: path`` per line:
+the demo room's operator link, then the demo lesson's viewer and operator links.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +16,50 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from controller import services
+from controller import lessons, services
 from controller.models import Room
+
+DEMO_SLUG = "demo"
+DEMO_LESSON_SLUG = "demo-lesson"
+
+
+def _room_url(room: Room, operator: bool) -> str:
+    url = f"/rooms/{room.slug}/"
+    return f"{url}?token={room.operator_token}" if operator else url
+
+
+def create_demo_lesson() -> Room:
+    """The demo-lesson room (created unless it exists), paused at its first checkpoint."""
+    room = Room.objects.filter(slug=DEMO_LESSON_SLUG).first()
+    if room is not None:
+        return room
+    text = (services.BUILTIN_DIR / f"{services.DEMO_LESSON}.yaml").read_text()
+    room = services.room_create(DEMO_LESSON_SLUG, text, None, 10.0)
+    lesson = lessons.lesson_of(room)
+    first = next(
+        (s for s in lesson.steps if s.checkpoint is not None) if lesson is not None else (),
+        None,
+    )
+    at_ms = first.checkpoint.when_at_ms if first is not None and first.checkpoint else None
+    if at_ms is not None:
+        from controller.tasks import RoomLock
+
+        with RoomLock(room.pk) as got:
+            if got:  # else a worker already ticks it: the clock stops there anyway
+                services.room_advance(room.pk, extra_ms=at_ms)
+        room.refresh_from_db()
+    return room
 
 
 class Command(BaseCommand):
-    help = "Create the demo room (running at 10x) unless it exists."
+    help = "Create the demo room (running at 10x) and the demo lesson room unless they exist."
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        room = Room.objects.filter(slug="demo").first()
+        room = Room.objects.filter(slug=DEMO_SLUG).first()
         if room is None:
             text = (services.BUILTIN_DIR / "00-demo.yaml").read_text()
-            room = services.room_create("demo", text, None, 10.0)
-        self.stdout.write(f"demo room: /rooms/{room.slug}/?token={room.operator_token}")
+            room = services.room_create(DEMO_SLUG, text, None, 10.0)
+        self.stdout.write(f"demo room: {_room_url(room, operator=True)}")
+        lesson_room = create_demo_lesson()
+        self.stdout.write(f"demo lesson (viewer link): {_room_url(lesson_room, operator=False)}")
+        self.stdout.write(f"demo lesson (operator link): {_room_url(lesson_room, operator=True)}")

@@ -1,0 +1,77 @@
+"""``manage.py load_demo`` (scripts/run.sh prints its lines): the demo room, and the demo lesson
+room "demo-lesson" of 25-lesson-node-failure-tour, paused at its first step's question (60 s),
+with its viewer and operator links; the landing page lists the demo lesson first."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from django.core.management import call_command
+
+from controller import services
+from controller.models import LessonState, Room
+
+
+def load_demo() -> list[str]:
+    out = io.StringIO()
+    call_command("load_demo", stdout=out)
+    return out.getvalue().splitlines()
+
+
+def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None) -> None:
+    try:
+        lines = load_demo()
+        demo = Room.objects.get(slug="demo")
+        room = Room.objects.get(slug="demo-lesson")
+        assert lines == [
+            f"demo room: /rooms/demo/?token={demo.operator_token}",
+            "demo lesson (viewer link): /rooms/demo-lesson/",
+            f"demo lesson (operator link): /rooms/demo-lesson/?token={room.operator_token}",
+        ]
+        text = (services.BUILTIN_DIR / "25-lesson-node-failure-tour.yaml").read_text()
+        assert room.scenario_yaml == text
+        assert room.speed == 10.0
+        # Paused at the first step's checkpoint (b-1's kubelet has just stopped, at 60 s).
+        assert room.paused is True
+        assert room.sim_ms == 60_000
+        ls = LessonState.objects.get(room=room)
+        assert (ls.step, ls.checkpoint, ls.revealed) == (0, "heartbeats", False)
+        assert room.events.filter(type="Fault", t_ms=60_000).count() == 1
+        assert not room.events.filter(t_ms__gt=60_000).exists()
+
+        # Run again (every `make run`): nothing new, the same links.
+        assert load_demo() == lines
+        assert Room.objects.filter(slug__startswith="demo").count() == 2
+        assert Room.objects.get(pk=room.pk).sim_ms == 60_000
+    finally:
+        services.forget_cache()
+
+
+def test_viewer_link_is_not_an_operator_and_operator_link_is(client, db: None) -> None:
+    try:
+        lines = load_demo()
+        viewer = lines[1].split(": ", 1)[1]
+        operator = lines[2].split(": ", 1)[1]
+        page = client.get(viewer).content.decode()
+        assert 'data-operator="0"' in page
+        assert 'id="operator-link"' not in page
+        page = client.get(operator).content.decode()
+        assert 'data-operator="1"' in page
+    finally:
+        services.forget_cache()
+
+
+def test_landing_page_lists_the_demo_lesson_first_with_its_viewer_link(client, db: None) -> None:
+    page = client.get("/").content.decode()
+    found = re.findall(r'data-lesson="([^"]+)"', page)
+    assert found[0] == "25-lesson-node-failure-tour"
+    assert sorted(found[1:]) == found[1:] and len(found) == 6
+    assert "Start here" in page
+    assert "join-demo-lesson" not in page  # no demo-lesson room yet
+    try:
+        load_demo()
+        page = client.get("/").content.decode()
+        assert '<a class="join-demo-lesson" href="/rooms/demo-lesson/">' in page
+    finally:
+        services.forget_cache()
