@@ -213,8 +213,8 @@ function paintBuckets(t) {
     const b = z.queue.querySelector(".bucket-fill");
     if (!b || !z.zoneData) continue;
     const tokens = bucketTokens(z.zoneData, t);
-    b.style.width = `${Math.min(100, (tokens / z.zoneData.burst) * 100)}%`;
-    z.queue.querySelector(".bucket-text").textContent = `bucket ${tokens.toFixed(2)}/${z.zoneData.burst} token`;
+    b.style.width = `${Math.min(100, (Math.max(0, tokens) / z.zoneData.burst) * 100)}%`;
+    z.queue.querySelector(".bucket-text").textContent = `bucket ${Math.max(0, tokens).toFixed(2)}/${z.zoneData.burst} token`;
   }
 }
 
