@@ -161,8 +161,8 @@ def _withdraw(**kwargs) -> None:
 @shared_task(ignore_result=True)
 def rooms_tick_task() -> None:
     """Beat's coarse trigger: every running room (or one with pending actions) is ticked by
-    the worker that owns it (affinity): rooms this worker owns right here, the others through
-    their owner's direct queue. With no worker announced (heartbeats not yet seen), all here.
+    the worker that owns it (affinity), through that worker's direct queue, where it runs in
+    one of the worker's threads. With no worker announced (heartbeats not yet seen), all here.
     A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
     instant a last time and then stops (services.room_idle: its clock stops at that instant,
     however late its owner runs the tick) until a viewer arrives."""
@@ -180,13 +180,14 @@ def rooms_tick_task() -> None:
         workers = affinity.live_workers(redis_client())
     except redis.RedisError:
         workers = []
-    me = _hostname()
     for room_id in sorted(ids):
         owner = affinity.owner(room_id, workers)
         try:
-            if owner is None or owner == me:
+            if owner is None:
                 room_tick_task(room_id, wall)
             else:
+                # Its own rooms too: each tick is a task on the owner's queue, so the rooms
+                # of one worker tick in its threads side by side, not one after another here.
                 send_tick(room_id, wall, workers)
         except Exception:
             log.exception("tick of room %s failed", room_id)
