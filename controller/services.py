@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from . import bulk
 from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
@@ -185,7 +186,27 @@ def room_create(
 ) -> Room:
     """Create a room from a scenario (validated whole first) and persist its t=0 state.
     ``kubernetes_version`` runs the scenario under that release instead of its own (written
-    into the room's scenario, so the export says it)."""
+    into the room's scenario, so the export says it). Synchronous: the form uses
+    build.room_start, which builds big rooms in a worker."""
+    with transaction.atomic():
+        room, scenario = room_prepare(name, scenario_yaml, owner, speed, kubernetes_version)
+        sim = _new_sim(room, scenario)
+        rt = Runtime(sim, 0)
+        delta = _persist(room, rt, fresh=True)
+    room_went_live(room, rt, delta)
+    return room
+
+
+def room_prepare(
+    name: str,
+    scenario_yaml: str,
+    owner: Any = None,
+    speed: float = 10.0,
+    kubernetes_version: str | None = None,
+    build_state: str = Room.LIVE,
+) -> tuple[Room, Scenario]:
+    """Validate the scenario (ScenarioError names the field) and store the room's row and
+    parameters, without its engine: the room and the parsed scenario."""
     if kubernetes_version:
         scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
@@ -200,6 +221,7 @@ def room_create(
             scenario_yaml=scenario_yaml,
             speed=speed,
             wall_anchor=timezone.now(),
+            build_state=build_state,
         )
         raw_spec = scenario.raw.get("spec") or {}
         ClusterParameters.objects.create(
@@ -208,16 +230,18 @@ def room_create(
             kubelet=dict(raw_spec.get("kubelet") or {}),
             api_server=dict(raw_spec.get("apiServer") or {}),
         )
-        sim = _new_sim(room, scenario)
-        rt = Runtime(sim, 0)
-        delta = _persist(room, rt, force_snapshot=True)
-    # Simulated time starts now, not when creation began (building and storing a 1,000-node
-    # room takes tens of seconds, which at 10x would skip minutes). Unless a tick already ran.
+    return room, scenario
+
+
+def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any]) -> None:
+    """After the first rows are committed: simulated time starts now, not when creation began
+    (building and storing a big room takes seconds, which at 10x would skip a minute), unless
+    a tick already ran; the engine is cached here, its first snapshot taken, the delta sent."""
     room.wall_anchor = timezone.now()
     Room.objects.filter(pk=room.pk, seq=room.seq, sim_ms=0).update(wall_anchor=room.wall_anchor)
     _CACHE[room.pk] = rt
-    _broadcast_after_commit(room.pk, delta)
-    return room
+    _broadcast_after_commit(room.pk, bounded(delta))
+    _snapshot(room, rt)
 
 
 def with_kubernetes_version(text: str, version: str) -> str:
@@ -374,6 +398,8 @@ def room_advance(
 def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] | None:
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
+        if room.build_state != Room.LIVE:
+            return None  # still being built by a worker (build.py), or its build failed
         rt = _runtime(room)
         sim = rt.sim
         pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
@@ -460,25 +486,33 @@ def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
     return nodes, pods, zones
 
 
-def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str, Any]:
-    """Write what changed: new timeline rows, views of touched objects, the room's clock."""
+def _persist(
+    room: Room, rt: Runtime, force_snapshot: bool = False, fresh: bool = False
+) -> dict[str, Any]:
+    """Write what changed: new timeline rows, views of touched objects, the room's clock.
+    ``fresh``: the room's first rows (none stored yet): every view, plain fast inserts, and
+    no snapshot (the caller takes it once the room is live)."""
     sim = rt.sim
     events = list(sim.timeline.events)
     sim.timeline.events.clear()
     start = room.event_count
-    TimelineEvent.objects.bulk_create(
-        [
-            TimelineEvent(
-                room=room,
-                idx=start + i,
-                t_ms=e["t"],
-                type=e["type"],
-                data={k: v for k, v in e.items() if k not in ("t", "type")},
-            )
-            for i, e in enumerate(events)
-        ],
-        batch_size=1000,
-    )
+    if fresh:
+        bulk.insert_events(room.pk, start, events)
+        force_snapshot = True
+    else:
+        TimelineEvent.objects.bulk_create(
+            [
+                TimelineEvent(
+                    room=room,
+                    idx=start + i,
+                    t_ms=e["t"],
+                    type=e["type"],
+                    data={k: v for k, v in e.items() if k not in ("t", "type")},
+                )
+                for i, e in enumerate(events)
+            ],
+            batch_size=1000,
+        )
     nodes, pods, zones_changed = _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
     observed = getattr(sim, "observed_nodes", set())
@@ -530,7 +564,9 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         upserts.append(("metrics", "workloads", wl))
     for kind, key in deletes:
         ObjectView.objects.filter(room=room, kind=kind, key=key).delete()
-    if upserts:
+    if fresh:
+        bulk.insert_views(room.pk, upserts)
+    elif upserts:
         ObjectView.objects.bulk_create(
             [ObjectView(room=room, kind=k, key=key, data=d) for k, key, d in upserts],
             update_conflicts=True,
@@ -556,7 +592,7 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         ]
     )
     every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
-    if force_snapshot or time.monotonic() - rt.snapshot_at > every:
+    if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
         _snapshot(room, rt)
     return {
         "type": "delta",

@@ -14,7 +14,7 @@ from celery.utils.nodenames import worker_direct
 from django.conf import settings
 from django.utils import timezone
 
-from . import affinity, services
+from . import affinity, build, services
 from .models import Room
 
 log = logging.getLogger(__name__)
@@ -121,10 +121,13 @@ def rooms_tick_task() -> None:
     """Beat's coarse trigger: every running room (or one with pending actions) is ticked by
     the worker that owns it (affinity): rooms this worker owns right here, the others through
     their owner's direct queue. With no worker announced (heartbeats not yet seen), all here."""
-    ids = set(Room.objects.filter(paused=False).values_list("id", flat=True))
-    ids |= set(
-        Room.objects.filter(actions__status="pending").values_list("id", flat=True).distinct()
-    )
+    live = Room.objects.filter(build_state=Room.LIVE)
+    ids = set(live.filter(paused=False).values_list("id", flat=True))
+    ids |= set(live.filter(actions__status="pending").values_list("id", flat=True).distinct())
+    try:
+        build.requeue_lost_builds()
+    except redis.RedisError:
+        log.warning("could not check for lost room builds (Redis)")
     wall = timezone.now().isoformat()
     try:
         workers = affinity.live_workers(redis_client())
@@ -140,6 +143,13 @@ def rooms_tick_task() -> None:
                 send_tick(room_id, wall, workers)
         except Exception:
             log.exception("tick of room %s failed", room_id)
+
+
+@shared_task(ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def room_build_task(room_id: int) -> None:
+    """Build a room created by the form (build.room_build). Acknowledged when done, so a
+    worker lost mid-build leaves it queued; the beat re-queues one lost otherwise."""
+    build.room_build(room_id)
 
 
 @shared_task(ignore_result=True)
