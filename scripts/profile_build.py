@@ -20,12 +20,12 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from controller import build, services  # noqa: E402
+from controller import bench_build, services  # noqa: E402
 from controller.models import Room  # noqa: E402
 
 call_command("migrate", verbosity=0, interactive=False)
 n, p = int(sys.argv[1]), int(sys.argv[2])
-text = build.big_room_text(n, p)
+text = bench_build.big_room_text(n, p)
 print("scenario bytes", len(text))
 Room.objects.filter(slug__startswith="big").delete()
 prof = cProfile.Profile()

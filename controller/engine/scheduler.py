@@ -42,6 +42,8 @@ from .objects import (
     Toleration,
     tolerations_tolerate_taint,
 )
+from .schedwindow import MIN_NODES as WINDOW_MIN_NODES
+from .schedwindow import WindowIndex, schedule_window
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -304,6 +306,9 @@ class KubeScheduler:
         self._resource_scores: dict[tuple[int, int], dict[str, int]] = {}
         self._failures: dict[tuple[object, ...], dict[str, tuple[str, ...]]] = {}
         self._failures_version = 0
+        # Block summaries of big clusters (schedwindow.py), only during a scheduling pass.
+        self._windows: dict[tuple[object, ...], WindowIndex] = {}
+        self._in_pass = False
 
     # -- hooks ------------------------------------------------------------------------------------
     def enqueue(self, pod: Pod, now: int) -> None:
@@ -359,6 +364,15 @@ class KubeScheduler:
     # -- the scheduling pass --------------------------------------------------------------------
     def run_pass(self) -> None:
         """scheduleOne for every queued pod, highest priority first."""
+        self._windows = {}
+        self._in_pass = True
+        try:
+            self._run_pass()
+        finally:
+            self._windows = {}
+            self._in_pass = False
+
+    def _run_pass(self) -> None:
         now = self.sim.now_ms
         self._at = None
         self._spread.clear()
@@ -404,6 +418,10 @@ class KubeScheduler:
             node = self.sim.cluster.nodes.get(info.required_node)
             if node is not None and self.filter(info, node) is None:
                 return node.name, ""
+        elif n >= WINDOW_MIN_NODES and not info.node_selector and getattr(self, "_in_pass", False):
+            chosen = schedule_window(self, pod, info, nodes)  # the same choice, by blocks
+            if chosen is not None:
+                return chosen, ""
         feasible, reasons = self.find_nodes_that_pass_filters(info, nodes)
         if not feasible:
             message = fit_error_message(n, reasons)
@@ -591,6 +609,8 @@ class KubeScheduler:
             scores.pop(name, None)
         for failures in self._failures.values():
             failures.pop(name, None)
+        for window in getattr(self, "_windows", {}).values():
+            window.forget(name)
 
     def _failures_for(self, signature: tuple[object, ...]) -> dict[str, tuple[str, ...]]:
         """Why each node failed pods of this signature; valid until the scheduler is woken

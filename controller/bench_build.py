@@ -1,0 +1,106 @@
+"""The room-creation benchmark (issue #14, "Fast big rooms"): a big room's scenario (pure,
+no Django) and the wall time of each phase of building it (``manage.py bench``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .bench import ZONES, bare_pods
+
+
+def big_room_scenario(nodes: int, pods: int, bare_per_node: int | None = None) -> dict[str, Any]:
+    """``nodes`` nodes over three zones (generated) and about ``pods`` pods: ``bare_per_node``
+    bare pods bound by nodeName to each node (2, or 1 over 1,000 nodes: the file stays under
+    the 2 MiB limit), the rest from Deployments of 1,000 replicas each (scheduled)."""
+    if bare_per_node is None:
+        bare_per_node = 2 if nodes <= 1000 else 1
+    per_zone = nodes // len(ZONES)
+    bare = bare_pods(per_zone, bare_per_node)
+    rest = max(0, pods - len(bare))
+    deployments = []
+    i = 0
+    while rest > 0:
+        n = min(1000, rest)
+        i += 1
+        deployments.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": f"web-{i}", "namespace": "default"},
+                "spec": {
+                    "replicas": n,
+                    "selector": {"matchLabels": {"app": f"web-{i}"}},
+                    "template": {
+                        "metadata": {"labels": {"app": f"web-{i}"}},
+                        "spec": {
+                            "containers": [
+                                {"name": "app", "resources": {"requests": {"cpu": "50m"}}}
+                            ]
+                        },
+                    },
+                },
+            }
+        )
+        rest -= n
+    return {
+        "apiVersion": "playground/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": f"big-room-{nodes}"},
+        "spec": {
+            "nodes": [
+                {"generate": {"count": per_zone, "namePrefix": f"{z[-1]}-", "zone": z}}
+                for z in ZONES
+            ],
+            "objects": deployments + bare,
+            "faults": [{"at": "60s", "type": "ZoneOutage", "zone": "zone-a"}],
+        },
+    }
+
+
+def big_room_text(nodes: int, pods: int) -> str:
+    return json.dumps(big_room_scenario(nodes, pods), separators=(",", ":"))
+
+
+def build_phases(nodes: int, pods: int) -> dict[str, Any]:
+    """Seconds of each phase of creating a room of ``nodes`` nodes / ``pods`` pods, as the
+    worker builds it (the benchmark of ``manage.py bench``; a fresh room, deleted after)."""
+    import time  # the benchmark, not the engine, reads the wall clock
+
+    from django.db import transaction
+
+    from . import services
+    from .engine.scenario import load_scenario
+    from .engine.simulation import Simulation
+
+    text = big_room_text(nodes, pods)
+    clock = time.perf_counter
+    t0 = clock()
+    room, _scenario = services.room_prepare(f"bench-build-{nodes}", text, None, 10.0)
+    t1 = clock()
+    scenario = load_scenario(room.scenario_yaml)  # the worker parses it again
+    t2 = clock()
+    sim = Simulation(scenario)
+    sim.run(0)
+    t3 = clock()
+    events = len(sim.timeline.events)
+    with transaction.atomic():
+        rt = services.Runtime(sim, room.version)
+        services._persist(room, rt, fresh=True)
+    t4 = clock()
+    services._snapshot(room, rt)
+    t5 = clock()
+    services._CACHE.pop(room.pk, None)
+    room.delete()
+    return {
+        "nodes": len(sim.cluster.nodes),
+        "pods": len(sim.cluster.pods),
+        "events": events,
+        "scenario_kib": len(text) // 1024,
+        "validate_s": round(t1 - t0, 2),
+        "parse_s": round(t2 - t1, 2),
+        "engine_s": round(t3 - t2, 2),
+        "store_s": round(t4 - t3, 2),
+        "live_s": round(t4 - t0, 2),
+        "snapshot_s": round(t5 - t4, 2),
+    }
