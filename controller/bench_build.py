@@ -104,3 +104,50 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
         "live_s": round(t4 - t0, 2),
         "snapshot_s": round(t5 - t4, 2),
     }
+
+
+def run_build_rows(sizes: list[int], pods_per_node: int = 30) -> list[dict[str, Any]]:
+    """One fresh process per size (``python -m controller.bench_build N P``): its own peak
+    memory, and no engine of the previous size in memory."""
+    import subprocess
+    import sys
+
+    rows = []
+    for n in sizes:
+        args = [sys.executable, "-m", "controller.bench_build", str(n), str(n * pods_per_node)]
+        proc = subprocess.run(args, capture_output=True, text=True, check=True)
+        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def format_build_rows(rows: list[dict[str, Any]]) -> list[str]:
+    head = (
+        f"{'nodes':>6} {'pods':>7} {'events':>7} {'KiB':>5}  room creation s: {'validate':>8} "
+        f"{'parse':>6} {'engine':>7} {'store':>6} {'= live':>7}  {'snapshot':>8} {'peak MiB':>9}"
+    )
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"{r['nodes']:>6} {r['pods']:>7} {r['events']:>7} {r['scenario_kib']:>5}  "
+            f"{'':16} {r['validate_s']:>8} {r['parse_s']:>6} {r['engine_s']:>7} "
+            f"{r['store_s']:>6} {r['live_s']:>7}  {r['snapshot_s']:>8} {r['peak_mib']:>9}"
+        )
+    return lines
+
+
+if __name__ == "__main__":
+    import os
+    import resource
+    import sys
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    row = build_phases(int(sys.argv[1]), int(sys.argv[2]))
+    row["peak_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    row["load"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(row))

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
-BLOCK = 32
+BLOCK = 48
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 
 
@@ -136,6 +136,8 @@ def schedule_window(
     key = (info.signature, nz, owner)
     idx = sched._windows.get(key)
     if idx is None or idx.nodes is not nodes or idx.counts is not counts:
+        if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
+            sched._windows.clear()
         idx = sched._windows[key] = WindowIndex(nodes, counts)
     need = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n
@@ -186,7 +188,13 @@ def schedule_window(
                 found += 1
                 if c > maxc:
                     maxc = c
-                _merge(groups, zsum, c, zone, r, name)
+                g = groups.get((c, zone))
+                if g is None:
+                    groups[(c, zone)] = [r, name]
+                elif r > g[0] or (r == g[0] and name < g[1]):
+                    g[0], g[1] = r, name
+                if zone:
+                    zsum[zone] = zsum.get(zone, 0) + c
                 need -= 1
                 if not need:
                     break

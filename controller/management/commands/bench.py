@@ -1,4 +1,4 @@
-"""``python manage.py bench``: engine speed and memory for 100, 1,000 and 5,000 nodes."""
+"""``python manage.py bench``: engine speed and memory for 100, 1,000 and 5,000 nodes, and\nroom creation (by phase) at 1,000 and 5,000 nodes."""
 
 from __future__ import annotations
 
@@ -19,12 +19,23 @@ class Command(BaseCommand):
             "--live", type=int, default=1000, help="nodes of the live-room row (0: skip)"
         )
         parser.add_argument("--live-ticks", type=int, default=60)
+        parser.add_argument(
+            "--build-sizes",
+            default="1000,5000",
+            help="node counts of the room-creation rows (30 pods per node; empty: skip)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         sizes = [int(s) for s in opts["sizes"].split(",") if s]
         leak_sizes = [int(s) for s in opts["leak_sizes"].split(",") if s]
         for line in format_rows(run_all(sizes, leak_sizes)):
             self.stdout.write(line)
+        build_sizes = [int(s) for s in opts["build_sizes"].split(",") if s]
+        if build_sizes:
+            from controller.bench_build import format_build_rows, run_build_rows
+
+            for line in format_build_rows(run_build_rows(build_sizes)):
+                self.stdout.write(line)
         if opts["live"]:
             from django.conf import settings
             from django.core.management import call_command
