@@ -240,6 +240,12 @@ def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any]) -> None:
     room.wall_anchor = timezone.now()
     Room.objects.filter(pk=room.pk, seq=room.seq, sim_ms=0).update(wall_anchor=room.wall_anchor)
     _CACHE[room.pk] = rt
+    if len(delta["events"]) + len(delta["nodes"]) + len(delta["pods"]) > 2000:
+        # A big room's first delta is megabytes (measuring it alone takes a second): the
+        # resync notice straight away (a client that is already there fetches snapshot.json).
+        count = len(delta["events"])
+        delta = {k: delta[k] for k in ("seq", "t", "speed", "paused")}
+        delta.update(type="resync", events=count, first=True)
     _broadcast_after_commit(room.pk, bounded(delta))
     _snapshot(room, rt)
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from . import schedwindow
 from .core import Phase
 from .objects import (
     NO_EXECUTE,
@@ -69,6 +70,12 @@ ERR_NO_NODES = "no nodes available to schedule pods"
 # requests the scorers use.
 CPU, MEMORY, EPHEMERAL, PODS, NZ_CPU, NZ_MEMORY = range(6)
 _ZERO = (0, 0, 0, 0, 0, 0)
+assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.PODS) == (
+    CPU,
+    MEMORY,
+    EPHEMERAL,
+    PODS,
+) and schedwindow._ZERO == _ZERO
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]

@@ -27,18 +27,23 @@ if TYPE_CHECKING:
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
+# NodeInfo vector indices and its zero (scheduler.py checks they are its own).
+CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
+_ZERO = (0, 0, 0, 0, 0, 0)
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 
 
 class _Block:
-    __slots__ = ("count", "groups", "items", "maxc", "zsum")
+    __slots__ = ("count", "groups", "items", "maxc", "stale", "zcount", "zsum")
 
     def __init__(self) -> None:
         self.items: list[tuple[str, int, int, str] | None] = []  # per node: feasible data
         self.count = 0
         self.groups: dict[tuple[int, str], list[Any]] = {}  # (c, zone) -> [max R, first name]
-        self.zsum: dict[str, int] = {}
+        self.zsum: dict[str, int] = {}  # zone -> matching pods on its feasible nodes
+        self.zcount: dict[str, int] = {}  # zone -> feasible nodes
         self.maxc = 0
+        self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
 
 
 class WindowIndex:
@@ -53,66 +58,116 @@ class WindowIndex:
     def forget(self, name: str) -> None:
         i = self.pos.get(name)
         if i is not None:
-            self.blocks[i // BLOCK] = None
+            b = self.blocks[i // BLOCK]
+            if b is not None:
+                b.stale.add(i % BLOCK)
 
 
-def _merge(groups: dict, zsum: dict, c: int, zone: str, r: int, name: str) -> None:
+def _merge(groups: dict, c: int, zone: str, r: int, name: str) -> None:
     g = groups.get((c, zone))
     if g is None:
         groups[(c, zone)] = [r, name]
     elif r > g[0] or (r == g[0] and name < g[1]):
         g[0], g[1] = r, name
+
+
+def _item(
+    sched: KubeScheduler, idx: WindowIndex, entry: NodeEntry, info: PodInfo, nz: tuple, cache: dict
+) -> tuple[str, int, int, str] | None:
+    """A node's data for the window when it passes the filters (the per-node path's inline
+    check of an untainted schedulable node), else None."""
+    name = entry[1]
+    used = sched.requested.get(name, _ZERO)
+    if used[PODS] < entry[5] and (
+        not info.has_requests
+        or (
+            entry[2] >= info.cpu + used[CPU]
+            and entry[3] >= info.memory + used[MEMORY]
+            and entry[4] >= info.ephemeral + used[EPHEMERAL]
+        )
+    ):
+        r = cache.get(name)
+        if r is None:
+            r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
+        c = idx.counts.get(name, 0) if idx.counts else 0
+        return (name, r, c, entry[6])
+    return None
+
+
+def _add(b: _Block, it: tuple[str, int, int, str]) -> None:
+    name, r, c, zone = it
+    b.count += 1
+    if c > b.maxc:
+        b.maxc = c
+    _merge(b.groups, c, zone, r, name)
     if zone:
-        zsum[zone] = zsum.get(zone, 0) + c
+        b.zsum[zone] = b.zsum.get(zone, 0) + c
+        b.zcount[zone] = b.zcount.get(zone, 0) + 1
 
 
 def _block(
     sched: KubeScheduler, idx: WindowIndex, j: int, info: PodInfo, nz: tuple[int, int]
 ) -> _Block | None:
-    """Block ``j``'s summary (computed if forgotten), or None when one of its nodes is
-    unschedulable or tainted (the per-node path decides then)."""
+    """Block ``j``'s summary (built, or brought up to date for its changed nodes), or None
+    when one of its nodes is unschedulable or tainted (the per-node path decides then)."""
     b = idx.blocks[j]
-    if b is not None:
+    if b is not None and not b.stale:
         return b
-    from .scheduler import _ZERO, CPU, EPHEMERAL, MEMORY, PODS
-
-    b = _Block()
-    requested = sched.requested
-    cpu, mem, eph, has_requests = info.cpu, info.memory, info.ephemeral, info.has_requests
     cache = sched._resource_scores.get(nz)
     if cache is None:
         if len(sched._resource_scores) >= 16:
             sched._resource_scores.clear()
         cache = sched._resource_scores[nz] = {}
-    cget = idx.counts.get if idx.counts else None
-    groups, zsum = b.groups, b.zsum
-    for entry in idx.nodes[j * BLOCK : (j + 1) * BLOCK]:
-        node = entry[0]
-        if node.unschedulable or node.taints:
-            return None
-        name = entry[1]
-        used = requested.get(name, _ZERO)
-        if used[PODS] < entry[5] and (
-            not has_requests
-            or (
-                entry[2] >= cpu + used[CPU]
-                and entry[3] >= mem + used[MEMORY]
-                and entry[4] >= eph + used[EPHEMERAL]
-            )
-        ):
-            r = cache.get(name)
-            if r is None:
-                r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
-            c = cget(name, 0) if cget else 0
-            zone = entry[6]
-            b.items.append((name, r, c, zone))
-            b.count += 1
-            if c > b.maxc:
-                b.maxc = c
-            _merge(groups, zsum, c, zone, r, name)
+    entries = idx.nodes[j * BLOCK : (j + 1) * BLOCK]
+    if b is None:
+        b = _Block()
+        for entry in entries:
+            node = entry[0]
+            if node.unschedulable or node.taints:
+                return None
+            it = _item(sched, idx, entry, info, nz, cache)
+            b.items.append(it)
+            if it is not None:
+                _add(b, it)
+        idx.blocks[j] = b
+        return b
+    # Only the changed nodes: remove their old data, add the new; a group whose best node
+    # changed, and the block's largest count, are found again from the items.
+    redo: set[tuple[int, str]] = set()
+    redo_max = False
+    for off in sorted(b.stale):
+        old = b.items[off]
+        new = _item(sched, idx, entries[off], info, nz, cache)
+        if old == new:
+            continue
+        b.items[off] = new
+        if old is not None:
+            name, _r, c, zone = old
+            b.count -= 1
+            if b.groups[(c, zone)][1] == name:
+                redo.add((c, zone))
+            if c == b.maxc:
+                redo_max = True
+            if zone:
+                b.zsum[zone] -= c
+                b.zcount[zone] -= 1
+                if not b.zcount[zone]:
+                    del b.zsum[zone], b.zcount[zone]
+        if new is not None:
+            _add(b, new)
+    b.stale.clear()
+    for key in redo:
+        best = None
+        for it in b.items:
+            if it is not None and (it[2], it[3]) == key:
+                if best is None or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):
+                    best = [it[1], it[0]]
+        if best is None:
+            del b.groups[key]
         else:
-            b.items.append(None)
-    idx.blocks[j] = b
+            b.groups[key] = best
+    if redo_max:
+        b.maxc = max((it[2] for it in b.items if it is not None), default=0)
     return b
 
 
