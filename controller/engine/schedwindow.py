@@ -34,7 +34,7 @@ MIN_NODES = 200  # below this the window is (nearly) every node: the per-node pa
 
 
 class _Block:
-    __slots__ = ("count", "groups", "items", "maxc", "stale", "zcount", "zsum")
+    __slots__ = ("count", "glist", "groups", "items", "maxc", "stale", "zcount", "zlist", "zsum")
 
     def __init__(self) -> None:
         self.items: list[tuple[str, int, int, str] | None] = []  # per node: feasible data
@@ -44,6 +44,8 @@ class _Block:
         self.zcount: dict[str, int] = {}  # zone -> feasible nodes
         self.maxc = 0
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
+        self.glist: list[tuple[str, int, int, str]] | None = None  # groups as a list
+        self.zlist: list[tuple[str, int]] = []
 
 
 class WindowIndex:
@@ -156,6 +158,7 @@ def _block(
         if new is not None:
             _add(b, new)
     b.stale.clear()
+    b.glist = None
     for key in redo:
         best = None
         for it in b.items:
@@ -198,8 +201,9 @@ def schedule_window(
     start = sched.next_start_node_index % n
     processed = found = 0
     first = ""
-    groups: dict[tuple[int, str], list[Any]] = {}
-    zsum: dict[str, int] = {}
+    cands: list[tuple[str, int, int, str]] = []  # blocks' group bests (name, R, c, zone)
+    partial: list[tuple[str, int, int, str]] = []  # nodes of blocks the window cuts
+    zl: list[tuple[str, int]] = []  # blocks' matching pods per zone
     maxc = 0
     for lo, hi in ((start, n), (0, start)):
         pos = lo
@@ -219,14 +223,11 @@ def schedule_window(
                     need -= b.count
                     if b.maxc > maxc:
                         maxc = b.maxc
-                    for gk, (r, name) in b.groups.items():
-                        g = groups.get(gk)
-                        if g is None:
-                            groups[gk] = [r, name]
-                        elif r > g[0] or (r == g[0] and name < g[1]):
-                            g[0], g[1] = r, name
-                    for z, zc in b.zsum.items():
-                        zsum[z] = zsum.get(z, 0) + zc
+                    if b.glist is None:
+                        b.glist = [(nm, r, c, z) for (c, z), (r, nm) in b.groups.items()]
+                        b.zlist = list(b.zsum.items())
+                    cands += b.glist
+                    zl += b.zlist
                 pos = bend
                 continue
             items = b.items
@@ -237,19 +238,10 @@ def schedule_window(
                 processed += 1
                 if it is None:
                     continue
-                name, r, c, zone = it
                 if not found:
-                    first = name
+                    first = it[0]
                 found += 1
-                if c > maxc:
-                    maxc = c
-                g = groups.get((c, zone))
-                if g is None:
-                    groups[(c, zone)] = [r, name]
-                elif r > g[0] or (r == g[0] and name < g[1]):
-                    g[0], g[1] = r, name
-                if zone:
-                    zsum[zone] = zsum.get(zone, 0) + c
+                partial.append(it)
                 need -= 1
                 if not need:
                     break
@@ -258,27 +250,40 @@ def schedule_window(
     sched.next_start_node_index = (start + processed) % n
     if found == 1:
         return first
-    if counts:
-        max_zone = max(zsum.values(), default=0)
-        zone_part = {
-            z: ZONE_WEIGHTING
-            * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
-            for z, zc in zsum.items()
-        }
+    if not counts:  # no SelectorSpread score: the resource scores alone
         best, chosen = -1, ""
-        for (c, zone), (r, name) in groups.items():
+        for name, r, _c, _zone in cands + partial:
+            if r > best or (r == best and name < chosen):
+                best, chosen = r, name
+        return chosen
+    zsum: dict[str, int] = {}
+    for z, zc in zl:
+        zsum[z] = zsum.get(z, 0) + zc
+    for _name, _r, c, zone in partial:
+        if zone:
+            zsum[zone] = zsum.get(zone, 0) + c
+        if c > maxc:
+            maxc = c
+    max_zone = max(zsum.values(), default=0)
+    zone_part = {
+        z: ZONE_WEIGHTING
+        * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
+        for z, zc in zsum.items()
+    }
+    spread: dict[tuple[int, str], int] = {}  # (c, zone) -> SelectorSpread score
+    best, chosen = -1, ""
+    for name, r, c, zone in cands + partial:
+        k = spread.get((c, zone))
+        if k is None:
             if not zsum:
-                s = r + spread_score(c, maxc, -1, max_zone, False)
+                k = spread_score(c, maxc, -1, max_zone, False)
             elif not zone:
-                s = r + spread_score(c, maxc, -1, max_zone, True)
+                k = spread_score(c, maxc, -1, max_zone, True)
             else:
                 f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
-                s = r + int(f * (1.0 - ZONE_WEIGHTING) + zone_part[zone])
-            if s > best or (s == best and name < chosen):
-                best, chosen = s, name
-        return chosen
-    best, chosen = -1, ""
-    for r, name in groups.values():
-        if r > best or (r == best and name < chosen):
-            best, chosen = r, name
+                k = int(f * (1.0 - ZONE_WEIGHTING) + zone_part[zone])
+            spread[(c, zone)] = k
+        sc = r + k
+        if sc > best or (sc == best and name < chosen):
+            best, chosen = sc, name
     return chosen
