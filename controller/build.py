@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 import redis
@@ -21,8 +22,15 @@ log = logging.getLogger(__name__)
 # A scenario this small (nodes + pods it creates) is built in the request itself (a few
 # milliseconds); a bigger one in a worker (room_build_task) while the room page shows progress.
 INLINE_MAX_OBJECTS = 300
-BUILD_LOCK_MS = 120_000
+# The builder holds the room's lock, renewed every BUILD_RENEW_S while it works: a worker
+# killed mid-build lets it lapse within BUILD_LOCK_MS, and the beat queues the build again.
+BUILD_LOCK_MS = 15_000
+BUILD_RENEW_S = 3.0
 QUEUED_S = 60
+_RENEW = (
+    "if redis.call('get', KEYS[1]) == ARGV[1] then "
+    "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
+)
 
 
 def scenario_size(scenario: Scenario) -> tuple[int, int]:
@@ -113,10 +121,27 @@ def requeue_lost_builds() -> list[int]:
     return lost
 
 
-def _progress(room_id: int, message: str, lock: Any = None) -> None:
+def _progress(room_id: int, message: str) -> None:
     Room.objects.filter(pk=room_id, build_state=Room.BUILDING).update(build_progress=message)
-    if lock is not None:
-        lock.client.pexpire(lock.key, BUILD_LOCK_MS)
+
+
+class _LockKeeper(threading.Thread):
+    """Renews the builder's lock while the build runs (the engine's t=0 is one long call)."""
+
+    def __init__(self, lock: Any) -> None:
+        super().__init__(daemon=True, name=f"build-lock {lock.key}")
+        self.lock = lock
+        self.done = threading.Event()
+
+    def renew(self) -> None:
+        self.lock.client.eval(_RENEW, 1, self.lock.key, self.lock.token, BUILD_LOCK_MS)
+
+    def run(self) -> None:
+        while not self.done.wait(BUILD_RENEW_S):
+            try:
+                self.renew()
+            except redis.RedisError:
+                pass
 
 
 def room_build(room_id: int) -> None:
@@ -130,14 +155,16 @@ def room_build(room_id: int) -> None:
     with lock as got:
         if not got:
             return  # another worker is building it
-        lock.client.pexpire(lock.key, BUILD_LOCK_MS)
-        room = Room.objects.filter(pk=room_id, build_state=Room.BUILDING).first()
-        if room is None:
-            return
+        keeper = _LockKeeper(lock)
+        keeper.renew()
+        keeper.start()
         try:
-            _progress(room_id, "parsing the scenario", lock)
+            room = Room.objects.filter(pk=room_id, build_state=Room.BUILDING).first()
+            if room is None:
+                return
+            _progress(room_id, "parsing the scenario")
             scenario = load_scenario(room.scenario_yaml)
-            _build(room, scenario, lock)
+            _build(room, scenario)
         except Exception as exc:
             log.exception("room %s: build failed", room_id)
             Room.objects.filter(pk=room_id, build_state=Room.BUILDING).update(
@@ -145,18 +172,19 @@ def room_build(room_id: int) -> None:
                 build_progress="",
                 build_error=f"{type(exc).__name__}: {exc}"[:2000],
             )
+        finally:
+            keeper.done.set()
 
 
-def _build(room: Room, scenario: Scenario, lock: Any = None) -> None:
+def _build(room: Room, scenario: Scenario) -> None:
     nodes, pods = scenario_size(scenario)
-    _progress(room.pk, f"creating {nodes:,} nodes and {pods:,} pods", lock)
+    _progress(room.pk, f"creating {nodes:,} nodes and {pods:,} pods")
     sim = Simulation(scenario)
     sim.run(0)
     _progress(
         room.pk,
         f"storing {len(sim.cluster.nodes):,} nodes, {len(sim.cluster.pods):,} pods and "
         f"{len(sim.timeline.events):,} events",
-        lock,
     )
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room.pk)

@@ -103,8 +103,8 @@ def test_the_build_reports_its_phases_and_goes_live(db, redis_server, monkeypatc
     seen: list[tuple[str, str]] = []
     real = build._progress
 
-    def record(room_id: int, message: str, lock=None) -> None:
-        real(room_id, message, lock)
+    def record(room_id: int, message: str) -> None:
+        real(room_id, message)
         seen.append((Room.objects.get(pk=room_id).build_state, message))
 
     monkeypatch.setattr(build, "_progress", record)
@@ -198,3 +198,45 @@ def test_a_lost_build_is_queued_again_by_the_beat(db, redis_server, monkeypatch)
     # harmless: the second build finds the room live and leaves it).
     assert build.requeue_lost_builds() == [room.pk]
     assert queued == [room.pk]
+
+
+def test_a_worker_killed_mid_build_loses_nothing(
+    client, transactional_db, redis_server, celery_beat_proc, tmp_path
+) -> None:
+    """kill -9 of the worker while it builds: its lock lapses (BUILD_LOCK_MS), the beat
+    queues the build again, another worker builds it: the room is live, as if built once."""
+    from django.db import connection
+
+    from controller.bench_build import big_room_text
+
+    db = connection.settings_dict["NAME"]
+    first = Worker(db, tmp_path / "w1.log")
+    first.start()
+    try:
+        response = _post(client, big_room_text(300, 9000), "killed")
+        assert response.status_code == 302
+        room = Room.objects.get(name="killed")
+        wait_for(
+            lambda: Room.objects.get(pk=room.pk).build_progress.startswith("creating"),
+            60,
+            "the build to be creating the objects",
+        )
+    finally:
+        first.kill()  # kill -9, mid-build
+    assert Room.objects.get(pk=room.pk).build_state == "building"
+    second = Worker(db, tmp_path / "w2.log")
+    second.start()
+    try:
+        wait_for(
+            lambda: Room.objects.get(pk=room.pk).build_state == "live",
+            120,
+            "the build to be queued again and the room to be live",
+        )
+    finally:
+        second.kill()
+    room = Room.objects.get(pk=room.pk)
+    assert (room.build_error, ObjectView.objects.filter(room=room, kind="pod").count()) == (
+        "",
+        9000,
+    )
+    assert TimelineEvent.objects.filter(room=room).count() == room.event_count > 9000
