@@ -70,6 +70,7 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     from django.db import transaction
 
     from . import services
+    from .build import gc_paused
     from .engine.scenario import load_scenario
     from .engine.simulation import Simulation
 
@@ -81,7 +82,8 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     scenario = load_scenario(room.scenario_yaml)  # the worker parses it again
     t2 = clock()
     sim = Simulation(scenario)
-    sim.run(0)
+    with gc_paused():
+        sim.run(0)
     t3 = clock()
     events = len(sim.timeline.events)
     with transaction.atomic():

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import logging
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import redis
@@ -176,11 +179,25 @@ def room_build(room_id: int) -> None:
             keeper.done.set()
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while an engine's objects are created: every collection
+    would walk all of them again (~15% of a big room's build); turned back on after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _build(room: Room, scenario: Scenario) -> None:
     nodes, pods = scenario_size(scenario)
     _progress(room.pk, f"creating {nodes:,} nodes and {pods:,} pods")
     sim = Simulation(scenario)
-    sim.run(0)
+    with gc_paused():
+        sim.run(0)
     _progress(
         room.pk,
         f"storing {len(sim.cluster.nodes):,} nodes, {len(sim.cluster.pods):,} pods and "
