@@ -519,7 +519,8 @@ def _persist(
             ],
             batch_size=1000,
         )
-    nodes, pods, zones_changed = _touched(events)
+    # A fresh room's views are all of them (below): which objects its events touched is moot.
+    nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
     observed = getattr(sim, "observed_nodes", set())
     nodes |= observed
