@@ -123,16 +123,18 @@ def run_build_rows(sizes: list[int], pods_per_node: int = 30) -> list[dict[str, 
 
 
 def format_build_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """Room creation, seconds by phase: validate (the form), parse (the worker), engine t=0,
+    store the first rows; live = their sum; the first snapshot is taken after."""
     head = (
-        f"{'nodes':>6} {'pods':>7} {'events':>7} {'KiB':>5}  room creation s: {'validate':>8} "
-        f"{'parse':>6} {'engine':>7} {'store':>6} {'= live':>7}  {'snapshot':>8} {'peak MiB':>9}"
+        f"{'nodes':>6} {'pods':>7} {'events':>7} {'KiB':>5}  {'validate s':>10} {'parse s':>7} "
+        f"{'engine s':>8} {'store s':>7} {'live s':>6} {'snapshot s':>10} {'peak MiB':>9} {'load':>5}"
     )
-    lines = [head]
+    lines = ["room creation, by phase:", head]
     for r in rows:
         lines.append(
             f"{r['nodes']:>6} {r['pods']:>7} {r['events']:>7} {r['scenario_kib']:>5}  "
-            f"{'':16} {r['validate_s']:>8} {r['parse_s']:>6} {r['engine_s']:>7} "
-            f"{r['store_s']:>6} {r['live_s']:>7}  {r['snapshot_s']:>8} {r['peak_mib']:>9}"
+            f"{r['validate_s']:>10} {r['parse_s']:>7} {r['engine_s']:>8} {r['store_s']:>7} "
+            f"{r['live_s']:>6} {r['snapshot_s']:>10} {r['peak_mib']:>9} {r.get('load', ''):>5}"
         )
     return lines
 
