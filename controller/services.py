@@ -776,6 +776,8 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
     t_ms = int(t * 1000)
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
+        if room.build_state != Room.LIVE:
+            raise ActionError(f"rewind: the room is not live yet (it is {room.build_state})")
         if not 0 <= t_ms <= room.sim_ms:
             raise ActionError(f"rewind: t must be between 0 and {room.sim_ms / 1000:g} s")
         room.actions.filter(status=Action.APPLIED, at_ms__gt=t_ms).exclude(

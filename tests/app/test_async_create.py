@@ -240,3 +240,10 @@ def test_a_worker_killed_mid_build_loses_nothing(
         9000,
     )
     assert TimelineEvent.objects.filter(room=room).count() == room.event_count > 9000
+
+
+def test_a_building_room_cannot_be_rewound(db) -> None:
+    room = build.room_start("rewind", BIG, None, 10.0)
+    with pytest.raises(services.ActionError, match="rewind: the room is not live yet"):
+        services.room_rewind(room.pk, 0, "teacher")
+    assert ObjectView.objects.filter(room=room).count() == 0
