@@ -63,6 +63,7 @@ def room_start(
     owner: Any = None,
     speed: float = 10.0,
     kubernetes_version: str | None = None,
+    creator: str = "",
     inline_max: int | None = None,
 ) -> Room:
     """The room form: validate the scenario now (ScenarioError names the field, nothing is
@@ -71,7 +72,13 @@ def room_start(
     limit = INLINE_MAX_OBJECTS if inline_max is None else inline_max
     with transaction.atomic():
         room, scenario = services.room_prepare(
-            name, scenario_yaml, owner, speed, kubernetes_version, build_state=Room.BUILDING
+            name,
+            scenario_yaml,
+            owner,
+            speed,
+            kubernetes_version,
+            creator,
+            build_state=Room.BUILDING,
         )
         nodes, pods = scenario_size(scenario)
         if nodes + pods <= limit:

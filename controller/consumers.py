@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import services
+from . import lessons, limits, services
 from .models import Room
 from .roles import is_operator
 
@@ -25,7 +26,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         slug = self.scope["url_route"]["kwargs"]["slug"]
         query = parse_qs(self.scope.get("query_string", b"").decode())
         token = (query.get("token") or [""])[0]
-        self.display_name = ((query.get("name") or [""])[0] or "anonymous")[:40]
+        name = (query.get("name") or [""])[0].replace("\x00", "")  # unstorable on PostgreSQL
+        self.display_name = (name or "anonymous")[:40]
+        # The page's own id (kept in its localStorage): one answer per client per question.
+        client = (query.get("client") or [""])[0].replace("\x00", "")
+        self.client = (client or self.channel_name)[:80]
         room = await database_sync_to_async(Room.objects.filter(slug=slug).first)()
         if room is None:
             await self.close(code=4404)
@@ -38,14 +43,42 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self._presence_join()
-        snapshot = await database_sync_to_async(services.room_snapshot)(room)
+        if room.idle_since is not None:  # nobody watched it: its clock goes on from now
+            await database_sync_to_async(services.room_wake)(room.pk)
+        await self._send_snapshot()
+
+    async def _send_snapshot(self) -> None:
+        snapshot = await database_sync_to_async(services.room_snapshot)(
+            self.room, client=self.client
+        )
         snapshot["role"] = "operator" if self.operator else "viewer"
+        if snapshot.get("lesson"):
+            state = snapshot["lesson"]["state"]
+            snapshot["lesson"]["state"] = lessons.for_role(state, self.operator)
         await self.send_json(snapshot)
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
             await self._presence_leave()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Limits first: the message's size, then this client's messages per second."""
+        size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
+        try:
+            limits.check_message_size(size)
+            if size:
+                await database_sync_to_async(self._count_message)()
+        except limits.LimitError as exc:
+            await self.send_json({"type": "error", "message": str(exc), "limit": exc.setting})
+            return
+        await super().receive(text_data=text_data, bytes_data=bytes_data)
+
+    def _count_message(self) -> None:
+        from .tasks import redis_client
+
+        client = self.scope.get("client") or [None]
+        limits.check_rate(client[0] or self.channel_name, redis_client())
 
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
@@ -60,12 +93,27 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         kind = content.get("type")
         if kind == "snapshot":
-            snapshot = await database_sync_to_async(services.room_snapshot)(self.room)
-            snapshot["role"] = "operator" if self.operator else "viewer"
-            await self.send_json(snapshot)
+            await self._send_snapshot()
             return
         if kind == "ping":
             await self.send_json({"type": "pong"})
+            return
+        if kind == "lesson.answer":  # anyone watching answers (the operator too, if they like)
+            await self._lesson(lessons.answer, self.room.pk, self.client, content)
+            return
+        if kind in ("lesson.reveal", "lesson.next", "lesson.prev") and not self.operator:
+            await self.send_json(
+                {"type": "error", "message": f"{kind}: only the operator leads the lesson."}
+            )
+            return
+        if kind == "lesson.reveal":
+            await self._lesson(lessons.reveal, self.room.pk)
+            return
+        if kind == "lesson.next":
+            await self._lesson(lessons.next_step, self.room.pk, f"{self.display_name} (operator)")
+            return
+        if kind == "lesson.prev":
+            await self._lesson(lessons.prev_step, self.room.pk)
             return
         if not self.operator:
             await self.send_json(
@@ -77,7 +125,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             reply = await database_sync_to_async(self._operate)(kind, content)
-        except services.ActionError as exc:
+        except services.REFUSALS as exc:
             await self.send_json({"type": "error", "message": str(exc), "request": content})
             return
         except Exception:  # a bug: the viewer still gets an answer and the socket stays open
@@ -85,6 +133,18 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json(
                 {"type": "error", "message": f"{kind}: could not be done (server error)"}
             )
+            return
+        await self.send_json({"type": "ack", **reply})
+
+    async def _lesson(self, fn: Any, *args: Any) -> None:
+        try:
+            reply = await database_sync_to_async(fn)(*args)
+        except (lessons.LessonError, services.ActionError) as exc:
+            await self.send_json({"type": "error", "message": str(exc)})
+            return
+        except Exception:
+            log.exception("room %s: lesson message failed", self.room.pk)
+            await self.send_json({"type": "error", "message": "lesson: server error"})
             return
         await self.send_json({"type": "ack", **reply})
 
@@ -110,7 +170,10 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         raise services.ActionError(f"unknown message type {kind!r}")
 
     async def room_message(self, event: dict[str, Any]) -> None:
-        await self.send(text_data=json.dumps(event["message"], separators=(",", ":")))
+        message = event["message"]
+        if message.get("type") == "lesson":
+            message = lessons.for_role(message, self.operator)
+        await self.send(text_data=json.dumps(message, separators=(",", ":")))
 
     async def presence_message(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "presence", "viewers": event["viewers"]})
@@ -125,10 +188,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _presence_update(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
-        from .tasks import redis_client
+        from .tasks import WATCHED_TTL, presence_key, redis_client, watched_key
 
-        key = f"playground:room:{self.room.pk}:presence"
+        key = presence_key(self.room.pk)
         client = redis_client()
+        client.set(watched_key(self.room.pk), repr(time.time()), ex=WATCHED_TTL)
         if joining:
             role = "operator" if self.operator else "viewer"
             client.hset(

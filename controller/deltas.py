@@ -65,7 +65,9 @@ def snapshot_bytes(room: Room) -> bytes:
         if hit is not None:
             _CACHE.move_to_end(key)
             return hit
-    body = json.dumps(room_snapshot(room), separators=(",", ":")).encode()
+    # Without the lesson: its state is per role and changes without a new room version
+    # (answers, reveal); a resyncing page keeps the lesson it has (and its broadcasts).
+    body = json.dumps(room_snapshot(room, lesson=False), separators=(",", ":")).encode()
     with _LOCK:
         _CACHE[key] = body
         while len(_CACHE) > _CACHE_SIZE:

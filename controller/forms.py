@@ -1,5 +1,6 @@
 from django import forms
 
+from . import limits
 from .engine.versions import CURRENT, V1_18
 from .services import builtin_scenarios
 
@@ -23,7 +24,8 @@ class RoomCreateForm(forms.Form):
     )
     scenario = forms.ChoiceField(choices=scenario_choices, required=False)
     upload = forms.FileField(
-        required=False, help_text="Or upload your own scenario YAML (2 MiB at most)."
+        required=False,
+        help_text="Or upload your own scenario YAML (PLAYGROUND_MAX_SCENARIO_BYTES, 16 MiB by default).",
     )
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
     kubernetes_version = forms.ChoiceField(
@@ -41,8 +43,11 @@ class RoomCreateForm(forms.Form):
         if not data.get("upload") and not data.get("scenario"):
             raise forms.ValidationError("Pick a built-in scenario or upload one.")
         upload = data.get("upload")
-        if upload is not None and upload.size > 2 * 1024 * 1024:
-            raise forms.ValidationError("upload: the file is larger than 2 MiB.")
+        if upload is not None:
+            try:
+                limits.check_scenario_size(upload.size)
+            except limits.LimitError as exc:
+                raise forms.ValidationError(f"upload: {exc}") from None
         return data
 
 
@@ -77,4 +82,61 @@ class CompareForm(forms.Form):
             if not isinstance(value, dict):
                 raise forms.ValidationError(f"{side}: the changes must be a YAML mapping")
             data[f"{side}_parsed"] = value
+        return data
+
+
+MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a kubectl List of a few thousand pods
+
+
+class ImportClusterForm(forms.Form):
+    """Your own cluster: ``kubectl get nodes,pods,deployments,replicasets,statefulsets,
+    daemonsets -A -o yaml`` pasted or uploaded, and optionally its component configuration."""
+
+    name = forms.CharField(max_length=120, required=False, help_text="Defaults to the file's.")
+    kubectl = forms.CharField(
+        label="kubectl output",
+        widget=forms.Textarea(
+            attrs={
+                "rows": 8,
+                "placeholder": "kubectl get nodes,pods,deployments,replicasets,statefulsets,"
+                "daemonsets -A -o yaml",
+                "spellcheck": "false",
+            }
+        ),
+        required=False,
+        strip=False,
+    )
+    upload = forms.FileField(required=False, help_text="or upload it (-o yaml or -o json)")
+    kubelet_config = forms.CharField(
+        label="KubeletConfiguration (optional)",
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        required=False,
+    )
+    controller_manager_config = forms.CharField(
+        label="KubeControllerManagerConfiguration (optional)",
+        widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        required=False,
+    )
+    flags = forms.CharField(
+        label="kube-controller-manager flags (optional)",
+        required=False,
+        widget=forms.TextInput(
+            attrs={"placeholder": "--node-monitor-grace-period=30s --node-eviction-rate=0.05"}
+        ),
+    )
+    speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
+
+    def clean(self):  # type: ignore[no-untyped-def]
+        data = super().clean()
+        upload = data.get("upload")
+        if upload is not None and upload.size > MAX_IMPORT_BYTES:
+            raise forms.ValidationError(
+                f"upload: the file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB."
+            )
+        if upload is not None:
+            data["text"] = upload.read().decode("utf-8", errors="replace")
+        else:
+            data["text"] = data.get("kubectl") or ""
+        if not data["text"].strip():
+            raise forms.ValidationError("Paste or upload the output of kubectl get ... -o yaml.")
         return data

@@ -54,6 +54,12 @@ class Room(models.Model):
     )
     build_progress = models.CharField(max_length=200, blank=True)
     build_error = models.TextField(blank=True)
+    # Whose running rooms this one counts against (limits.owner_key: a user, or the
+    # creating client's address).
+    creator = models.CharField(max_length=160, blank=True, default="", db_index=True)
+    # Set while nobody watches (PLAYGROUND_IDLE_PAUSE_SECONDS): the room does not tick and its
+    # clock stands still until a viewer arrives.
+    idle_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -193,3 +199,43 @@ class EngineSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"snapshot of {self.room_id} at {self.sim_ms / 1000:g}s"
+
+
+class LessonState(models.Model):
+    """Where a lesson room is: the step shown, the checkpoint the clock is paused at (if any),
+    whether its answer is revealed, and the simulated time each checkpoint was reached at (a
+    reached checkpoint does not pause the room again; a rewind before it forgets it)."""
+
+    room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="lesson")
+    step = models.IntegerField(default=0, help_text="Index of the step shown.")
+    checkpoint = models.CharField(
+        max_length=80, blank=True, help_text="Id of the checkpoint the room is paused at."
+    )
+    revealed = models.BooleanField(default=False)
+    reached = models.JSONField(
+        default=dict, blank=True, help_text="checkpoint id -> simulated ms it was reached at"
+    )
+
+    def __str__(self) -> str:
+        return f"lesson of {self.room}"
+
+
+class LessonAnswer(models.Model):
+    """One viewer's answer to one checkpoint (the last one given counts)."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="lesson_answers")
+    checkpoint = models.CharField(max_length=80)
+    client = models.CharField(max_length=80)
+    value = models.FloatField()
+    name = models.CharField(max_length=40, blank=True)
+    answered_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["room", "checkpoint", "client"], name="lesson_answer_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.client}: {self.value:g} to {self.checkpoint}"

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import bulk
+from . import bulk, lessons, limits
 from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
@@ -41,11 +41,14 @@ from .engine.series import points_since
 from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .engine.versions import Profile, profile_for
+from .importer import IMPORT_REPORT_HEADER
+from .limits import LimitError
 from .models import (
     Action,
     ClusterParameters,
     Comparison,
     EngineSnapshot,
+    LessonState,
     ObjectView,
     Room,
     SeriesPoint,
@@ -65,6 +68,10 @@ CONTROL_KINDS = ("speed", "pause", "resume", "step", "rewind")
 
 class ActionError(ValueError):
     """An action refused: the message says which field and why."""
+
+
+# A limit's refusal (limits.py) is an ActionError to every caller too.
+REFUSALS = (ActionError, LimitError)
 
 
 # -- the in-process engine cache ------------------------------------------------------------
@@ -168,13 +175,77 @@ def forget_cache() -> None:
 
 
 # -- rooms ----------------------------------------------------------------------------------
-def _unique_slug(name: str) -> str:
+def _unique_slug(name: str, taken: frozenset[str] = frozenset()) -> str:
     base = slugify(name)[:60] or "room"
     slug, n = base, 1
-    while Room.objects.filter(slug=slug).exists():
+    while slug in taken or Room.objects.filter(slug=slug).exists():
         n += 1
         slug = f"{base}-{n}"
     return slug
+
+
+def _create_with_unique_slug(model: Any, pick: Any, base_name: str, **fields: Any) -> Any:
+    """``model.objects.create(slug=pick(name, taken), **fields)``, retried with the next slug
+    when another request took the chosen one between the check and the INSERT. Each attempt
+    runs in its own savepoint: on PostgreSQL a failed INSERT aborts the whole transaction
+    otherwise, and the retry (and everything after it) would fail."""
+    taken: set[str] = set()
+    for _attempt in range(20):
+        slug = pick(base_name, frozenset(taken))
+        try:
+            with transaction.atomic():
+                return model.objects.create(slug=slug, **fields)
+        except IntegrityError:
+            if not model.objects.filter(slug=slug).exists():
+                raise  # another constraint: not a slug race
+            taken.add(slug)
+    raise ActionError(f"name: could not find a free address for {base_name!r}; try another name")
+
+
+# -- bad text: PostgreSQL refuses NUL characters in text and JSON, so they are refused here,
+# on every database alike, with the path of the field (and SQLite keeps the same rules).
+NUL = "\x00"
+# How a NUL can reach a parsed YAML string (raw NUL characters are refused by the parser).
+_YAML_NUL_ESCAPES = re.compile(r"\\(0|x00|u0000|U00000000)")
+
+
+def refuse_nul(value: Any, path: str, error: type[ValueError] = ActionError) -> None:
+    """Raise ``error`` naming the first string (or mapping key) under ``value`` that holds a
+    NUL character."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                if error is ScenarioError:
+                    raise ScenarioError(where, _NUL_WHY)
+                raise error(f"{where}: {_NUL_WHY}")
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                child_path = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and NUL in key:
+                    stack.append((key, child_path))
+                stack.append((child, child_path))
+        elif isinstance(item, list | tuple):
+            stack.extend((c, f"{where}[{i}]") for i, c in reversed(list(enumerate(item))))
+
+
+_NUL_WHY = "contains a NUL character (\\u0000), which cannot be stored"
+
+
+def _refuse_nul_in_scenario(text: str) -> None:
+    """A scenario's strings, for the escapes that make a NUL (cheap when there are none)."""
+    if not _YAML_NUL_ESCAPES.search(text):
+        return
+    try:
+        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+    except yaml.YAMLError:
+        return  # load_scenario reports it with its position
+    root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
+    if root is not None:
+        refuse_nul(root, "", ScenarioError)
+    for i, doc in enumerate(d for d in docs if d is not root):
+        refuse_nul(doc, f"objects (extra document {i + 1})", ScenarioError)
 
 
 def room_create(
@@ -183,13 +254,17 @@ def room_create(
     owner: Any = None,
     speed: float = 10.0,
     kubernetes_version: str | None = None,
+    creator: str = "",
+    _counted: bool = False,
 ) -> Room:
     """Create a room from a scenario (validated whole first) and persist its t=0 state.
     ``kubernetes_version`` runs the scenario under that release instead of its own (written
     into the room's scenario, so the export says it). Synchronous: the form uses
     build.room_start, which builds big rooms in a worker."""
     with transaction.atomic():
-        room, scenario = room_prepare(name, scenario_yaml, owner, speed, kubernetes_version)
+        room, scenario = room_prepare(
+            name, scenario_yaml, owner, speed, kubernetes_version, creator, _counted
+        )
         sim = _new_sim(room, scenario)
         rt = Runtime(sim, 0)
         delta = _persist(room, rt, fresh=True)
@@ -203,20 +278,32 @@ def room_prepare(
     owner: Any = None,
     speed: float = 10.0,
     kubernetes_version: str | None = None,
+    creator: str = "",
+    _counted: bool = False,
     build_state: str = Room.LIVE,
 ) -> tuple[Room, Scenario]:
-    """Validate the scenario (ScenarioError names the field) and store the room's row and
-    parameters, without its engine: the room and the parsed scenario."""
+    """Validate the scenario (ScenarioError names the field; the limits) and store the room's
+    row and parameters, without its engine: the room and the parsed scenario."""
+    refuse_nul(name, "name")
+    limits.check_scenario_size(scenario_yaml)
+    creator = creator or limits.owner_key(owner)
+    if not _counted:
+        limits.check_running_rooms(creator)
     if kubernetes_version:
         scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
+    _refuse_nul_in_scenario(scenario_yaml)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
+    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
     _scenario_kubelet(scenario_yaml, scenario)
     speed = _check_speed(speed)
     with transaction.atomic():
-        room = Room.objects.create(
+        room = _create_with_unique_slug(
+            Room,
+            _unique_slug,
+            name or scenario.name,
             name=name or scenario.name,
-            slug=_unique_slug(name or scenario.name),
             owner=owner if getattr(owner, "is_authenticated", False) else None,
+            creator=creator[:160],
             scenario_name=scenario.name,
             scenario_yaml=scenario_yaml,
             speed=speed,
@@ -230,6 +317,7 @@ def room_prepare(
             kubelet=dict(raw_spec.get("kubelet") or {}),
             api_server=dict(raw_spec.get("apiServer") or {}),
         )
+        lessons.on_create(room, scenario)
     return room, scenario
 
 
@@ -311,6 +399,7 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         check_nesting(payload, "action")
     except ScenarioError as exc:
         raise ActionError(str(exc)) from None
+    refuse_nul(payload, "action")
     payload = {k: v for k, v in payload.items() if k != "at"}
     known = set(ObjectView.objects.filter(room=room, kind="node").values_list("key", flat=True))
     kubelet, kubelet_raw, profile = _scenario_kubelet(room.scenario_yaml)
@@ -347,6 +436,8 @@ def _scenario_kubelet(
 def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
     """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
     payload = validate_action(room, payload)
+    refuse_nul(actor, "actor")
+    limits.check_action(room, payload)
     return Action.objects.create(
         room=room, actor=actor[:120], kind=payload["type"], payload=payload
     )
@@ -375,6 +466,8 @@ def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
 def _now_target(room: Room, wall_now: datetime) -> int:
     if room.paused:
         return max(room.sim_ms, room.sim_anchor_ms)  # a step moves the anchor of a paused room
+    if room.idle_since is not None and wall_now > room.idle_since:
+        wall_now = room.idle_since  # nobody watches: the clock stopped then
     elapsed = (wall_now - room.wall_anchor).total_seconds()
     return max(room.sim_ms, room.sim_anchor_ms + int(elapsed * room.speed * 1000))
 
@@ -430,7 +523,8 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         if target <= room.sim_ms and not pending:
             return None
         try:
-            sim.run(target)
+            # A lesson's clock stops right after the instant a checkpoint is reached (paused).
+            lesson_msg = lessons.run(room, sim, target)
         except ScenarioError as exc:  # one of the scenario's own faults no longer fits
             log.warning("room %s: %s", room.pk, exc)
             _CACHE.pop(room.pk, None)
@@ -443,6 +537,8 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         if refused:
             delta["refused"] = refused
     _broadcast_after_commit(room.pk, bounded(delta))
+    if lesson_msg is not None:
+        _broadcast_after_commit(room.pk, lesson_msg)
     return delta
 
 
@@ -719,6 +815,8 @@ def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: dateti
         _reanchor(room, wall_now)
         room.paused = True
     elif kind == "resume":
+        if room.paused:
+            limits.check_running_rooms(room.creator, exclude=room.pk)
         room.paused = False
         room.sim_anchor_ms = max(room.sim_ms, room.sim_anchor_ms)
         room.wall_anchor = wall_now
@@ -744,6 +842,38 @@ def _control_one(room: Room, kind: str, value: Any, actor: str, wall_now: dateti
         status=Action.APPLIED,
         at_ms=room.sim_ms,
     )
+
+
+def room_idle(room_ids: list[int], wall_now: datetime) -> list[int]:
+    """Nobody has watched these rooms for PLAYGROUND_IDLE_PAUSE_SECONDS: their clocks stop at
+    ``wall_now`` (the instant their last tick ran to) and beat stops ticking them, until a
+    viewer arrives (``room_wake``). A room compared with another stops only with it."""
+    wanted = set(room_ids)
+    stop = [rid for rid in sorted(wanted) if set(lockstep_ids(rid)) <= wanted]
+    Room.objects.filter(pk__in=stop, paused=False, idle_since__isnull=True).update(
+        idle_since=wall_now
+    )
+    return stop
+
+
+def room_wake(room_id: int) -> bool:
+    """A viewer arrived at an idle room: its clock goes on from where it stopped (as after a
+    pause), with the room it is compared with. True when it was idle."""
+    wall_now = timezone.now()
+    with transaction.atomic():
+        rooms = [Room.objects.select_for_update().get(pk=rid) for rid in lockstep_ids(room_id)]
+        woken = [room for room in rooms if room.idle_since is not None]
+        for room in woken:
+            room.sim_anchor_ms = _now_target(room, room.idle_since)
+            room.wall_anchor = wall_now
+            room.idle_since = None
+            room.save(update_fields=["sim_anchor_ms", "wall_anchor", "idle_since"])
+    for room in woken:
+        _broadcast_after_commit(
+            room.pk,
+            {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+        )
+    return bool(woken)
 
 
 def lockstep_ids(room_id: int) -> list[int]:
@@ -796,6 +926,7 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
         room.sim_ms = t_ms
         room.sim_anchor_ms = t_ms
         room.wall_anchor = timezone.now()
+        lessons.on_rewind(room, t_ms)
         rt = Runtime(sim, room.version)
         delta = _persist(room, rt, force_snapshot=True)
         Action.objects.create(
@@ -813,10 +944,18 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
 
 
 # -- reading --------------------------------------------------------------------------------
-def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
-    """What a client gets on connect: every view row, the recent events, the clock, seq."""
+def room_snapshot(
+    room: Room, last_events: int = 300, client: str = "", lesson: bool = True
+) -> dict[str, Any]:
+    """What a client gets on connect: every view row, the recent events, the clock, seq;
+    for a lesson room the lesson and its state (``client``'s own answer included; the
+    consumer filters it by role). ``lesson=False`` leaves the key out (the shared HTTP
+    snapshot: the lesson's state is per role and changes without a new room version)."""
     with transaction.atomic():
-        room = Room.objects.get(pk=room.pk)
+        # The room's row lock (the one a tick holds while it writes views and seq): on
+        # PostgreSQL each statement sees what was committed when it began, so without it a
+        # tick committing between the two reads below would give views and a seq that differ.
+        room = Room.objects.select_for_update().get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
         events = list(
             TimelineEvent.objects.filter(room=room)
@@ -828,7 +967,7 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
     zones = next((d for k, _key, d in views if k == "zone"), [])
     workloads = next((d for k, _key, d in views if k == "metrics"), {})
     params = next((d for k, _key, d in views if k == "params"), None)
-    return {
+    out = {
         "type": "snapshot",
         "seq": room.seq,
         "t": _now_target(room, timezone.now()) / 1000 if not room.paused else room.sim_ms / 1000,
@@ -846,6 +985,92 @@ def room_snapshot(room: Room, last_events: int = 300) -> dict[str, Any]:
             for idx, t, typ, data in reversed(events)
         ],
     }
+    if lesson:
+        out["lesson"] = lessons.snapshot(room, client)
+    return out
+
+
+def room_timeline(room: Room) -> list[dict[str, Any]]:
+    """The room's whole timeline (``t`` in ms), as stored."""
+    return [{"t": r.t_ms, "type": r.type, **r.data} for r in room.events.order_by("idx")]
+
+
+def room_manifests(room: Room) -> str:
+    """The room's cluster now: the scenario (nodes, settings with the parameter changes
+    applied so far), workloads and pods, which ``import_cluster`` reads back into the same
+    scenario."""
+    from .exports import cluster_manifests_yaml
+
+    # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
+    sim, _snapshot_due = _restore(room)
+    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    # The settings as they are now: the parameter changes applied so far, in order.
+    spec = root.setdefault("spec", {})
+    for action in room.actions.filter(status=Action.APPLIED, kind="SetParameters").order_by("id"):
+        for section in ("controllerManager", "kubelet", "apiServer"):
+            if action.payload.get(section):
+                spec[section] = {**(spec.get(section) or {}), **action.payload[section]}
+    header = (
+        f"# Room {room.slug!r} at simulated {room.sim_ms / 1000:g} s: the scenario (nodes, "
+        "settings), then workloads and pods.\n# manage.py import_cluster reads it back.\n"
+    )
+    return cluster_manifests_yaml(sim, root, header)
+
+
+WHAT_IF_DURATION_S = 1800
+
+
+def what_if_choices(room: Room) -> dict[str, list[str]]:
+    """The zones and nodes a What-if may fail: the room's scenario's (zones by their
+    topology.kubernetes.io/zone label, else the display name of their zone key)."""
+    from .engine.nodelifecycle.zones import get_zone_key, zone_display
+
+    scenario = load_scenario(room.scenario_yaml)
+    zones = []
+    for n in scenario.nodes:
+        zone = n.labels.get("topology.kubernetes.io/zone") or zone_display(get_zone_key(n.labels))
+        if zone and zone not in zones:
+            zones.append(zone)
+    return {"zones": zones, "nodes": [n.name for n in scenario.nodes]}
+
+
+def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[str, Any]:
+    """What if ``zone`` (or ``nodes``) failed at ``at_s`` in the room's scenario: per workload,
+    when it falls short of its desired replicas and when it is whole again (ms), run headless
+    for WHAT_IF_DURATION_S simulated seconds. The room is not touched."""
+    from .whatif import what_if
+
+    choices = what_if_choices(room)
+    if zone and zone not in choices["zones"]:
+        raise ActionError(f'zone: unknown zone "{zone}"')
+    for n in nodes:
+        if n not in choices["nodes"]:
+            raise ActionError(f'nodes: unknown node "{n}"')
+    if not zone and not nodes:
+        raise ActionError("pick a zone or at least one node to fail")
+    if not (isinstance(at_s, int | float) and 0 <= at_s < WHAT_IF_DURATION_S):
+        raise ActionError(f"at: must be between 0 and {WHAT_IF_DURATION_S} seconds")
+    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    if len(docs) > 1:  # extra documents are objects
+        root.setdefault("spec", {}).setdefault("objects", []).extend(
+            d for d in docs if d is not root
+        )
+    rows = what_if(
+        root,
+        zone=zone or None,
+        nodes=list(nodes),
+        at_ms=round(at_s * 1000),
+        duration_ms=WHAT_IF_DURATION_S * 1000,
+    )
+    return {
+        "zone": zone,
+        "nodes": list(nodes),
+        "at_ms": round(at_s * 1000),
+        "duration_ms": WHAT_IF_DURATION_S * 1000,
+        "rows": rows,
+    }
 
 
 def room_export(room: Room) -> str:
@@ -860,7 +1085,10 @@ def room_export(room: Room) -> str:
     for action in (
         room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS).order_by("id")
     ):
-        faults.append({"at": f"{action.at_ms}ms", **action.payload})
+        # at, type, then the fields by name: PostgreSQL's jsonb does not keep key order.
+        payload = dict(action.payload)
+        fault = {"at": f"{action.at_ms}ms", "type": payload.pop("type")}
+        faults.append({**fault, **dict(sorted(payload.items()))})
     spec["faults"] = faults
     spec["duration"] = f"{max(room.sim_ms, 1)}ms"
     spec.pop("expect", None)
@@ -915,6 +1143,7 @@ def comparison_create(
     sides: list[tuple[str, dict[str, Any]]],
     owner: Any = None,
     speed: float = 10.0,
+    creator: str = "",
 ) -> Comparison:
     """Two rooms of one scenario, each with its changes, started together on one clock (and
     one operator token). ``sides`` is [(label, changes), (label, changes)]; an error names the
@@ -923,6 +1152,7 @@ def comparison_create(
     for side, (label, changes) in zip(("left", "right"), sides, strict=True):
         if not label.strip():
             raise ActionError(f"{side}: give this side a label")
+        refuse_nul(label, f"{side}.label")
         text = with_changes(scenario_yaml, changes, side)
         try:
             load_scenario(text)
@@ -930,9 +1160,11 @@ def comparison_create(
             raise ActionError(f"{side}: {exc}") from None
         texts.append(text)
     speed = _check_speed(speed)
+    creator = creator or limits.owner_key(owner)
+    limits.check_running_rooms(creator, new=2)
     base = name or load_scenario(scenario_yaml).name
     rooms = [
-        room_create(f"{base} ({label})", text, owner, speed)
+        room_create(f"{base} ({label})", text, owner, speed, creator=creator, _counted=True)
         for (label, _), text in zip(sides, texts, strict=True)
     ]
     wall_now = timezone.now()
@@ -943,8 +1175,13 @@ def comparison_create(
             room.wall_anchor = wall_now
             room.sim_anchor_ms = 0
             room.save(update_fields=["operator_token", "wall_anchor", "sim_anchor_ms"])
-        comparison = Comparison.objects.create(
-            slug=_unique_comparison_slug(base),
+        # Two rooms on one clock cannot each pause at their own checkpoints: a lesson
+        # scenario compared side by side runs as a plain scenario.
+        LessonState.objects.filter(room__in=locked).delete()
+        comparison = _create_with_unique_slug(
+            Comparison,
+            _unique_comparison_slug,
+            base,
             name=base,
             left=locked[0],
             right=locked[1],
@@ -954,10 +1191,10 @@ def comparison_create(
     return comparison
 
 
-def _unique_comparison_slug(name: str) -> str:
+def _unique_comparison_slug(name: str, taken: frozenset[str] = frozenset()) -> str:
     base = slugify(f"compare-{name}")[:60] or "compare"
     slug, n = base, 2
-    while Comparison.objects.filter(slug=slug).exists():
+    while slug in taken or Comparison.objects.filter(slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1
     return slug
 
@@ -988,12 +1225,33 @@ def _broadcast_after_commit(room_id: int, message: dict[str, Any]) -> None:
 BUILTIN_DIR = __import__("pathlib").Path(__file__).resolve().parent / "scenarios"
 
 
+def import_scenario(
+    text: str,
+    name: str = "",
+    kubelet_config: str | None = None,
+    controller_manager_config: str | None = None,
+    flags: str | None = None,
+) -> tuple[str, list[dict[str, str]]]:
+    """kubectl output (and component configuration) -> the scenario YAML a room is created
+    from (its report as the leading comment) and the report (importer.import_cluster)."""
+    from .importer import dump_scenario, import_cluster
+
+    scenario, report = import_cluster(
+        text,
+        name=name or "imported-cluster",
+        kubelet_config=kubelet_config,
+        controller_manager_config=controller_manager_config,
+        flags=flags,
+    )
+    return dump_scenario(scenario, report), report
+
+
 def scenario_about(text: str) -> str:
     """A scenario's explanation: its leading ``#`` comment lines, joined into one paragraph."""
     lines = []
     for line in text.splitlines():
-        if not line.startswith("#"):
-            break
+        if not line.startswith("#") or line.startswith(IMPORT_REPORT_HEADER):
+            break  # an imported cluster's report is shown apart (importer.import_report_of)
         lines.append(line[1:].strip())
     return " ".join(x for x in lines if x)
 
@@ -1006,6 +1264,11 @@ def builtin_scenarios() -> list[dict[str, str]]:
         title = re.sub(r"[-_]", " ", re.sub(r"^\d+-", "", path.stem)).capitalize()
         m = re.search(r"^\s*kubernetesVersion:\s*[\"']?([^\"'\s]+)", text, re.MULTILINE)
         version = profile_for(m.group(1) if m else None).version
+        lesson = None
+        try:  # only a file that says ``lesson:`` is parsed
+            lesson = lessons.lesson_of_text(text)
+        except ScenarioError:
+            log.exception("built-in scenario %s: its lesson does not load", path.name)
         out.append(
             {
                 "id": path.stem,
@@ -1013,6 +1276,13 @@ def builtin_scenarios() -> list[dict[str, str]]:
                 "about": scenario_about(text),
                 "yaml": text,
                 "version": version,
+                "lesson": {
+                    "title": lesson.title,
+                    "summary": lesson.summary,
+                    "steps": len(lesson.steps),
+                }
+                if lesson
+                else None,
             }
         )
     return out

@@ -27,6 +27,48 @@ def redis_client() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
 
 
+def presence_key(room_id: int) -> str:
+    """A hash: channel name -> who (consumers.py keeps it)."""
+    return f"playground:room:{room_id}:presence"
+
+
+def watched_key(room_id: int) -> str:
+    """When someone last watched the room (epoch seconds): set when a viewer comes or goes,
+    and by every beat that finds one."""
+    return f"playground:room:{room_id}:watched"
+
+
+WATCHED_TTL = 86_400
+
+
+def unwatched_rooms(room_ids: list[int], now: float) -> list[int]:
+    """The rooms nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS. A room not seen before
+    starts its count now; Redis down: none (the ticks fail anyway)."""
+    idle_s = settings.PLAYGROUND_IDLE_PAUSE_SECONDS
+    if idle_s <= 0 or not room_ids:
+        return []
+    try:
+        client = redis_client()
+        pipe = client.pipeline()
+        for room_id in room_ids:
+            pipe.hlen(presence_key(room_id))
+            pipe.get(watched_key(room_id))
+        found = pipe.execute()
+        pipe = client.pipeline()
+        idle = []
+        for i, room_id in enumerate(room_ids):
+            viewers, seen = found[2 * i], found[2 * i + 1]
+            if viewers or seen is None:
+                pipe.set(watched_key(room_id), repr(now), ex=WATCHED_TTL)
+            elif now - float(seen) >= idle_s:
+                idle.append(room_id)
+        pipe.execute()
+    except redis.RedisError:
+        log.warning("idle rooms: Redis is not answering; no room is paused for idleness")
+        return []
+    return idle
+
+
 class RoomLock:
     """SET NX PX per room: two workers never advance one room at once."""
 
@@ -120,15 +162,23 @@ def _withdraw(**kwargs) -> None:
 def rooms_tick_task() -> None:
     """Beat's coarse trigger: every running room (or one with pending actions) is ticked by
     the worker that owns it (affinity): rooms this worker owns right here, the others through
-    their owner's direct queue. With no worker announced (heartbeats not yet seen), all here."""
+    their owner's direct queue (with no worker announced yet, all here). A room nobody has
+    watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's instant a last time and
+    then stops (services.room_idle) until a viewer arrives. A room still being built is not
+    ticked; one whose build was lost is queued again (build.requeue_lost_builds)."""
     live = Room.objects.filter(build_state=Room.LIVE)
-    ids = set(live.filter(paused=False).values_list("id", flat=True))
+    running = sorted(
+        live.filter(paused=False, idle_since__isnull=True).values_list("id", flat=True)
+    )
+    ids = set(running)
     ids |= set(live.filter(actions__status="pending").values_list("id", flat=True).distinct())
     try:
         build.requeue_lost_builds()
     except redis.RedisError:
         log.warning("could not check for lost room builds (Redis)")
-    wall = timezone.now().isoformat()
+    wall_now = timezone.now()
+    idle = unwatched_rooms(running, wall_now.timestamp())
+    wall = wall_now.isoformat()
     try:
         workers = affinity.live_workers(redis_client())
     except redis.RedisError:
@@ -143,6 +193,10 @@ def rooms_tick_task() -> None:
                 send_tick(room_id, wall, workers)
         except Exception:
             log.exception("tick of room %s failed", room_id)
+    if idle:
+        stopped = services.room_idle(idle, wall_now)
+        if stopped:
+            log.info("rooms %s: nobody watches, stopped ticking", stopped)
 
 
 @shared_task(ignore_result=True, acks_late=True, reject_on_worker_lost=True)
@@ -184,3 +238,11 @@ def beat_heartbeat_task() -> None:
 def ping_task(x: int) -> int:
     """A pure task for health and broker tests."""
     return x + 1
+
+
+@shared_task
+def what_if_task(room_id: int, zone: str, nodes: list[str], at_s: float) -> dict[str, object]:
+    """Run the room's scenario forward headless with a zone or nodes failed, and return per
+    workload when it is back (the room itself is not touched)."""
+    room = Room.objects.get(pk=room_id)
+    return services.room_what_if(room, zone, nodes, at_s)

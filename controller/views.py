@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
-from . import build, deltas, services
+from . import build, deltas, limits, services
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
-from .forms import CompareForm, RoomCreateForm
+from .exports import timeline_csv, timeline_events_yaml
+from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
+from .importer import import_report_of, is_imported
 from .models import Comparison, Room
 from .roles import is_operator
 
@@ -24,8 +28,24 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def index(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":
+        try:
+            request.POST  # noqa: B018 - parsing it is what may fail
+        except RequestDataTooBig:
+            # A pasted kubectl List past DATA_UPLOAD_MAX_MEMORY_SIZE (an uploaded file is not
+            # counted): say so instead of a bare 400.
+            return _index(
+                request,
+                import_error=(
+                    "The pasted text is larger than "
+                    f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 2**20:.1f} MiB: upload the file instead."
+                ),
+                import_open=True,
+            )
     if request.method == "POST" and "cmp-scenario" in request.POST:
         return compare_create(request)
+    if request.method == "POST" and "imp-speed" in request.POST:
+        return import_create(request)
     form = RoomCreateForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
@@ -42,8 +62,9 @@ def index(request: HttpRequest) -> HttpResponse:
                 request.user,
                 data["speed"],
                 kubernetes_version=data.get("kubernetes_version") or None,
+                creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
             )
-        except (ScenarioError, services.ActionError) as exc:
+        except (ScenarioError, *services.REFUSALS) as exc:
             error = str(exc)
         else:
             tokens = request.session.get("operator_tokens", {})
@@ -62,11 +83,52 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
             "rooms": Room.objects.all()[:50],
             "form": RoomCreateForm(),
             "compare_form": CompareForm(prefix="cmp"),
+            "import_form": ImportClusterForm(prefix="imp"),
             "comparisons": Comparison.objects.all()[:20],
             "scenarios": services.builtin_scenarios(),
+            "lessons": [s for s in services.builtin_scenarios() if s["lesson"]],
             "current_version": CURRENT_VERSION,
             **context,
         },
+    )
+
+
+def import_create(request: HttpRequest) -> HttpResponse:
+    """The index page's "your own cluster" form: import (the report shown first with
+    Preview), then a room of the imported scenario; an error names the item and field and
+    creates nothing."""
+    form = ImportClusterForm(request.POST, request.FILES, prefix="imp")
+    error, report, preview = None, None, None
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            scenario_yaml, report = services.import_scenario(
+                data["text"],
+                name=data.get("name") or "",
+                kubelet_config=data.get("kubelet_config") or None,
+                controller_manager_config=data.get("controller_manager_config") or None,
+                flags=data.get("flags") or None,
+            )
+            if "preview" in request.POST:
+                preview = services.scenario_about(scenario_yaml)
+            else:
+                room = services.room_create(
+                    data.get("name") or "", scenario_yaml, request.user, data["speed"]
+                )
+        except (ScenarioError, services.ActionError) as exc:
+            error = str(exc)
+        else:
+            if preview is None:
+                tokens = request.session.get("operator_tokens", {})
+                tokens[room.slug] = room.operator_token
+                request.session["operator_tokens"] = tokens
+                return redirect(f"{reverse('room', args=[room.slug])}?token={room.operator_token}")
+    return _index(
+        request,
+        import_form=form,
+        import_error=error,
+        import_report=report,
+        import_preview=preview,
     )
 
 
@@ -78,12 +140,16 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
     if room.build_state != Room.LIVE:
         # Built by a worker (build.py): the page shows the progress, then reloads when live.
         return render(request, "controller/room_building.html", {"room": room})
+    imported = is_imported(room.scenario_yaml)
     return render(
         request,
         "controller/room.html",
         {
             "room": room,
             "about": services.scenario_about(room.scenario_yaml),
+            "import_report": import_report_of(room.scenario_yaml),
+            # For an imported cluster (reading the zones parses the scenario: not for every room).
+            "what_if": services.what_if_choices(room) if operator and imported else None,
             "operator": operator,
             "token": token if operator else "",
             "viewer_url": viewer_url,
@@ -108,6 +174,83 @@ def room_export(request: HttpRequest, slug: str) -> HttpResponse:
     response = HttpResponse(services.room_export(room), content_type="application/yaml")
     response["Content-Disposition"] = f'attachment; filename="{room.slug}.yaml"'
     return response
+
+
+def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_GET
+def room_timeline_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """The room's timeline so far as CSV (one row per event)."""
+    room = get_object_or_404(Room, slug=slug)
+    body = timeline_csv(services.room_timeline(room))
+    return _attachment(body, "text/csv; charset=utf-8", f"{room.slug}-timeline.csv")
+
+
+@require_GET
+def room_events_yaml(request: HttpRequest, slug: str) -> HttpResponse:
+    """The room's timeline so far as an events.k8s.io/v1 EventList (t=0 at the room's
+    creation)."""
+    room = get_object_or_404(Room, slug=slug)
+    body = timeline_events_yaml(services.room_timeline(room), start=room.created_at)
+    return _attachment(body, "application/yaml", f"{room.slug}-events.yaml")
+
+
+@require_GET
+def room_manifests(request: HttpRequest, slug: str) -> HttpResponse:
+    """The room's cluster now as manifests: the scenario, workloads and pods."""
+    room = get_object_or_404(Room, slug=slug)
+    return _attachment(
+        services.room_manifests(room), "application/yaml", f"{room.slug}-manifests.yaml"
+    )
+
+
+@require_POST
+def room_what_if(request: HttpRequest, slug: str) -> JsonResponse:
+    """Operator only: queue a headless What-if run in the worker; answers its task id."""
+    room = get_object_or_404(Room, slug=slug)
+    token = request.POST.get("token") or request.session.get("operator_tokens", {}).get(slug, "")
+    if not is_operator(room, request.user, token):
+        return JsonResponse({"error": "only the room's operator may run a What-if"}, status=403)
+    zone = request.POST.get("zone", "")
+    nodes = request.POST.getlist("nodes")
+    try:
+        at_s = float(request.POST.get("at", "60"))
+        choices = services.what_if_choices(room)
+        if zone and zone not in choices["zones"]:
+            raise services.ActionError(f'zone: unknown zone "{zone}"')
+        unknown = [n for n in nodes if n not in choices["nodes"]]
+        if unknown:
+            raise services.ActionError(f'nodes: unknown node "{unknown[0]}"')
+        if not zone and not nodes:
+            raise services.ActionError("pick a zone or at least one node to fail")
+        if not 0 <= at_s < services.WHAT_IF_DURATION_S:
+            raise services.ActionError(
+                f"at: must be between 0 and {services.WHAT_IF_DURATION_S} seconds"
+            )
+    except ValueError as exc:  # ActionError too
+        return JsonResponse({"error": str(exc)}, status=400)
+    from .tasks import what_if_task
+
+    result = what_if_task.delay(room.pk, zone, nodes, at_s)
+    return JsonResponse({"id": result.id})
+
+
+@require_GET
+def room_what_if_result(request: HttpRequest, slug: str, task_id: str) -> JsonResponse:
+    """A What-if run's state, and its rows once done."""
+    get_object_or_404(Room, slug=slug)
+    from celery.result import AsyncResult
+
+    result = AsyncResult(task_id)
+    if result.successful():
+        return JsonResponse({"state": "done", **result.result})
+    if result.failed():
+        return JsonResponse({"state": "failed", "error": str(result.result)})
+    return JsonResponse({"state": "running"})
 
 
 @require_GET
@@ -157,8 +300,9 @@ def compare_create(request: HttpRequest) -> HttpResponse:
                 ],
                 request.user,
                 data["speed"],
+                creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
             )
-        except (ScenarioError, services.ActionError) as exc:
+        except (ScenarioError, *services.REFUSALS) as exc:
             error = str(exc)
         else:
             token = comparison.left.operator_token

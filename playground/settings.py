@@ -18,11 +18,26 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_number(name: str, default: float, kind: type = int) -> Any:
+    """An integer (or float) setting; a bad value names its variable."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return kind(default)
+    try:
+        number = kind(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected {kind.__name__}") from None
+    if number < 0:
+        raise ImproperlyConfigured(f"{name}={value!r}: must not be negative (0 turns it off)")
+    return number
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -99,8 +114,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (Daphne, worker, beat) share the file: wait for locks, don't fail.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
-if os.environ.get("PLAYGROUND_TEST_DB"):
+if os.environ.get("PLAYGROUND_TEST_DB") and DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Tests: a file database, so that a real Celery worker process sees the same rows.
+    # (On PostgreSQL, pytest-django's test database is already shared by every process.)
     DATABASES["default"]["TEST"] = {"NAME": os.environ["PLAYGROUND_TEST_DB"]}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -131,6 +147,16 @@ CELERY_TASK_ALWAYS_EAGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Limits (controller/limits.py; README "Limits"); 0 turns one off.
+PLAYGROUND_MAX_RUNNING_ROOMS = env_number("PLAYGROUND_MAX_RUNNING_ROOMS", 200)
+PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER = env_number("PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER", 10)
+PLAYGROUND_MAX_NODES_PER_ROOM = env_number("PLAYGROUND_MAX_NODES_PER_ROOM", 5000)
+PLAYGROUND_MAX_PODS_PER_ROOM = env_number("PLAYGROUND_MAX_PODS_PER_ROOM", 150000)
+PLAYGROUND_MAX_ACTIONS_PER_SECOND = env_number("PLAYGROUND_MAX_ACTIONS_PER_SECOND", 20)
+PLAYGROUND_MAX_MESSAGE_BYTES = env_number("PLAYGROUND_MAX_MESSAGE_BYTES", 65536)
+PLAYGROUND_MAX_SCENARIO_BYTES = env_number("PLAYGROUND_MAX_SCENARIO_BYTES", 16 * 1024 * 1024)
+# A room nobody watches for this long stops ticking; a viewer's arrival resumes it (0: never).
+PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300, float)
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
 CELERY_WORKER_DIRECT = True
 PLAYGROUND_TICK_SECONDS = float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))

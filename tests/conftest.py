@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.postgres_plugin import TEST_POSTGRES
 from tests.redis_plugin import TEST_REDIS, RedisServer
 
 EVIDENCE = pytest.StashKey[list[str]]()
@@ -43,7 +44,17 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     from playground.celery import app
 
     private = "private, started for this run" if TEST_REDIS.proc else "NOT the private server"
+    db = settings.DATABASES["default"]
+    if TEST_POSTGRES is not None:
+        database = (
+            f"database: PostgreSQL, private, started for this run ({TEST_POSTGRES.version()})"
+        )
+    else:
+        database = (
+            f"database: {db['ENGINE'].rsplit('.', 1)[-1]} (PLAYGROUND_DB=postgres for PostgreSQL)"
+        )
     return [
+        database,
         f"redis: {settings.REDIS_URL} ({private}; {_redis_version(settings.REDIS_URL)})",
         f"channel layer: {settings.CHANNEL_LAYERS['default']['BACKEND']}",
         f"celery: broker {app.conf.broker_url}, task_always_eager={app.conf.task_always_eager}",
@@ -75,3 +86,20 @@ def evidence(request: pytest.FixtureRequest) -> Callable[[str], None]:
         lines.append(f"{request.node.name}: {line}")
 
     return record
+
+
+@pytest.fixture(autouse=True)
+def no_workers_of_earlier_tests() -> None:
+    """Room affinity sends a room's ticks to the worker that owns it; a worker killed by an
+    earlier test stays in the live set for a few seconds (controller.affinity.WORKER_TTL_S),
+    so each test starts with that set empty (its own workers announce themselves)."""
+    import redis
+
+    from controller.affinity import WORKERS_KEY
+
+    if TEST_REDIS.proc is None:
+        return
+    try:
+        redis.Redis.from_url(TEST_REDIS.url, socket_timeout=1).delete(WORKERS_KEY)
+    except redis.RedisError:
+        pass

@@ -76,10 +76,24 @@ def run(
     if check:
         failures = check_all(scenario.expect, events)
         ok = len(scenario.expect) - len(failures)
+        paths = scenario.expect_paths or [f"spec.expect[{i}]" for i in range(len(scenario.expect))]
         for i, e, why in failures:
-            out.write(f"FAIL spec.expect[{i}]: {describe(e)}\n     {why}\n")
+            out.write(f"FAIL {paths[i]}: {describe(e)}\n     {why}\n")
+        problems = []
+        if scenario.lesson is not None:
+            from .lesson import check_lesson
+
+            problems = check_lesson(scenario.lesson, events, until_ms)
+            for path, why in problems:
+                out.write(f"FAIL {path}: {why}\n")
         out.write(f"{scenario.name}: {ok} of {len(scenario.expect)} expectations hold\n")
-        return 1 if failures else 0
+        if scenario.lesson is not None:
+            n = len(scenario.lesson.checkpoints)
+            out.write(
+                f"{scenario.name}: lesson of {len(scenario.lesson.steps)} steps, "
+                f"{n} checkpoints, " + ("all reached\n" if not problems else "problems above\n")
+            )
+        return 1 if failures or problems else 0
     return 0
 
 

@@ -32,6 +32,7 @@ class Cluster:
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, Pod] = {}
         self.pods_by_node: dict[str, dict[str, Pod]] = {}
+        self.terminating: dict[str, Pod] = {}  # pods with a deletionTimestamp (PodGC's index)
         self._uid = 0
 
     # -- identity -------------------------------------------------------------------
@@ -65,9 +66,16 @@ class Cluster:
         return list(self.pods_by_node.get(name, {}).values())
 
     def set_node_conditions(
-        self, node: Node, conditions: list[NodeCondition], now_ms: int, notify: bool = True
+        self,
+        node: Node,
+        conditions: list[NodeCondition],
+        now_ms: int,
+        notify: bool = True,
+        by_kubelet: bool = False,
     ) -> None:
-        """UpdateStatus on a node: replace its conditions, record status changes."""
+        """UpdateStatus on a node: replace its conditions, record status changes. A write by
+        anyone but the node's own kubelet is what that kubelet's next status check compares
+        its status with (Kubelet.api_status_written)."""
         old = {c.type: c for c in node.conditions}
         node.conditions = conditions
         changed = False
@@ -85,6 +93,10 @@ class Cluster:
                     )
         if notify:
             self.sim.on_node_status_updated(node, now_ms, changed)
+        if not by_kubelet:
+            kubelet = self.sim.kubelets.get(node.name)
+            if kubelet is not None:
+                kubelet.api_status_written(now_ms)
 
     def set_unschedulable(self, node: Node, value: bool, now_ms: int) -> None:
         if node.unschedulable == value:
@@ -142,12 +154,18 @@ class Cluster:
         )
         self.sim.on_pod_bound(pod, now_ms)
 
-    def set_pod_ready(self, pod: Pod, ready: bool, now_ms: int) -> None:
+    def set_pod_ready(self, pod: Pod, ready: bool, now_ms: int, by_kubelet: bool = False) -> None:
+        """The pod's Ready condition. Written by anyone but the kubelet (MarkPodsNotReady), it
+        is what the kubelet's status manager reconciles with its own (StatusManager)."""
         if pod.ready is ready:
             return
         pod.ready = ready
         self.timeline.emit(now_ms, "PodReady", pod=pod.key, status="True" if ready else "False")
         self.sim.on_pod_status_updated(pod, now_ms)
+        if not by_kubelet and pod.node_name and pod.key in self.pods:
+            kubelet = self.sim.kubelets.get(pod.node_name)
+            if kubelet is not None:
+                kubelet.status.api_ready_written(pod, now_ms)
 
     def set_pod_phase(
         self, pod: Pod, phase: str, now_ms: int, reason: str = "", message: str = ""
@@ -196,6 +214,7 @@ class Cluster:
             return False
         grace = check_graceful_delete(pod, grace_s)
         pod.deletion_ms = now_ms
+        self.terminating[pod.key] = pod
         pod.deletion_grace_s = grace
         self.timeline.emit(
             now_ms, "PodDeleted", pod=pod.key, node=pod.node_name, by=by, reason=reason
@@ -207,6 +226,7 @@ class Cluster:
         """The pod object is gone (kubelet confirmed, force delete, or garbage collection)."""
         if self.pods.pop(pod.key, None) is None:
             return
+        self.terminating.pop(pod.key, None)
         if pod.node_name:
             self.pods_by_node.get(pod.node_name, {}).pop(pod.key, None)
         self.timeline.emit(now_ms, "PodRemoved", pod=pod.key, node=pod.node_name)

@@ -21,6 +21,7 @@ class Phase(IntEnum):
     KUBELET_LEASE = 21  # lease renewal
     KUBELET_STATUS = 22  # node status computation / post
     KUBELET_POD = 23  # kubelet pod work (termination confirmations)
+    KUBELET_POD_STATUS = 24  # the kubelet status manager's syncBatch
     CONTROLLER_MONITOR = 30  # NodeLifecycleController.monitorNodeHealth
     CONTROLLER_TAINTING = 31  # doNoExecuteTaintingPass / doEvictionPass
     TAINT_MANAGER = 40  # NoExecuteTaintManager timers
@@ -47,6 +48,8 @@ class Handle:
 class Scheduler:
     """A min-heap of events ordered by (time, phase, insertion sequence)."""
 
+    phase = 0  # the phase of the event running now (a class default: older pickles load)
+
     def __init__(self, now_ms: int = 0) -> None:
         self.now_ms = now_ms
         self._heap: list[tuple[int, int, int, Handle]] = []
@@ -72,6 +75,7 @@ class Scheduler:
         if handle.cancelled:
             return
         self.now_ms = time_ms
+        self.phase = _phase
         handle.fn(*handle.args)
 
     def run(self, until_ms: int) -> None:
@@ -79,13 +83,35 @@ class Scheduler:
         heap = self._heap
         pop = heapq.heappop
         while heap and heap[0][0] <= until_ms:
+            time_ms, phase, _seq, handle = pop(heap)
+            if handle.cancelled:
+                continue
+            self.now_ms = time_ms
+            self.phase = phase
+            handle.fn(*handle.args)
+        if until_ms > self.now_ms:
+            self.now_ms = until_ms
+
+    def run_until(self, until_ms: int, stopped: Callable[[], int | None]) -> int:
+        """``run(until_ms)``, except that once ``stopped()`` gives an instant ``t`` the run
+        ends after the last event at ``t``: returns where the clock ends."""
+        heap = self._heap
+        pop = heapq.heappop
+        stop_t = stopped()
+        while heap and heap[0][0] <= until_ms:
+            if stop_t is not None and heap[0][0] > stop_t:
+                break
             time_ms, _phase, _seq, handle = pop(heap)
             if handle.cancelled:
                 continue
             self.now_ms = time_ms
             handle.fn(*handle.args)
-        if until_ms > self.now_ms:
-            self.now_ms = until_ms
+            if stop_t is None:
+                stop_t = stopped()
+        end = until_ms if stop_t is None else min(stop_t, until_ms)
+        if end > self.now_ms:
+            self.now_ms = end
+        return self.now_ms
 
     def __len__(self) -> int:
         return len(self._heap)

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .objects import NodeCondition, Taint
+from .objects import (
+    NO_EXECUTE,
+    OUT_OF_SERVICE_VALUE,
+    TAINT_OUT_OF_SERVICE,
+    NodeCondition,
+    Taint,
+)
 from .quantity import parse_duration_ms, quantity_to_int
 from .scenario import Fault, ScenarioError
 
@@ -214,6 +220,26 @@ def untaint(sim: Simulation, a: dict[str, Any], now: int) -> None:
     sim.cluster.swap_node_taints(node, [], remove, now)
 
 
+def out_of_service(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """``kubectl taint nodes <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute``:
+    the operator's mark for a node that is shut down and will not come back by itself
+    (non-graceful node shutdown). From 1.28 (Profile.pod_gc_out_of_service) PodGC's
+    gcTerminating force-deletes the node's Terminating pods at its next pass while the node is
+    not Ready; being NoExecute, the taint also makes the taint manager delete every pod that
+    does not tolerate it, at once. In 1.18 it is only a NoExecute taint: the taint manager
+    deletes the pods, PodGC does nothing, so they stay Terminating."""
+    taint = Taint(TAINT_OUT_OF_SERVICE, NO_EXECUTE, OUT_OF_SERVICE_VALUE)
+    sim.cluster.swap_node_taints(_node(sim, a), [taint], [], now)
+
+
+def remove_out_of_service(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """``kubectl taint nodes <node> node.kubernetes.io/out-of-service-``: every taint with the
+    key goes (what the operator does once the node is recovered)."""
+    node = _node(sim, a)
+    remove = [t for t in node.taints if t.key == TAINT_OUT_OF_SERVICE]
+    sim.cluster.swap_node_taints(node, [], remove, now)
+
+
 def add_node(sim: Simulation, a: dict[str, Any], now: int) -> None:
     sim.create_node(a["spec"], now, start_kubelet=True)  # check_fault refused a taken name
 
@@ -348,6 +374,8 @@ HANDLERS = {
     "Uncordon": uncordon,
     "Taint": taint,
     "Untaint": untaint,
+    "OutOfService": out_of_service,
+    "RemoveOutOfService": remove_out_of_service,
     "AddNode": add_node,
     "DeleteNode": delete_node,
     "Apply": apply_object,

@@ -17,6 +17,10 @@ TAINT_MEMORY_PRESSURE = "node.kubernetes.io/memory-pressure"
 TAINT_DISK_PRESSURE = "node.kubernetes.io/disk-pressure"
 TAINT_PID_PRESSURE = "node.kubernetes.io/pid-pressure"
 TAINT_NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
+# v1.TaintNodeOutOfService: an operator's mark that a node is shut down for good (non-graceful
+# node shutdown, NodeOutOfServiceVolumeDetach GA 1.28); value as in the Kubernetes docs.
+TAINT_OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
+OUT_OF_SERVICE_VALUE = "nodeshutdown"
 
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"

@@ -34,7 +34,9 @@ from .versions import (
     profile_for,
 )
 
-MAX_SCENARIO_BYTES = 2 * 1024 * 1024
+MAX_SCENARIO_BYTES = (
+    32 * 1024 * 1024
+)  # the parser's hard cap; servers set PLAYGROUND_MAX_SCENARIO_BYTES
 DEFAULT_CAPACITY = {"cpu": "4", "memory": "16Gi", "ephemeral-storage": "100Gi", "pods": "110"}
 RESOURCE_NAMES = ("cpu", "memory", "ephemeral-storage", "pods")
 USAGE_NAMES = ("memory", "ephemeral-storage", "pids")
@@ -85,6 +87,10 @@ class Scenario:
     expect: list[dict[str, Any]]
     description: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
+    lesson: Any = None  # lesson.Lesson (spec.lesson), or None
+    # Where each ``expect`` item was written: "spec.expect[3]", or a lesson checkpoint's
+    # "spec.lesson.steps[1].checkpoint.expect[0]" (compiled after spec.expect's own).
+    expect_paths: list[str] = field(default_factory=list)
 
     @property
     def profile(self) -> Profile:
@@ -598,6 +604,7 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
             "expect",
             "seed",
             "kubernetesVersion",
+            "lesson",
         },
         "spec",
     )
@@ -633,8 +640,17 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
     for i, obj in enumerate(objects):
         validate_manifest(obj, f"spec.objects[{i}]")
     node_names = {n.name for n in nodes}
+    from .lesson import check_focus, compiled_expectations, compiled_faults, parse_lesson
+
+    lesson = parse_lesson(spec)
     faults = parse_faults(
-        spec.get("faults"), node_names, config.kubelet, kubelet_raw, "spec.faults", profile
+        spec.get("faults"),
+        node_names,
+        config.kubelet,
+        kubelet_raw,
+        "spec.faults",
+        profile,
+        extra=compiled_faults(lesson) if lesson else (),
     )
     expect = [
         _map(e, f"spec.expect[{i}]") for i, e in enumerate(_list(spec.get("expect"), "spec.expect"))
@@ -643,6 +659,17 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
 
     for i, e in enumerate(expect):
         validate_expectation(e, f"spec.expect[{i}]")
+    expect_paths = [f"spec.expect[{i}]" for i in range(len(expect))]
+    if lesson is not None:
+        all_nodes = node_names | {f.args["spec"].name for f in faults if f.type == "AddNode"}
+        zones = {
+            n.labels.get("topology.kubernetes.io/zone", "")
+            for n in [*nodes, *(f.args["spec"] for f in faults if f.type == "AddNode")]
+        }
+        check_focus(lesson, all_nodes, zones)
+        for e, path in compiled_expectations(lesson):
+            expect.append(e)
+            expect_paths.append(path)
     return Scenario(
         name=name,
         duration_ms=duration_ms,
@@ -653,6 +680,8 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
         expect=expect,
         description=_str(root["description"], "description") if root.get("description") else "",
         raw=root,
+        lesson=lesson,
+        expect_paths=expect_paths,
     )
 
 
@@ -845,6 +874,8 @@ FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
     "RunControllerPass": ((), {"pass"}),
     "RunEvictionSync": (("node",), set()),
     "ShutdownNode": (("node",), set()),
+    "OutOfService": (("node",), set()),
+    "RemoveOutOfService": (("node",), set()),
     "SetParameters": ((), {"controllerManager", "kubelet", "apiServer"}),
 }
 NODE_CONDITIONS_SETTABLE = {
@@ -863,7 +894,10 @@ def parse_faults(
     kubelet_raw: dict[str, Any],
     path: str,
     profile: Profile,
+    extra: Any = (),
 ) -> list[Fault]:
+    """``extra``: (at_ms, fault without at, path) written elsewhere (a lesson step's faults),
+    after the file's own at the same instant."""
     raws = _list(data, path)
     # In time order (same instant: file order), so that the nodes a fault may name are those
     # that exist by then: added by an earlier AddNode, not yet gone by a DeleteNode.
@@ -871,10 +905,17 @@ def parse_faults(
         _dur(_map(raw, f"{path}[{i}]").get("at", 0), f"{path}[{i}].at")
         for i, raw in enumerate(raws)
     ]
+    paths = [f"{path}[{i}]" for i in range(len(raws))]
+    raws = list(raws)
+    for at_ms, raw, where in extra:
+        raws.append(raw)
+        times.append(at_ms)
+        paths.append(where)
     known = set(node_names)
     out: list[Fault] = []
     for i in sorted(range(len(raws)), key=lambda i: times[i]):
-        fault = parse_fault(raws[i], known, kubelet, kubelet_raw, f"{path}[{i}]", profile)
+        fault = parse_fault(raws[i], known, kubelet, kubelet_raw, paths[i], profile)
+        fault.at_ms = times[i]
         if fault.type == "AddNode":
             known.add(fault.args["node"]["name"])
         elif fault.type == "DeleteNode":

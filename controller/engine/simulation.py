@@ -6,6 +6,7 @@ This is the engine's entry point: ``Simulation(scenario).run(until_ms)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import admission
@@ -13,6 +14,7 @@ from .cluster import Cluster
 from .core import Phase, Scheduler
 from .kubelet.allocatable import node_allocatable
 from .kubelet.node_status import RUNNING, STOPPED, Kubelet
+from .kubelet.preemption import admission_done
 from .manifests import pod_from_manifest
 from .nodelifecycle.controller import NodeLifecycleController
 from .nodelifecycle.taint_manager import NoExecuteTaintManager
@@ -25,11 +27,9 @@ from .objects import (
     Pod,
 )
 from .scenario import Fault, NodeSpec, Scenario, ScenarioError
-from .timeline import Timeline
+from .timeline import Event, Timeline
 
 DETECTED_AT_START_MS = -(2**62)  # Go's zero time.Time, as an image's firstDetected
-
-POD_GC_PERIOD_MS = 20_000  # podgc gcCheckPeriod
 
 
 class ActionFailed(Exception):
@@ -66,7 +66,9 @@ class Simulation:
         from .kubelet.resources import Leaks
 
         self.leaks = Leaks(self)
-        self._pod_gc_at: int | None = None
+        from .podgc import PodGCController
+
+        self.pod_gc = PodGCController(self, 0)
         self.observed_nodes: set[str] = set()  # kubelets whose eviction signals moved (live view)
         self.refused_actions: dict[int, str] = {}  # live actions refused at their instant
         # zone -> [(t, nodes waiting in its queue)], changes only (the page's chart)
@@ -90,12 +92,37 @@ class Simulation:
         self.controller.run()
         if self.taint_manager is not None:
             self.taint_manager.run(now)
+        self.pod_gc.run(now)
         for fault in self.scenario.faults:
             self.sched.schedule(fault.at_ms, Phase.FAULT, self.apply_fault, fault)
 
     def run(self, until_ms: int) -> None:
         self.start()
         self.sched.run(until_ms)
+
+    def run_until(self, target_ms: int, stop: Callable[[Event], bool] | None = None) -> int:
+        """``run(target_ms)``, except that once ``stop(event)`` is true for an event emitted
+        at instant ``t``, every other event of ``t`` still runs and the run ends there: returns
+        ``t`` (the clock is at ``t``), else ``target_ms``. ``stop`` sees every event of the
+        run. Ending a run at an instant's end changes nothing the rest of the run does, so the
+        timeline is that of one ``run`` (a lesson's pauses, lesson.py)."""
+        if stop is None:
+            self.run(target_ms)
+            return self.sched.now_ms
+        hit: list[int] = []
+
+        def listener(event: Event) -> None:
+            if stop(event) and not hit:
+                hit.append(event["t"])
+
+        self.timeline.listeners.append(listener)
+        try:
+            self.start()
+            if hit:  # at t=0, while starting
+                return self.sched.run_until(min(target_ms, hit[0]), lambda: hit[0])
+            return self.sched.run_until(target_ms, lambda: hit[0] if hit else None)
+        finally:
+            self.timeline.listeners.remove(listener)
 
     @property
     def now_ms(self) -> int:
@@ -238,7 +265,6 @@ class Simulation:
         if kubelet is not None:
             kubelet.stop(now)
         self.workloads.on_node_changed(node.name, now)
-        self._wake_pod_gc(now)
 
     def on_node_status_updated(self, node: Node, now: int, changed: bool) -> None:
         self.workloads.on_node_status(node, now)
@@ -317,26 +343,58 @@ class Simulation:
                 )
             return
         if pod.phase == "Pending" and not pod.started:
-            ok, reason, message = self.kubelet_admit(kubelet, pod, now)
-            if not ok:
-                # Kubelet.rejectPod: a Warning event with the message, and the status message
-                # prefixed "Pod " (until 1.26).
-                self.timeline.emit(
-                    now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason
-                )
-                self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
-                self.cluster.set_pod_phase(pod, "Failed", now, reason, "Pod " + message)
-                return
+            waiting = admission_done(kubelet)  # admitted, HandlePodAdditions blocked in kills
+            if pod.key in waiting:
+                if waiting[pod.key] > now:
+                    return
+                del waiting[pod.key]
+            else:
+                if not self._kubelet_admits(kubelet, pod, now):
+                    return
+                if waiting.get(pod.key, now) > now:
+                    self.sched.schedule(
+                        waiting[pod.key],
+                        Phase.KUBELET_POD,
+                        self._start_after_admission,
+                        kubelet.node_name,
+                        pod.key,
+                    )
+                    return
+                waiting.pop(pod.key, None)
             pod.started = True
-            self.cluster.set_pod_phase(pod, "Running", now)
-            self.cluster.set_pod_ready(pod, True, now)
+            kubelet.status.set_pod_status(pod, now, "Running", ready=True)
             self.on_usage_changed(pod.node_name, now)
-        elif pod.phase == "Running":
+        elif kubelet.status.phase_of(pod) == "Running":
             if not pod.started:
                 pod.started = True  # containers restarted after a reboot
                 self.on_usage_changed(pod.node_name, now)
-            if pod.ready is False:
-                self.cluster.set_pod_ready(pod, True, now)
+            # A status this kubelet process has cached already is not sent again
+            # (updateStatusInternal ignores the same status); an API Ready=False written by
+            # someone else is put right by the status manager's next syncBatch (needsReconcile).
+            if pod.key not in kubelet.status.synced:
+                kubelet.status.set_ready(pod, now)
+
+    def _start_after_admission(self, node_name: str, key: str) -> None:
+        """The preemption kills returned: HandlePodAdditions goes on and starts the pod."""
+        kubelet = self.kubelets.get(node_name)
+        pod = self.cluster.pods.get(key)
+        if kubelet is None or pod is None or pod.node_name != node_name:
+            return
+        if kubelet.reaches_api and kubelet.runtime_ready:
+            self.kubelet_sync_pod(kubelet, pod, self.now_ms)
+
+    def _kubelet_admits(self, kubelet: Kubelet, pod: Pod, now: int) -> bool:
+        """canAdmitPod, and Kubelet.rejectPod when a handler says no: a Warning event with
+        the message, and the status message with the profile's prefix ("Pod " in 1.18,
+        "Pod was rejected: " in 1.34)."""
+        ok, reason, message = self.kubelet_admit(kubelet, pod, now)
+        if ok:
+            return True
+        self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
+        self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
+        prefix = self.config.profile.reject_pod_message_prefix
+        kubelet.status.set_pod_status(pod, now, "Failed", reason, prefix + message)
+        return False
 
     def _confirm_termination(self, key: str) -> None:
         self._terminations.pop(key, None)
@@ -355,7 +413,7 @@ class Simulation:
         self.cluster.remove_pod(pod, self.now_ms)
 
     def kubelet_admit(self, kubelet: Kubelet, pod: Pod, now: int) -> tuple[bool, str, str]:
-        """Kubelet pod admission: the eviction manager's Admit (section 8.5)."""
+        """Kubelet pod admission: the admit handlers (Kubelet.admit)."""
         return kubelet.admit(pod, now)
 
     def on_kubelet_started(self, kubelet: Kubelet, now: int) -> None:
@@ -380,27 +438,6 @@ class Simulation:
         kubelet = self.kubelets.get(node_name)
         if kubelet is not None:
             kubelet.usage_changed(now)
-
-    # -- pod garbage collection -------------------------------------------------------------
-    def _wake_pod_gc(self, now: int) -> None:
-        from .clock import next_on_grid
-
-        at = next_on_grid(now + 1, 0, POD_GC_PERIOD_MS)
-        if self._pod_gc_at is not None and self._pod_gc_at <= at:
-            return
-        self._pod_gc_at = at
-        self.sched.schedule(at, Phase.WORKLOADS, self._pod_gc)
-
-    def _pod_gc(self) -> None:
-        """Port of PodGCController.gcOrphaned: force-delete pods bound to deleted nodes."""
-        now = self.now_ms
-        self._pod_gc_at = None
-        for key in sorted(self.cluster.pods):
-            pod = self.cluster.pods[key]
-            if pod.node_name and pod.node_name not in self.cluster.nodes:
-                if pod.deletion_ms is None:
-                    self.cluster.delete_pod(pod, now, "PodGC", "OrphanedPod", grace_s=0)
-                self.cluster.remove_pod(pod, now)
 
     # -- faults and actions ---------------------------------------------------------------------
     def apply_fault(self, fault: Fault) -> None:
@@ -435,6 +472,11 @@ class Simulation:
         self.controller.run()
         if self.taint_manager is not None:
             self.taint_manager.run(now)
+        from .podgc import PodGCController
+
+        self.pod_gc.stop()
+        self.pod_gc = PodGCController(self, now)
+        self.pod_gc.run(now)
 
     def noexecute_taints(self, node: Node) -> list[Any]:
         return [t for t in node.taints if t.effect == NO_EXECUTE]

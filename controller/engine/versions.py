@@ -48,6 +48,35 @@ def excluded_by_label(
     return LABEL_EXCLUDE_DISRUPTION in labels
 
 
+# -- how long the kubelet's kill of an evicted or preempted pod takes --------------------------
+MINIMUM_GRACE_PERIOD_S = 2  # kuberuntime minimumGracePeriodInSeconds
+
+
+def kill_grace_as_given(override_s: int | None, pod_grace_s: int, terminating_grace_s: int) -> int:
+    """killPodNow and killContainer (1.18): a gracePeriodOverride (the eviction manager's) is
+    used as is (a hard eviction's 0 is a SIGKILL); without one (the critical pod preemption)
+    the pod's deletion grace, else its terminationGracePeriodSeconds, at least 2 s."""
+    if override_s is not None:
+        return override_s
+    grace = terminating_grace_s or pod_grace_s
+    return max(grace, MINIMUM_GRACE_PERIOD_S)
+
+
+def calculate_effective_grace_period(
+    override_s: int | None, pod_grace_s: int, terminating_grace_s: int
+) -> int:
+    """Port of calculateEffectiveGracePeriod (pkg/kubelet/pod_workers.go, since the pod worker
+    rewrite of 1.22): the grace of a pod already terminating (``terminating_grace_s``, 0 if
+    not) can only shrink; an override of 0, like none, leaves the pod's
+    terminationGracePeriodSeconds; the result is at least 1 s."""
+    grace = terminating_grace_s
+    if override_s is not None and (grace == 0 or override_s < grace):
+        grace = override_s
+    if grace == 0:
+        grace = pod_grace_s
+    return max(grace, 1)
+
+
 @dataclass(frozen=True, slots=True)
 class Profile:
     """One supported Kubernetes minor release (and those that simulate identically)."""
@@ -74,6 +103,10 @@ class Profile:
     # PodGC force-deletes the terminating pods of a NotReady node tainted
     # node.kubernetes.io/out-of-service (NodeOutOfServiceVolumeDetach, GA 1.28).
     pod_gc_out_of_service: bool = False
+    # PodGC patches a pod it force-deletes to phase Failed first (orphans also with the
+    # DisruptionTarget condition DeletionByPodGC): markFailedAndDeletePodWithCondition, 1.26+
+    # (behind PodDisruptionConditions until 1.28, then always); 1.18's deletePod only deletes.
+    pod_gc_marks_failed: bool = False
     # The kubelet's node shutdown manager (GracefulNodeShutdown, beta 1.21).
     graceful_node_shutdown: bool = False
     # Who deletes a pod for a NoExecute taint (PodDeleted ``by``): the NoExecuteTaintManager
@@ -92,6 +125,34 @@ class Profile:
     # set) when the node does not carry that status's NoExecute taint yet, then Adds it: a
     # node whose taint was taken off while it stays not ready is tainted again (not in 1.18).
     mark_node_for_tainting_requeues: bool = False
+    # Kubelet.rejectPod: the status message of a pod the kubelet did not admit is this prefix
+    # and the admit handler's message ("Pod " in 1.18, "Pod was rejected: " in 1.34).
+    reject_pod_message_prefix: str = "Pod "
+    # -- the kubelet's eviction manager (pkg/kubelet/eviction) --------------------------------
+    # The gracePeriodOverride of a hard-threshold or local-storage eviction: 0 in 1.18;
+    # immediateEvictionGracePeriodSeconds = 1 since #124063 (1.31).
+    eviction_immediate_grace_period_s: int = 0
+    # How the pod worker turns that override into the kill's grace period (killPodNow 1.18,
+    # calculateEffectiveGracePeriod since 1.22: an override of 0 means the pod's own grace).
+    kill_grace_period: Callable[[int | None, int, int], int] = kill_grace_as_given
+    # The status manager holds a kill's terminal phase (Failed) and its DisruptionTarget
+    # condition back until the pod's containers have stopped (mergePodStatus with
+    # couldHaveRunningContainers, 1.27+); 1.18 writes the Failed status before the kill.
+    terminal_status_after_containers_stop: bool = False
+    # evictionMessage: "Threshold quantity: <q>, available: <a>. " after the first sentence
+    # (thresholdMetMessageFmt, getThresholdMetInfo), and the container sentence's wording
+    # (containerMessageFmt, changed by #111597 in 1.26).
+    eviction_message_threshold_met: bool = False
+    eviction_container_message_fmt: str = (
+        "Container {0} was using {1}, which exceeds its request of {2}. "
+    )
+    # rankPIDPressure: orderedBy(priority) in 1.18; orderedBy(priority, process) later (the
+    # pod with more processes first among equal priorities).
+    pid_rank_by_process_count: bool = False
+    # reclaimNodeLevelResources: after the garbage collections, a threshold still met counts
+    # its minimum reclaim (thresholdsMet(..., enforceMinReclaim=true), by ~1.21); 1.18 checks
+    # the bare thresholds (false), so it stops at the threshold itself.
+    reclaim_enforces_min_reclaim: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -166,11 +227,22 @@ CURRENT = Profile(
     separate_taint_eviction_controller=True,
     pod_disruption_conditions=True,
     pod_gc_out_of_service=True,
+    pod_gc_marks_failed=True,
     graceful_node_shutdown=True,
     taint_eviction_deleter="TaintEvictionController",
     taint_eviction_forgets_fired_work=True,
     mark_pods_not_ready_event=True,
     mark_node_for_tainting_requeues=True,
+    reject_pod_message_prefix="Pod was rejected: ",
+    eviction_immediate_grace_period_s=1,
+    kill_grace_period=calculate_effective_grace_period,
+    terminal_status_after_containers_stop=True,
+    eviction_message_threshold_met=True,
+    eviction_container_message_fmt=(
+        "Container {0} was using {1}, request is {2}, has larger consumption of {3}. "
+    ),
+    pid_rank_by_process_count=True,
+    reclaim_enforces_min_reclaim=True,
 )
 
 PROFILES: dict[str, Profile] = {p.version: p for p in (V1_18, CURRENT)}

@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("controller", "0005_comparison")]
+    dependencies = [("controller", "0007_room_creator_idle_since")]
 
     operations = [
         migrations.AddField(

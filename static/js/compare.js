@@ -47,7 +47,9 @@ function handle(name, m) {
 }
 
 const ACTIONS = [["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"],
-  ["HealNode", "heal"], ["PowerOffNode", "power off"], ["PowerOnNode", "power on"]];
+  ["HealNode", "heal"], ["PowerOffNode", "power off"], ["PowerOnNode", "power on"],
+  // Both releases have the taint; only from 1.28 does PodGC act on it: a 1.18/1.34 pair shows it.
+  ["OutOfService", "out-of-service"], ["RemoveOutOfService", "in service"]];
 
 function renderSide(name) {
   const side = sides[name], s = side.state;

@@ -19,6 +19,14 @@ export function outlook(kind, key, state) {
 
 function cm(state) { return (state.params && state.params.controllerManager) || {}; }
 function release(state) { return (state.params && state.params.kubernetesVersion) || "1.18"; }
+// PodGC's gcTerminating (1.28+): a Terminating pod on a node that is not Ready and has the
+// out-of-service taint is force-deleted at its next pass (gcCheckPeriod 20 s, from the
+// controller manager's start: about the next multiple of 20 s).
+function outOfServiceGC(p, node, state) {
+  if (!p.terminating || !node || release(state) === "1.18" || node.ready === "True") return null;
+  if (!node.taints.some((t) => t.key === "node.kubernetes.io/out-of-service")) return null;
+  return { at: (Math.floor(state.t / 20) + 1) * 20, text: `${p.key} force-deleted by PodGC at its next 20 s pass, about then: Terminating on ${p.node}, which is not Ready and tainted out-of-service (gcTerminating); its controller recreates it elsewhere.` };
+}
 function sorted(next) { return next.sort((a, b) => (a.at ?? Infinity) - (b.at ?? Infinity)); }
 
 function nodeOutlook(n, state) {
@@ -53,7 +61,9 @@ function nodeOutlook(n, state) {
   }
   const pods = podsByNode(state).get(n.name) || [];
   for (const p of pods) {
-    if (p.taintEvictionAt !== null && p.taintEvictionAt !== undefined) {
+    const gc = outOfServiceGC(p, n, state);
+    if (gc) next.push(gc);
+    else if (p.taintEvictionAt !== null && p.taintEvictionAt !== undefined) {
       next.push({ at: p.taintEvictionAt, text: `${p.key} deleted by the taint manager (its toleration runs out).` });
     } else if (p.terminating && kstate !== "Running") {
       next.push({ at: null, text: `${p.key} stays Terminating: the kubelet cannot confirm its end until the node is back${release(state) === "1.18" ? "" : " (or PodGC force-deletes it once the node is tainted out-of-service)"}.` });
@@ -74,7 +84,9 @@ function podOutlook(p, state) {
     const taints = node ? node.taints.filter((t) => t.effect === "NoExecute").map((t) => t.key.replace("node.kubernetes.io/", "")) : [];
     next.push({ at: p.taintEvictionAt, text: `Deleted by the taint manager unless ${p.node} loses its NoExecute taint${taints.length ? ` (${taints.join(", ")}:NoExecute)` : ""}: timer set at ${fmtShort(p.taintEvictionSince)}${secs !== null ? `, the pod tolerates it ${secs} s` : ""}.` });
   }
-  if (p.terminating && node && node.kubelet && node.kubelet.state !== "Running") {
+  const gc = outOfServiceGC(p, node, state);
+  if (gc) next.push(gc);
+  else if (p.terminating && node && node.kubelet && node.kubelet.state !== "Running") {
     next.push({ at: null, text: `Stays Terminating while ${p.node}'s kubelet cannot confirm; removed after its grace period once the node is back, or at once by a force delete${release(state) === "1.18" ? "" : " or PodGC (out-of-service taint)"}.` });
   }
   return { now, next: sorted(next) };

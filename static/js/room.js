@@ -3,6 +3,8 @@
 // draws one square per node instead.
 import { Charts } from "./charts.js";
 import { h } from "./dom.js";
+import { inFocus } from "./lesson.js";
+import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, resyncReplay, why } from "./state.js";
 
@@ -25,12 +27,19 @@ const charts = new Charts(document.getElementById("charts"), (t) => pickTime(t))
 const nodeEls = new Map();
 const zoneEls = new Map();
 let selected = null;
+// This page's id (one answer per page per lesson question, kept across reloads).
+const clientId = localStorage.getItem("playground-client") || (() => {
+  const id = `c-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+  localStorage.setItem("playground-client", id);
+  return id;
+})();
+const lessonPanel = new LessonPanel(document.getElementById("lesson"), { operator, send: (m) => send(m), onFocus: () => applyFocus() });
 
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const name = encodeURIComponent(localStorage.getItem("playground-name") || (operator ? "operator" : "viewer"));
-  ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}`);
+  ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}&client=${encodeURIComponent(clientId)}`);
   ws.onopen = () => { els.conn.textContent = "live"; els.conn.className = "pill ok"; };
   ws.onclose = () => { els.conn.textContent = "reconnecting"; els.conn.className = "pill bad"; setTimeout(connect, 1000); };
   ws.onmessage = (msg) => handle(JSON.parse(msg.data));
@@ -61,7 +70,9 @@ function handle(m) {
   if (m.type === "resync") { resync(m); return; }
   if (resyncBuffer && (m.type === "delta" || m.type === "reset")) { resyncBuffer.push(m); return; }
   if (m.type === "snapshot") {
-    state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events); renderAll();
+    state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events);
+    if (m.lesson !== undefined) lessonPanel.snapshot(m.lesson);  // not in snapshot.json
+    renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
     loadHistory();
     renderWorkloads(); renderParams(); return;
@@ -86,9 +97,10 @@ function handle(m) {
     charts.record(state, m.workloads);
     return;
   }
+  if (m.type === "lesson") { lessonPanel.message(m); return; }
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
   if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
-  if (m.type === "error") { showError(m.message); return; }
+  if (m.type === "error") { lessonPanel.error(m.message); showError(m.message); return; }
 }
 
 // The charts start at t=0 whenever the page is opened: the room's history as the engine kept it.
@@ -135,6 +147,22 @@ function renderAll() {
   renderZones();
   if (compact) drawCompact();
   renderTimeline(true);
+  applyFocus();
+}
+
+// A lesson step's focus: its nodes and zones highlighted, the rest dimmed (presenter view).
+function focusNode(el, n) {
+  const f = lessonPanel.focus();
+  el.classList.toggle("focused", Boolean(f) && inFocus(f, n.name, n.zone));
+  el.classList.toggle("unfocused", Boolean(f) && !inFocus(f, n.name, n.zone));
+}
+function applyFocus() {
+  const f = lessonPanel.focus();
+  for (const [name, el] of nodeEls) { const n = state.nodes.get(name); if (n) focusNode(el, n); }
+  for (const [zone, z] of zoneEls) {
+    z.el.classList.toggle("focused", Boolean(f) && f.zones.has(zone));
+    z.el.classList.toggle("unfocused", Boolean(f) && !f.zones.has(zone) && ![...f.nodes].some((x) => (state.nodes.get(x) || {}).zone === zone));
+  }
 }
 
 function zoneColumn(zone) {
@@ -235,7 +263,17 @@ function renderParams() {
 function refusedFaults() { return (state.params && state.params.faultsRefused) || []; }
 const FAULT_TITLES = {
   ShutdownNode: "systemctl poweroff: the kubelet's graceful node shutdown (shutdownGracePeriod), then power off",
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (non-graceful node shutdown): PodGC force-deletes the node's Terminating pods at its next 20 s pass while the node is not Ready",
+  RemoveOutOfService: "kubectl taint node.kubernetes.io/out-of-service-: take the mark off once the node is recovered",
 };
+// What a fault does differently in 1.18 (still offered there, to show the difference).
+const FAULT_TITLES_1_18 = {
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute: in 1.18 only a NoExecute taint (pods deleted by the taint manager stay Terminating; PodGC's out-of-service rule came in 1.24, GA 1.28)",
+};
+function faultTitle(type) {
+  const v = (state.params && state.params.kubernetesVersion) || "1.18";
+  return (v === "1.18" && FAULT_TITLES_1_18[type]) || FAULT_TITLES[type] || "";
+}
 
 function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
 
@@ -256,10 +294,11 @@ function nodeCard(n, pods) {
     ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
         ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
         ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["LeakMemory", "memory leak"], ["FillDisk", "fill disk"],
-        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"]]
+        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"],
+        ["OutOfService", "out-of-service"], ["RemoveOutOfService", "in service"]]
       .filter(([type]) => !refusedFaults().includes(type))
       .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label,
-        title: FAULT_TITLES[type] || "", disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
+        title: faultTitle(type), disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
   const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
   const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
   const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));
@@ -274,6 +313,7 @@ function nodeCard(n, pods) {
       n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null),
     h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
   el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) showDetail("node", n.name); });
+  focusNode(el, n);
   el.tabIndex = 0;
   el.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && ev.target === el) showDetail("node", n.name); });
   return el;

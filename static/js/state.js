@@ -108,11 +108,13 @@ export function why(e, state) {
         if (n && n.kubelet && n.kubelet.shuttingDown) return `kubelet node shutdown manager on ${e.node}: logind announced a shutdown, Ready=False "node is shutting down" posted at once (syncNodeStatus)`;
         return `kubelet on ${e.node} reports its runtime is down (KubeletNotReady)`;
       }
-      return `kubelet on ${e.node} posted Ready`;
+      return `kubelet on ${e.node} posted Ready (tryUpdateNodeStatus: at every nodeStatusUpdateFrequency check it compares its status with the API's copy and patches a difference, such as the controller's Unknown)`;
     case "TaintAdded":
+      if (e.key === OUT_OF_SERVICE) return outOfServiceWhy(state);
       if (e.effect === "NoSchedule") return `doNoScheduleTaintingPass: condition -> ${e.key} taint, at once (no rate limit)`;
       return `doNoExecuteTaintingPass: ${e.node} reached the head of zone ${zone || "(none)"}'s rate-limited queue and got a token (${zoneState ? zoneState.qps + " node/s, " : ""}nodeEvictionRate${cm.nodeEvictionRate !== undefined ? " " + cm.nodeEvictionRate : ""}, secondaryNodeEvictionRate for a partially disrupted large zone)`;
     case "TaintRemoved":
+      if (e.key === OUT_OF_SERVICE) return `the operator removed node.kubernetes.io/out-of-service from ${e.node} (RemoveOutOfService, kubectl taint ... out-of-service-): what the non-graceful shutdown procedure asks once the node is recovered; pods may be scheduled there again`;
       return e.effect === "NoExecute" ? `markNodeAsReachable: ${e.node} observed Ready again (or all zones fully disrupted)` : `doNoScheduleTaintingPass: the condition behind ${e.key} cleared`;
     case "ZoneState":
       return `ComputeZoneState: share of not-ready nodes vs unhealthyZoneThreshold (${e.state})`;
@@ -120,16 +122,30 @@ export function why(e, state) {
       return e.qps === 0 ? `setLimiterInZone: evictions stopped in ${e.zone} (small partially disrupted zone, or every zone down)` : `setLimiterInZone: ${e.zone} tainted at ${e.qps} node/s`;
     case "PodDeleted":
       if (e.by === "TaintManager" || e.by === "TaintEvictionController") return taintManagerWhy(e, pod, state);
+      if (e.by === "PodGC") return podGCWhy(e, state);
       if (e.by === "NodeLifecycleController") return `legacy eviction (taint manager off): ${e.node} not Ready for podEvictionTimeout${cm.podEvictionTimeout ? ` (${cm.podEvictionTimeout} s)` : ""} and its zone's queue gave it a token; every non-DaemonSet pod deleted`;
       return `deleted by ${e.by}`;
     case "PodEvicted":
       return `kubelet eviction manager on ${e.node}: ${e.signal} below its ${e.soft ? "soft" : "hard"} threshold; ranked first (exceeds requests, then priority, then usage)`;
     case "PodPhase":
       if (e.reason === "Terminated") return shutdownWhy(e, pod, state);
+      if (e.reason === "Evicted") return `kubelet eviction manager on the pod's node evicted it: Failed (Evicted)${statusWhenStopped(state)}, sent by the kubelet's status manager at once, or, from a partitioned kubelet, at its first syncBatch (every 10 s) after the heal`;
+      if (e.reason === "Preempting") return `${PREEMPTION_RULE}: the pod was preempted to make room for a critical pod${statusWhenStopped(state)}`;
+      if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
+      if (e.phase === "Failed" && !e.reason) return "PodGC (markFailedAndDeletePod, 1.26+): a pod it force-deletes is patched to phase Failed first, so it does not stay Running forever without a kubelet";
       return "";
+    case "PodRejected":
+      if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
+      if (e.reason === "UnexpectedAdmissionError") return `${PREEMPTION_RULE}: a critical pod short of resources, but no set of lower-priority pods frees enough, so it is rejected`;
+      if (e.reason === "Evicted") return "kubelet eviction manager's Admit: the node reports pressure, and only critical pods (and, with MemoryPressure alone, non-BestEffort or memory-pressure-tolerating pods) are admitted";
+      if (e.reason === "NodeShutdown") return "kubelet node shutdown manager's Admit: the node is shutting down, every new pod is rejected";
+      return `kubelet admission: rejected (${e.reason})`;
     case "PodDisruptionTarget":
+      if (e.reason === "TerminationByKubelet" && e.message === PREEMPTION_DISRUPTION) return `${PREEMPTION_RULE} (DisruptionTarget, 1.26+): the pod's containers stopped, so it is Failed (Preempting) with this condition`;
+      if (e.reason === "TerminationByKubelet" && e.message && e.message.startsWith("The node was low on resource")) return "kubelet eviction manager (evictPod, DisruptionTarget 1.26+): the evicted pod's containers stopped, so its Failed (Evicted) status is written with this condition";
       if (e.reason === "TerminationByKubelet") return shutdownWhy(e, pod, state);
       if (e.reason === "DeletionByTaintManager") return `taint-eviction-controller (addConditionAndDeletePod, 1.26+): ${e.node} has a NoExecute taint the pod does not tolerate, or no longer does (its tolerationSeconds ran out), so it is marked DisruptionTarget "${e.message}" right before its DELETE`;
+      if (e.reason === "DeletionByPodGC") return `PodGC gcOrphaned (markFailedAndDeletePodWithCondition, 1.26+): ${e.node} no longer exists (confirmed after its 40 s quarantine), so the pod is marked DisruptionTarget "${e.message}" and Failed right before its force delete`;
       return `DisruptionTarget (${e.reason}): ${e.message}`;
     case "NodePoweredOff":
       return e.reason === "GracefulShutdownDone"
@@ -137,7 +153,11 @@ export function why(e, state) {
         : `${e.node} powered off at once: no shutdownGracePeriod (the shutdown manager is off) or no kubelet to delay it`;
     case "PodReady":
       if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Terminated") return "kubelet node shutdown manager: the pod's containers stopped, so it is Failed and not Ready";
-      return e.status === "False" ? "MarkPodsNotReady: the node stopped being Ready" : "kubelet started the pod";
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Evicted") return "kubelet eviction manager: the pod was evicted, so it is Failed and not Ready";
+      if (e.status === "False" && pod && pod.phase === "Failed" && pod.reason === "Preempting") return `${PREEMPTION_RULE}: the pod was preempted for a critical pod, so it is Failed and not Ready`;
+      if (e.status === "False") return "MarkPodsNotReady: the node stopped being Ready";
+      if (state && (state.events || []).some((x) => x.type === "PodReady" && x.pod === e.pod && x.status === "False" && x.t <= e.t)) return "kubelet status manager: its syncBatch (every 10 s) found the API's Ready=False differs from the kubelet's own status (needsReconcile) and patched Ready=True back";
+      return "kubelet started the pod";
     case "K8sEvent":
       if (e.reason === "NodeNotReady" && e.object && e.object.startsWith("Pod/")) return `MarkPodsNotReady (1.34): the pod's node stopped being Ready, so its Ready condition went False and node-controller records this Warning on the pod`;
       return `${e.eventType} event ${e.reason}: ${e.message}`;
@@ -151,8 +171,48 @@ export function why(e, state) {
   }
 }
 
+const OUT_OF_SERVICE = "node.kubernetes.io/out-of-service";
+
+function releaseOf(state) { return (state && state.params && state.params.kubernetesVersion) || "1.18"; }
+
+// The operator's OutOfService fault: what the taint does in the room's release.
+function outOfServiceWhy(state) {
+  const start = "the operator marked the node out-of-service (OutOfService: node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, non-graceful node shutdown)";
+  if (releaseOf(state) === "1.18") return `${start}; in 1.18 it is only a NoExecute taint: the taint manager deletes the pods that do not tolerate it, PodGC does not react (gcTerminating came in 1.24, GA 1.28), so they stay Terminating while the node is down`;
+  return `${start}: the taint-eviction-controller deletes the pods that do not tolerate it at once, and PodGC's next 20 s pass force-deletes every Terminating pod on it while the node is not Ready (gcTerminating, GA 1.28)`;
+}
+
+// PodDeleted by PodGC, by the part of gc() that found it.
+function podGCWhy(e, state) {
+  switch (e.reason) {
+    case "OrphanedPod":
+      return `PodGC gcOrphaned: ${e.node} no longer exists; its name waited 40 s in quarantine (quarantineTime) and the next 20 s pass (gcCheckPeriod) confirmed it gone, so the pod is force-deleted (grace 0)`;
+    case "TerminatingOutOfService":
+      return `PodGC gcTerminating (NodeOutOfServiceVolumeDetach, GA 1.28): the pod was Terminating on ${e.node}, which is not Ready and has the node.kubernetes.io/out-of-service taint, so its 20 s pass (gcCheckPeriod) force-deletes it (grace 0) and its controller can recreate it elsewhere`;
+    case "TerminatedPodThreshold":
+      return "PodGC gcTerminated: more Failed/Succeeded pods than terminatedPodThreshold (12500); the oldest (evicted first) are deleted";
+    default:
+      return `PodGC force-deleted the pod (${e.reason})`;
+  }
+}
+
 // "kubelet node shutdown manager (GracefulNodeShutdown, 1.21+): non-critical pods killed first
 // within shutdownGracePeriod − shutdownGracePeriodCriticalPods (20 s), ..."
+const PREEMPTION_RULE = "kubelet critical pod admission (CriticalPodAdmissionHandler)";
+const PREEMPTION_DISRUPTION = "Pod was preempted by Kubelet to accommodate a critical pod.";
+
+// 1.18 writes a killed pod's Failed status before the kill; later releases once its containers stopped.
+function statusWhenStopped(state) {
+  const v = state && state.params && state.params.kubernetesVersion;
+  if (!v) return "";
+  return v !== "1.18" ? ", its status written once its containers stopped (1.27+)" : ", its status written before the kill (1.18)";
+}
+
+function admissionWhy(reason) {
+  const resource = reason.slice("OutOf".length);
+  return `kubelet resource-fit admission (lifecycle.NewPredicateAdmitHandler): the pod's ${resource} request does not fit the node's allocatable minus what the pods it already admitted request`;
+}
+
 function shutdownWhy(e, pod, state) {
   const k = (state && state.params && state.params.kubelet) || {};
   const grace = k.shutdownGracePeriod, critical = k.shutdownGracePeriodCriticalPods;

@@ -16,16 +16,27 @@ from pathlib import Path
 
 import pytest
 
+from controller.procs import Daphne
 from tests.redis_plugin import TEST_REDIS, RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _database_url(db_name: str) -> str:
+    """DATABASE_URL of the test database ``db_name`` (SQLite file or PostgreSQL)."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db_name}"
+    return f"postgres://{s['USER']}@{s['HOST']}:{s['PORT']}/{db_name}"
 
 
 def _spawn(args: list[str], db_name: str, log: Path) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "REDIS_URL": TEST_REDIS.url,
-        "DATABASE_URL": f"sqlite:///{db_name}",
+        "DATABASE_URL": _database_url(db_name),
         "PLAYGROUND_TEST_DB": "",
     }
     env.pop("PLAYGROUND_TEST_DB")
@@ -60,8 +71,16 @@ class Worker:
             self.db_name,
             self.log,
         )
+        try:
+            self._wait_for_ping()
+        except BaseException:
+            self.kill()  # not left running (a failed fixture has no teardown)
+            raise
+
+    def _wait_for_ping(self) -> None:
         from playground.celery import app
 
+        assert self.proc is not None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             replies = app.control.ping(timeout=0.5)
@@ -106,3 +125,41 @@ def celery_beat_proc(
     yield proc
     proc.kill()
     proc.wait(timeout=10)
+
+
+@pytest.fixture
+def fresh_channel_layer() -> Iterator[None]:
+    """A new channels_redis layer for the test, and again after it. The layer is a process
+    global whose per-channel receive locks bind to the first event loop that waits on them; a
+    test with several websocket clients (each ``async_to_sync`` call is a new loop) can leave
+    one behind, and the next test's consumer then fails with "bound to a different event
+    loop"."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
+# -- the stack's environment and a real Daphne (tests/app/test_faults.py, test_bench.py) -----
+@pytest.fixture
+def stack_env(transactional_db: None, redis_server: RedisServer) -> dict[str, str]:
+    """The environment of a subprocess of the stack: the test Redis and test database."""
+    from django.db import connection
+
+    env = {
+        **os.environ,
+        "REDIS_URL": TEST_REDIS.url,
+        "DATABASE_URL": _database_url(connection.settings_dict["NAME"]),
+    }
+    env.pop("PLAYGROUND_TEST_DB", None)
+    return env
+
+
+@pytest.fixture
+def daphne_proc(stack_env: dict[str, str], tmp_path: Path) -> Iterator[Daphne]:
+    """``daphne playground.asgi:application`` on a free port (``.port``); kill/start it."""
+    web = Daphne(stack_env, tmp_path / "daphne.log")
+    web.start()
+    yield web
+    web.kill()

@@ -247,3 +247,17 @@ def test_a_building_room_cannot_be_rewound(db) -> None:
     with pytest.raises(services.ActionError, match="rewind: the room is not live yet"):
         services.room_rewind(room.pk, 0, "teacher")
     assert ObjectView.objects.filter(room=room).count() == 0
+
+
+def test_the_bench_build_row_times_every_phase_of_a_room_it_deletes_after(db) -> None:
+    from controller.bench_build import build_phases, format_build_rows
+
+    r = build_phases(30, 300)
+    assert (r["nodes"], r["pods"]) == (30, 300)
+    assert r["events"] > 300
+    assert r["live_s"] >= r["engine_s"] > 0 and r["snapshot_s"] > 0
+    assert not Room.objects.exists()
+    r.update(peak_mib=1.0, load=0.5)
+    lines = format_build_rows([r])
+    assert lines[1].split()[:4] == ["nodes", "pods", "events", "KiB"]
+    assert lines[2].split()[:3] == ["30", "300", str(r["events"])]

@@ -123,5 +123,5 @@ def test_a_50_mb_file_is_refused_without_reading_it(tmp_path: Path) -> None:
         fh.truncate(50 * 1024 * 1024)
     out, err = io.StringIO(), io.StringIO()
     assert cli.run(str(big), None, "jsonl", None, False, out, err) == 2
-    assert "a scenario may be at most 2 MiB" in err.getvalue()
+    assert "a scenario may be at most 32 MiB" in err.getvalue()
     assert out.getvalue() == ""

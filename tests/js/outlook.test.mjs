@@ -49,3 +49,22 @@ test("a pod stuck Terminating on a cut-off node: the current release names PodGC
   s.params = { ...params, kubernetesVersion: "1.18" };
   assert.doesNotMatch(outlook("pod", "default/db-2", s).next[0].text, /PodGC/);
 });
+
+test("a Terminating pod on a not-Ready out-of-service node: PodGC's next 20 s pass (not in 1.18)", () => {
+  const taints = [{ key: "node.kubernetes.io/out-of-service", effect: "NoExecute", timeAdded: 450 }];
+  const nodes = [{ name: "c-1", zone: "c", ready: "Unknown", conditions: [], taints, kubelet: { state: "PoweredOff" } }];
+  const pods = [{ key: "default/db-0", node: "c-1", phase: "Running", terminating: true, deletionTimestamp: 420 }];
+  let s = snap(nodes, pods, []);
+  s.t = 451;
+  for (const [kind, key] of [["pod", "default/db-0"], ["node", "c-1"]]) {
+    const first = outlook(kind, key, s).next[0];
+    assert.equal(first.at, 460);
+    assert.match(first.text, /^default\/db-0 force-deleted by PodGC at its next 20 s pass/);
+  }
+  s.params = { ...s.params, kubernetesVersion: "1.18" };
+  assert.doesNotMatch(outlook("pod", "default/db-0", s).next[0].text, /PodGC/);
+  s.params = { ...s.params, kubernetesVersion: "1.34" };
+  s.nodes.get("c-1").ready = "True";
+  assert.equal(outlook("pod", "default/db-0", s).next.length, 1);
+  assert.doesNotMatch(outlook("pod", "default/db-0", s).next[0].text, /force-deleted by PodGC/);
+});

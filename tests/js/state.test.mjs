@@ -110,6 +110,34 @@ test("graceful node shutdown: why names the shutdown manager's rule and the grac
   assert.match(why({ type: "PodReady", pod: "default/web", status: "False" }, s), /shutdown manager: the pod's containers stopped/);
 });
 
+test("kubelet admission, eviction and preemption: why names the kubelet's rule, not the shutdown manager's", () => {
+  const s = applySnapshot(emptyState(), { ...snap,
+    pods: [{ key: "default/b", node: "a-1", phase: "Failed", reason: "OutOfcpu", priority: 0 },
+      { key: "default/guar", node: "a-1", phase: "Failed", reason: "Preempting", priority: 0 },
+      { key: "default/burst", node: "a-1", phase: "Failed", reason: "Evicted", priority: 0 }],
+    params: { kubernetesVersion: "1.34", faultsRefused: [] } });
+  assert.match(why({ type: "PodRejected", pod: "default/b", node: "a-1", reason: "OutOfcpu" }, s), /^kubelet resource-fit admission \(lifecycle\.NewPredicateAdmitHandler\): the pod's cpu request/);
+  assert.match(why({ type: "PodPhase", pod: "default/b", phase: "Failed", reason: "OutOfmemory" }, s), /the pod's memory request/);
+  assert.match(why({ type: "PodRejected", pod: "default/c", node: "a-1", reason: "UnexpectedAdmissionError" }, s), /^kubelet critical pod admission/);
+  const preempted = why({ type: "PodDisruptionTarget", pod: "default/guar", reason: "TerminationByKubelet", message: "Pod was preempted by Kubelet to accommodate a critical pod." }, s);
+  assert.match(preempted, /^kubelet critical pod admission \(CriticalPodAdmissionHandler\) \(DisruptionTarget, 1\.26\+\)/);
+  const evicted = why({ type: "PodDisruptionTarget", pod: "default/burst", reason: "TerminationByKubelet", message: "The node was low on resource: memory. " }, s);
+  assert.match(evicted, /^kubelet eviction manager \(evictPod/);
+  assert.match(why({ type: "PodPhase", pod: "default/burst", phase: "Failed", reason: "Evicted" }, s), /its status written once its containers stopped \(1\.27\+\)/);
+  assert.match(why({ type: "PodPhase", pod: "default/guar", phase: "Failed", reason: "Preempting" }, s), /preempted to make room for a critical pod/);
+  assert.match(why({ type: "PodReady", pod: "default/burst", status: "False" }, s), /^kubelet eviction manager: the pod was evicted/);
+  s.params.kubernetesVersion = "1.18";
+  assert.match(why({ type: "PodPhase", pod: "default/burst", phase: "Failed", reason: "Evicted" }, s), /its status written before the kill \(1\.18\)/);
+});
+
+test("why: Ready put back by the kubelet's status manager, an eviction's Failed phase", () => {
+  const s = applySnapshot(emptyState(), { ...snap, events: [{ t: 105, type: "PodReady", pod: "default/web", status: "False" }] });
+  assert.match(why({ t: 140, type: "PodReady", pod: "default/web", status: "True" }, s), /^kubelet status manager: its syncBatch/);
+  assert.equal(why({ t: 0, type: "PodReady", pod: "default/other", status: "True" }, s), "kubelet started the pod");
+  assert.match(why({ t: 140, type: "PodPhase", pod: "default/web", phase: "Failed", reason: "Evicted" }, s), /first syncBatch \(every 10 s\) after the heal$/);
+  assert.match(why({ t: 50, type: "NodeReady", node: "a-1", status: "True" }, s), /the controller's Unknown\)$/);
+});
+
 test("after a resync notice, the deltas newer than the fetched snapshot replay in order", () => {
   const notice = { type: "resync", seq: 7 };
   const buffered = [{ type: "delta", seq: 9 }, { type: "delta", seq: 7 }, { type: "delta", seq: 8 }];
@@ -117,4 +145,23 @@ test("after a resync notice, the deltas newer than the fetched snapshot replay i
   assert.deepEqual(resyncReplay(notice, { seq: 9 }, buffered), []);
   // A snapshot older than the notice does not hold its state: ask again.
   assert.equal(resyncReplay(notice, { seq: 6 }, buffered), null);
+});
+
+test("out-of-service and PodGC: why names the release's rule", () => {
+  const current = applySnapshot(emptyState(), { ...snap, params: { kubernetesVersion: "1.34" } });
+  const old = applySnapshot(emptyState(), { ...snap, params: { kubernetesVersion: "1.18" } });
+  const added = { type: "TaintAdded", node: "a-1", key: "node.kubernetes.io/out-of-service", effect: "NoExecute" };
+  assert.match(why(added, current), /PodGC's next 20 s pass force-deletes every Terminating pod .* not Ready \(gcTerminating, GA 1\.28\)$/);
+  assert.match(why(added, old), /in 1\.18 it is only a NoExecute taint: .* PodGC does not react/);
+  const removed = { type: "TaintRemoved", node: "a-1", key: "node.kubernetes.io/out-of-service", effect: "NoExecute" };
+  assert.match(why(removed, current), /^the operator removed node\.kubernetes\.io\/out-of-service from a-1 \(RemoveOutOfService/);
+  const gc = { type: "PodDeleted", pod: "default/db-0", node: "a-1", by: "PodGC", reason: "TerminatingOutOfService" };
+  assert.match(why(gc, current), /^PodGC gcTerminating \(NodeOutOfServiceVolumeDetach, GA 1\.28\): the pod was Terminating on a-1/);
+  const orphan = { type: "PodDeleted", pod: "default/web", node: "gone", by: "PodGC", reason: "OrphanedPod" };
+  assert.match(why(orphan, old), /^PodGC gcOrphaned: gone no longer exists; its name waited 40 s in quarantine/);
+  const dt = { type: "PodDisruptionTarget", pod: "default/web", node: "gone", reason: "DeletionByPodGC", message: "PodGC: node no longer exists" };
+  assert.match(why(dt, current), /^PodGC gcOrphaned \(markFailedAndDeletePodWithCondition, 1\.26\+\)/);
+  assert.match(why({ type: "PodPhase", pod: "default/db-0", phase: "Failed", reason: "" }, current), /^PodGC \(markFailedAndDeletePod, 1\.26\+\)/);
+  // Other taints keep their controller's why.
+  assert.match(why({ type: "TaintAdded", node: "a-1", key: "node.kubernetes.io/unreachable", effect: "NoExecute" }, current), /^doNoExecuteTaintingPass/);
 });

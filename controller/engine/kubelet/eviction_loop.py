@@ -26,7 +26,13 @@ from .eviction.api import (
     get_threshold_quantity,
 )
 from .eviction.helpers import make_signal_observations, parse_threshold_config, thresholds_met
-from .eviction.manager import EvictionManager, ManagerConfig, SyncResult
+from .eviction.manager import (
+    LOCAL_STORAGE_SIGNALS,
+    EvictionDecision,
+    EvictionManager,
+    ManagerConfig,
+    SyncResult,
+)
 from .image_gc import UNLIMITED, free_space
 from .resources import images_bytes, node_own_usage, pod_usage, pods_usage
 
@@ -35,6 +41,16 @@ if TYPE_CHECKING:
 
 EVICTION_MONITORING_PERIOD_MS = 10 * SECOND  # evictionMonitoringPeriod
 POD_CLEANUP_POLL_MS = 1 * SECOND  # podCleanupPollFreq
+POD_CLEANUP_TIMEOUT_MS = 30 * SECOND  # podCleanupTimeout
+# v1.PodReasonTerminationByKubelet, the DisruptionTarget reason of the kubelet's kills.
+POD_REASON_TERMINATION_BY_KUBELET = "TerminationByKubelet"
+
+
+def kill_pod_timeout_s(grace_s: int) -> int:
+    """killPodNow's wait: the grace it was given plus half, at least 10 s."""
+    return max(grace_s + grace_s // 2, 10)
+
+
 INODE_BYTES = 16 * 1024  # bytes per inode when a node does not declare its inode count
 
 
@@ -45,6 +61,7 @@ class EvictionLoop:
         self.kubelet = kubelet
         self.sim = kubelet.sim
         cfg = kubelet.cfg
+        profile = kubelet.sim.config.profile
         self.manager = EvictionManager(
             ManagerConfig(
                 parse_threshold_config(
@@ -58,6 +75,11 @@ class EvictionLoop:
                 cfg.eviction_max_pod_grace_period,
                 cfg.eviction_ranking_policy,
                 dedicated_imagefs=node.resources.imagefs_capacity is not None,
+                immediate_grace_period_s=profile.eviction_immediate_grace_period_s,
+                threshold_met_message=profile.eviction_message_threshold_met,
+                container_message_fmt=profile.eviction_container_message_fmt,
+                pid_rank_by_process_count=profile.pid_rank_by_process_count,
+                reclaim_enforces_min_reclaim=profile.reclaim_enforces_min_reclaim,
             )
         )
         self.base_ms = kubelet.offset_ms  # syncs run at base + k * 10 s
@@ -65,6 +87,11 @@ class EvictionLoop:
         self.handle: Handle | None = None
         self.at: int | None = None
         self.killing: dict[str, Handle] = {}
+        # Kills whose Failed status the status manager holds back until the containers stop
+        # (profile.terminal_status_after_containers_stop): pod key -> (message, condition?).
+        self.kill_status: dict[str, tuple[str, bool]] = {}
+        # Evictions of one sync after the first: killPodNow blocks, so they follow one another.
+        self.pending: list[Handle] = []
         self.in_sync = False
 
     # -- timing ---------------------------------------------------------------------------
@@ -74,6 +101,11 @@ class EvictionLoop:
         no observation or first-observed times carried over."""
         if fresh:
             self.manager = EvictionManager(self.manager.config)
+            for handle in self._pending():
+                handle.cancel()  # the old process's eviction loop is gone
+            self._pending().clear()
+            # a new process admits its pods anew (no HandlePodAdditions left blocked)
+            self.kubelet.__dict__.pop("admission_done_ms", None)
         self.base_ms = self.kubelet.anchor_ms
         self.wake(now)
 
@@ -126,13 +158,15 @@ class EvictionLoop:
             self.in_sync = False
         if result.evicted:
             # managerImpl.evictPod blocks in killPodNow until the kill completes (after the
-            # grace period); only then does Start's waitForPodsCleanup begin, whose first 1 s
-            # poll confirms it (design: "the next sync runs 1 s after that"). Its 30 s
-            # podCleanupTimeout counts from the end of the kill, so it never cuts this short.
-            longest = max(e.grace_period_s for e in result.evicted) * SECOND
-            wait = longest + POD_CLEANUP_POLL_MS
-            self.base_ms = now + wait
-            self._schedule(now + wait)
+            # grace period) or killPodNow's timeout; only then does Start's waitForPodsCleanup
+            # begin, polling every 1 s: the first poll after the last kill completed confirms
+            # it (design: "the next sync runs 1 s after that"), or it gives up after 30 s.
+            returned, finished = self._evictions_end
+            at = min(
+                max(returned, finished) + POD_CLEANUP_POLL_MS, returned + POD_CLEANUP_TIMEOUT_MS
+            )
+            self.base_ms = at
+            self._schedule(at)
             return
         self.base_ms = now
         if not self.manager.quiet or self.sim.leaks.node_has_active_leak(node.name, now):
@@ -187,25 +221,110 @@ class EvictionLoop:
             self.sim.timeline.emit(
                 now, "NodeReclaim", node=name, resource=resource, what=what, amount=amount
             )
+        # evictPod after evictPod, each blocking in killPodNow until its kill completes or
+        # killPodNow's timeout (max(10 s, 1.5 x the grace it was given)) passes.
+        at = finished = now
         for ev in result.evicted:
             pod = cluster.pods.get(ev.pod)
             if pod is None:
                 continue
-            self.sim.timeline.emit(
-                now,
-                "PodEvicted",
-                pod=pod.key,
-                node=name,
-                signal=ev.signal,
-                resource=ev.resource,
-                soft=ev.soft,
-                gracePeriodSeconds=ev.grace_period_s,
-                message=ev.message,
+            grace_ms = self.kill_grace_s(pod, ev.grace_period_s) * SECOND
+            killing = self.killing.get(pod.key)
+            if killing is not None:  # a kill in progress goes on; killPodNow waits for it
+                grace_ms = max(killing.time_ms - at, 0)
+            timeout_ms = kill_pod_timeout_s(ev.grace_period_s) * SECOND
+            if at == now:
+                self._evict(ev, grace_ms, timeout_ms)
+            else:
+                self._pending().append(
+                    self.sim.sched.schedule(
+                        at, Phase.KUBELET_EVICTION, self._evict, ev, grace_ms, timeout_ms
+                    )
+                )
+            finished = max(finished, at + grace_ms)
+            at += min(grace_ms, timeout_ms)
+        self._evictions_end = (at, finished)
+
+    def _pending(self) -> list[Handle]:
+        # setdefault: engines pickled before this field existed still load and run
+        return self.__dict__.setdefault("pending", [])
+
+    def _kill_status(self) -> dict[str, tuple[str, str, str | None]]:
+        return self.__dict__.setdefault("kill_status", {})
+
+    def kill_grace_s(self, pod: Pod, override_s: int | None) -> int:
+        """The grace period the kill of an evicted pod gets: the profile's rule (killPodNow
+        in 1.18, calculateEffectiveGracePeriod later) from the eviction manager's override,
+        the pod's terminationGracePeriodSeconds and the grace of a deletion in progress."""
+        terminating = (pod.deletion_grace_s or 0) if pod.deletion_ms is not None else 0
+        return self.sim.config.profile.kill_grace_period(
+            override_s, pod.termination_grace_period_s, terminating
+        )
+
+    def _evict(self, ev: EvictionDecision, grace_ms: int, timeout_ms: int) -> None:
+        """managerImpl.evictPod for one pod: the PodEvicted timeline event and the Warning
+        Evicted event, the status (phase Failed, reason Evicted, the message; with
+        PodDisruptionConditions a DisruptionTarget condition, reason TerminationByKubelet,
+        for node-pressure evictions), and the kill. 1.18 writes the status before the kill;
+        later releases hold it until the containers have stopped (mergePodStatus)."""
+        now = self.sim.sched.now_ms
+        kubelet, cluster = self.kubelet, self.sim.cluster
+        pod = cluster.pods.get(ev.pod)
+        if pod is None or not kubelet.alive:
+            return
+        self.sim.timeline.emit(
+            now,
+            "PodEvicted",
+            pod=pod.key,
+            node=kubelet.node_name,
+            signal=ev.signal,
+            resource=ev.resource,
+            soft=ev.soft,
+            gracePeriodSeconds=ev.grace_period_s,
+            message=ev.message,
+        )
+        cluster.record_event(now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning")
+        condition = ev.message if ev.signal not in LOCAL_STORAGE_SIGNALS else None
+        self.kill_with_status(pod, "Evicted", ev.message, condition, grace_ms, timeout_ms, now)
+
+    def kill_with_status(
+        self,
+        pod: Pod,
+        reason: str,
+        message: str,
+        disruption_message: str | None,
+        grace_ms: int,
+        timeout_ms: int,
+        now: int,
+    ) -> None:
+        """killPodNow with a status function: phase Failed with ``reason`` and ``message``,
+        and (PodDisruptionConditions) DisruptionTarget TerminationByKubelet with
+        ``disruption_message`` when given. 1.18's syncPod writes the status, then kills;
+        later releases write it when the containers have stopped (mergePodStatus). The
+        status manager sends it (killPodNow -> SetPodStatus), at once or after a heal."""
+        if self.sim.config.profile.terminal_status_after_containers_stop:
+            self._kill_status()[pod.key] = (reason, message, disruption_message)
+        else:
+            self._set_failed(pod, now, reason, message, disruption_message)
+        if grace_ms > timeout_ms:
+            self.sim.sched.schedule(
+                now + timeout_ms, Phase.KUBELET_POD, self._kill_timed_out, pod.key
             )
-            cluster.record_event(now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning")
-            cluster.set_pod_phase(pod, "Failed", now, "Evicted", ev.message)
-            cluster.set_pod_ready(pod, False, now)
-            self.kill(pod, ev.grace_period_s * SECOND, now)
+        if pod.key in self.killing:
+            return  # already being killed: the pod worker keeps the kill in progress
+        self.kill(pod, grace_ms, now)
+
+    def _kill_timed_out(self, key: str) -> None:
+        """killPodNow gave up waiting for the kill: a Warning ExceededGracePeriod event."""
+        if key not in self.killing:
+            return
+        self.sim.cluster.record_event(
+            self.sim.sched.now_ms,
+            f"Pod/{key}",
+            "ExceededGracePeriod",
+            "Container runtime did not kill the pod within specified grace period.",
+            "Warning",
+        )
 
     def kill(self, pod: Pod, grace_ms: int, now: int) -> None:
         """killPodFunc: the containers stop after the grace period; usage is released then."""
@@ -219,11 +338,25 @@ class EvictionLoop:
     def _killed(self, key: str) -> None:
         self.killing.pop(key, None)
         now = self.sim.sched.now_ms
-        pod = self.sim.cluster.pods.get(key)
+        cluster = self.sim.cluster
+        pod = cluster.pods.get(key)
         self.sim.leaks.forget_pod(key, now)
         if pod is not None and pod.started:
             pod.started = False
             self.sim.on_usage_changed(pod.node_name, now)
+        held = self._kill_status().pop(key, None)
+        if held is not None and pod is not None and self.kubelet.alive:
+            self._set_failed(pod, now, *held)
+
+    def _set_failed(
+        self, pod: Pod, now: int, reason: str, message: str, disruption_message: str | None
+    ) -> None:
+        disruption = (
+            (POD_REASON_TERMINATION_BY_KUBELET, disruption_message)
+            if disruption_message is not None
+            else None
+        )
+        self.kubelet.status.set_pod_status(pod, now, "Failed", reason, message, False, disruption)
 
     # -- inputs ---------------------------------------------------------------------------
     def active_pods(self) -> list[Pod]:
@@ -231,7 +364,7 @@ class EvictionLoop:
         return [
             p
             for p in self.sim.cluster.pods_on_node(self.kubelet.node_name)
-            if p.started and p.phase not in ("Failed", "Succeeded")
+            if p.started and self.kubelet.status.phase_of(p) not in ("Failed", "Succeeded")
         ]
 
     def node_stats(self, now: int) -> NodeStats:

@@ -29,6 +29,7 @@ from ..objects import (
 if TYPE_CHECKING:
     from ..simulation import Simulation
     from .nodeshutdown import ShutdownManager
+    from .status_manager import StatusManager
 
 # (condition, True reason, True message, False reason, False message, event if True, if False)
 PRESSURE_SETTERS = (
@@ -117,6 +118,17 @@ class Kubelet:
         return self.reaches_api and self.mode != LEASE_ONLY
 
     @property
+    def status(self) -> StatusManager:
+        """The pod status manager (made on first use: engines pickled before it existed
+        still load)."""
+        manager = self.__dict__.get("_status")
+        if manager is None:
+            from .status_manager import StatusManager
+
+            manager = self.__dict__["_status"] = StatusManager(self)
+        return manager
+
+    @property
     def shutdown(self) -> ShutdownManager:
         """The node shutdown manager (made on first use: engines pickled before it existed
         still load)."""
@@ -173,6 +185,7 @@ class Kubelet:
         shutting_down = self.shutdown.shutting_down
         self._freeze(now_ms)
         self.process_running = False
+        self.status.reset()
         self.sim.on_kubelet_stopped(self, now_ms)
         if shutting_down:
             # Its delay inhibitor lock goes with the process: logind shuts the machine down now.
@@ -193,10 +206,12 @@ class Kubelet:
         self.active_since_ms = now_ms
         self.needs_pod_resync = True
         self.mark_dirty(now_ms)
+        self.status.wake(now_ms)
 
     def power_off(self, now_ms: int) -> None:
         self._freeze(now_ms)
         self.powered = False
+        self.status.reset()
         self.shutdown.reset()
         self.sim.on_node_powered_off(self, now_ms)
 
@@ -228,6 +243,21 @@ class Kubelet:
         if not self.posts_status:
             return
         self._schedule_status(next_on_grid(now_ms, self.anchor_ms, self.status_period_ms))
+
+    def api_status_written(self, now_ms: int) -> None:
+        """Someone else (the node lifecycle controller's Ready=Unknown, a fault) wrote the
+        node's status. Port of Kubelet.tryUpdateNodeStatus (kubelet_node_status.go): every
+        nodeStatusUpdateFrequency the kubelet GETs the node from the API and compares the
+        status its setters compute with that copy (nodeStatusHasChanged), so a condition it
+        owns that differs is PATCHed back at its next check, whether or not its report is
+        due. The check of this very instant ran before a write of a later phase (the
+        controller's); a fault's write comes first, so that check already sees it."""
+        if not self.posts_status:
+            return
+        at = next_on_grid(now_ms, self.anchor_ms, self.status_period_ms)
+        if at == now_ms and self.sim.sched.phase >= Phase.KUBELET_STATUS:
+            at += self.status_period_ms
+        self._schedule_status(at)
 
     def _schedule_status(self, at_ms: int) -> None:
         if self.status_at is not None and self.status_at <= at_ms:
@@ -317,7 +347,7 @@ class Kubelet:
             desired = self.desired_conditions(node, now_ms)
         before = {c.type: c.status for c in node.conditions}
         self.last_report_ms = now_ms
-        self.sim.cluster.set_node_conditions(node, desired, now_ms)
+        self.sim.cluster.set_node_conditions(node, desired, now_ms, by_kubelet=True)
         for ctype, _a, _b, _c, _d, ev_true, ev_false in PRESSURE_SETTERS:
             status = next(c.status for c in desired if c.type == ctype)
             if before.get(ctype) != status:
@@ -373,9 +403,15 @@ class Kubelet:
 
     # -- eviction manager (kubelet/eviction) ------------------------------------------------
     def admit(self, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
-        """The pod admit handlers in order: the eviction manager's, then the node shutdown
-        manager's (a pod bound here is admitted or rejected)."""
+        """The pod admit handlers in order (kubelet.go NewMainKubelet): the eviction
+        manager's, the resource fit (lifecycle.NewPredicateAdmitHandler), then the node
+        shutdown manager's; the first that rejects decides."""
+        from .predicate import kubelet_predicate_admit
+
         result = self.eviction.admit(pod, now_ms)
+        if not result[0]:
+            return result
+        result = kubelet_predicate_admit(self, pod, now_ms)
         if not result[0]:
             return result
         return self.shutdown.admit()

@@ -205,15 +205,19 @@ class ShutdownManager:
         if pod.started:
             pod.started = False
             self.sim.on_usage_changed(pod.node_name, now)
-        if not kubelet.reaches_api:
-            return  # the status cannot be written; the machine powers off first
-        cluster.set_disruption_target(
-            pod, now, POD_REASON_TERMINATION_BY_KUBELET, NODE_SHUTDOWN_MESSAGE
-        )
+        # The status goes through the status manager: sent at once, or, while the API cannot
+        # be reached, at the first syncBatch after a heal (lost if the machine powers off first).
         phase = "Succeeded" if pod.phase == "Succeeded" else "Failed"
-        cluster.set_pod_phase(pod, phase, now, NODE_SHUTDOWN_REASON, NODE_SHUTDOWN_MESSAGE)
-        cluster.set_pod_ready(pod, False, now)
-        if pod.deletion_ms is not None:
+        kubelet.status.set_pod_status(
+            pod,
+            now,
+            phase,
+            NODE_SHUTDOWN_REASON,
+            NODE_SHUTDOWN_MESSAGE,
+            False,
+            (POD_REASON_TERMINATION_BY_KUBELET, NODE_SHUTDOWN_MESSAGE),
+        )
+        if pod.deletion_ms is not None and kubelet.reaches_api:
             cluster.remove_pod(pod, now)  # a terminal pod being deleted: the kubelet finishes it
 
     def _group_timeout(self) -> None:

@@ -1,63 +1,167 @@
-"""``python manage.py bench``: engine speed and memory for 100, 1,000 and 5,000 nodes, and\nroom creation (by phase) at 1,000 and 5,000 nodes."""
+"""``python manage.py bench``: the benchmark rows (figures printed, nothing asserted).
+
+Rows (``--only ROW[,ROW]`` runs some alone; all by default):
+
+- ``engine``: one simulated hour per cluster size (speed, memory), each in a fresh process;
+- ``build``: room creation at ``--build-sizes`` nodes (30 pods each), seconds by phase
+  (validate, parse, engine t=0, store -> live; the first snapshot), each in a fresh process;
+- ``live``: a live room of ``--live`` nodes at 10x: tick mean/p95/max, bytes per tick;
+- ``rooms``: ``--rooms`` running rooms on ``--workers`` real Celery workers and beat: ticks
+  on time, CPU seconds per room per minute;
+- ``viewers``: ``--viewers`` websocket clients through ``--webs`` Daphne processes: wall
+  time from an operator's action to every viewer's screen.
+
+The last three start their own redis-server on a free port (as ``pagebench`` does) and run
+in a child process pointed at it, so that a running ``make run`` is neither used nor
+disturbed; ``--use-redis-url`` uses REDIS_URL instead (then no other worker may be announced
+on it). ``rooms`` and ``viewers`` start their own Celery workers, beat and Daphne processes.
+The rooms live in the configured database (DATABASE_URL; migrated first) and are deleted
+afterwards. Every row prints the load average.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controller.bench import format_rows, run_all
+from controller import bench
+
+ROWS = ("engine", "live", "rooms", "viewers", "build")
 
 
 class Command(BaseCommand):
-    help = "Benchmark the engine: one simulated hour per cluster size; prints a table."
+    help = "Benchmark rows: engine, live room, many rooms on workers, viewers through Daphne."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--sizes", default="100,1000,5000", help="comma-separated node counts")
-        parser.add_argument("--leak-sizes", default="1000", help="sizes for the memory-leak row")
         parser.add_argument(
-            "--live", type=int, default=1000, help="nodes of the live-room row (0: skip)"
+            "--only", default=",".join(ROWS), help=f"comma-separated rows of {', '.join(ROWS)}"
         )
-        parser.add_argument("--live-ticks", type=int, default=60)
+        parser.add_argument("--sizes", default="100,1000,5000", help="engine row: node counts")
+        parser.add_argument("--leak-sizes", default="1000", help="engine row: memory-leak sizes")
         parser.add_argument(
-            "--build-sizes",
-            default="1000,5000",
-            help="node counts of the room-creation rows (30 pods per node; empty: skip)",
+            "--build-sizes", default="1000,5000", help="build row: node counts (30 pods each)"
+        )
+        parser.add_argument("--live", type=int, default=5000, help="live row: nodes")
+        parser.add_argument("--live-ticks", type=int, default=60, help="live row: ticks")
+        parser.add_argument(
+            "--live-pods-per-node", type=int, default=10, help="live row: pods per node"
+        )
+        parser.add_argument("--rooms", type=int, default=50, help="rooms row: rooms")
+        parser.add_argument("--room-nodes", type=int, default=100, help="rooms row: nodes each")
+        parser.add_argument("--workers", type=int, default=2, help="rooms row: worker processes")
+        parser.add_argument("--seconds", type=float, default=60.0, help="rooms row: duration")
+        parser.add_argument("--viewers", type=int, default=100, help="viewers row: clients")
+        parser.add_argument("--webs", type=int, default=2, help="viewers row: Daphne processes")
+        parser.add_argument("--actions", type=int, default=20, help="viewers row: actions")
+        parser.add_argument(
+            "--use-redis-url",
+            action="store_true",
+            help="use the Redis on REDIS_URL instead of starting a private redis-server",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        sizes = [int(s) for s in opts["sizes"].split(",") if s]
-        leak_sizes = [int(s) for s in opts["leak_sizes"].split(",") if s]
-        for line in format_rows(run_all(sizes, leak_sizes)):
-            self.stdout.write(line)
-        build_sizes = [int(s) for s in opts["build_sizes"].split(",") if s]
-        if build_sizes:
+        rows = [r.strip() for r in opts["only"].split(",") if r.strip()]
+        unknown = [r for r in rows if r not in ROWS]
+        if unknown:
+            raise CommandError(f"--only: unknown row {unknown[0]!r} (rows: {', '.join(ROWS)})")
+        if "engine" in rows:
+            sizes = [int(s) for s in opts["sizes"].split(",") if s]
+            leak_sizes = [int(s) for s in opts["leak_sizes"].split(",") if s]
+            for line in bench.format_rows(bench.run_all(sizes, leak_sizes)):
+                self.stdout.write(line)
+            self.stdout.write(f"  [{bench.load_average()}]")
+        if "build" in rows:
+            from django.core.management import call_command
+
             from controller.bench_build import format_build_rows, run_build_rows
 
-            for line in format_build_rows(run_build_rows(build_sizes)):
+            call_command("migrate", verbosity=0, interactive=False)  # rooms live in the DB
+            sizes = [int(s) for s in opts["build_sizes"].split(",") if s]
+            for line in format_build_rows(run_build_rows(sizes)):
                 self.stdout.write(line)
-        if opts["live"]:
-            from django.conf import settings
-            from django.core.management import call_command
-            from redis import Redis
-            from redis.exceptions import RedisError
-
-            from controller.bench import live_bench
-
-            try:
-                Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping()
-            except RedisError as exc:
-                raise CommandError(
-                    f"live row: Redis at REDIS_URL={settings.REDIS_URL} does not answer ({exc}); "
-                    "start one (make run does) or skip the row with --live 0"
-                ) from None
-            call_command(
-                "migrate", verbosity=0, interactive=False
-            )  # the room lives in the database
-
-            r = live_bench(opts["live"], opts["live_ticks"])
-            self.stdout.write(
-                f"live room: {r['nodes']} nodes at {r['speed']}x, {r['ticks']} ticks: created in {r['create_s']} s; "
-                f"tick (advance + persist + broadcast) mean {r['mean_tick_ms']} ms, p95 {r['p95_tick_ms']} ms, max {r['max_tick_ms']} ms; "
-                f"bytes broadcast per tick mean {r['mean_bytes']}, max {r['max_bytes']}"
+            self.stdout.write(f"  [{bench.load_average()}]")
+        stack_rows = [r for r in rows if r not in ("engine", "build")]
+        if stack_rows and not opts["use_redis_url"]:
+            self._in_child_with_own_redis(stack_rows, opts)
+            return
+        if stack_rows:
+            self._ready()
+        if "live" in rows:
+            r = bench.live_bench(
+                opts["live"], opts["live_ticks"], pods_per_node=opts["live_pods_per_node"]
             )
+            self.stdout.write(bench.format_live(r))
+        try:
+            if "rooms" in rows:
+                r = bench.rooms_bench(
+                    opts["rooms"], opts["room_nodes"], opts["workers"], opts["seconds"]
+                )
+                self.stdout.write(bench.format_rooms(r))
+            if "viewers" in rows:
+                r = bench.viewers_bench(opts["viewers"], opts["webs"], opts["actions"])
+                self.stdout.write(bench.format_viewers(r))
+        except RuntimeError as exc:
+            raise CommandError(str(exc)) from None
+
+    def _in_child_with_own_redis(self, rows: list[str], opts: dict[str, Any]) -> None:
+        """Run ``rows`` in a child ``manage.py bench`` whose REDIS_URL is a private
+        redis-server on a free port (stopped afterwards)."""
+        from controller.procs import REPO, free_port
+
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise CommandError(
+                "redis-server is not installed: install it (make test does), or give "
+                "--use-redis-url to use the Redis on REDIS_URL"
+            )
+        port = free_port()
+        workdir = tempfile.mkdtemp(prefix="bench-redis-")
+        redis = subprocess.Popen(
+            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", workdir],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        args = [sys.executable, str(REPO / "manage.py"), "bench", "--use-redis-url"]
+        args += ["--only", ",".join(rows)]
+        for name in (
+            "live",
+            "live_ticks",
+            "live_pods_per_node",
+            "rooms",
+            "room_nodes",
+            "workers",
+            "seconds",
+            "viewers",
+            "webs",
+            "actions",
+        ):
+            args += [f"--{name.replace('_', '-')}", str(opts[name])]
+        env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        try:
+            code = subprocess.call(args, env=env, cwd=REPO)
+        finally:
+            redis.terminate()
+            redis.wait(timeout=10)
+        if code:
+            raise CommandError(f"the benchmark rows {', '.join(rows)} failed (exit {code})")
+
+    def _ready(self) -> None:
+        from django.conf import settings
+        from django.core.management import call_command
+        from redis import Redis
+        from redis.exceptions import RedisError
+
+        try:
+            Redis.from_url(settings.REDIS_URL, socket_connect_timeout=2).ping()
+        except RedisError as exc:
+            raise CommandError(
+                f"Redis at REDIS_URL={settings.REDIS_URL} does not answer ({exc}); start one "
+                "(make run does) or run only the engine row with --only engine"
+            ) from None
+        call_command("migrate", verbosity=0, interactive=False)  # the rooms live in the database

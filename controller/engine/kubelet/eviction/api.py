@@ -94,10 +94,17 @@ class ThresholdValue:
 
     quantity: int | None = None
     percentage: Fraction | None = None
+    # The quantity's Format as written ("100Mi" BinarySI, "1G" DecimalSI), which
+    # Quantity.String keeps; "" when not known (printed BinarySI). Not part of equality:
+    # Go compares threshold values with Quantity.Cmp.
+    fmt: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: {"quantity": n} or {"percentage": [numerator, denominator]}."""
+        """JSON form: {"quantity": n} (with "format" unless BinarySI or unknown) or
+        {"percentage": [numerator, denominator]}."""
         if self.quantity is not None:
+            if self.fmt and self.fmt != "BinarySI":
+                return {"quantity": self.quantity, "format": self.fmt}
             return {"quantity": self.quantity}
         assert self.percentage is not None
         return {"percentage": [self.percentage.numerator, self.percentage.denominator]}
@@ -106,7 +113,7 @@ class ThresholdValue:
     def from_dict(cls, d: dict[str, Any]) -> ThresholdValue:
         """Inverse of ``to_dict``."""
         if "quantity" in d:
-            return cls(quantity=int(d["quantity"]))
+            return cls(quantity=int(d["quantity"]), fmt=str(d.get("format", "")))
         num, den = d["percentage"]
         return cls(percentage=Fraction(int(num), int(den)))
 

@@ -20,12 +20,14 @@ from functools import cmp_to_key
 
 from ...quantity import (
     BINARY_SI,
+    DECIMAL_SI,
     DurationError,
     QuantityError,
     format_bytes,
     format_quantity,
     parse_duration_ms,
     parse_quantity,
+    quantity_format,
 )
 from .api import (
     ALLOCATABLE_MEMORY_AVAILABLE,
@@ -61,7 +63,10 @@ NODE_ALLOCATABLE_ENFORCEMENT_KEY = "pods"  # kubetypes.NodeAllocatableEnforcemen
 REASON = "Evicted"  # helpers.go Reason
 NODE_LOW_MESSAGE_FMT = "The node was low on resource: {}. "
 NODE_CONDITION_MESSAGE_FMT = "The node had condition: {}. "
-CONTAINER_MESSAGE_FMT = "Container {} was using {}, which exceeds its request of {}. "
+CONTAINER_MESSAGE_FMT = "Container {0} was using {1}, which exceeds its request of {2}. "
+THRESHOLD_MET_MESSAGE_FMT = "Threshold quantity: {}, available: {}. "  # after 1.18
+# makeSignalObservations builds these signals' available amounts as DecimalSI quantities.
+_DECIMAL_SIGNALS = (NODEFS_INODES_FREE, IMAGEFS_INODES_FREE, PID_AVAILABLE)
 OFFENDING_CONTAINERS_KEY = "offending_containers"
 OFFENDING_CONTAINERS_USAGE_KEY = "offending_containers_usage"
 STARVED_RESOURCE_KEY = "starved_resource"
@@ -151,7 +156,10 @@ def parse_threshold_statement(signal: str, value: object, path: str) -> Threshol
     except (ValueError, QuantityError) as exc:
         raise ThresholdConfigError(f"{path}: {exc}") from None
     return Threshold(
-        signal, ThresholdValue(quantity=-(-quantity.numerator // quantity.denominator))
+        signal,
+        ThresholdValue(
+            quantity=-(-quantity.numerator // quantity.denominator), fmt=quantity_format(text)
+        ),
     )
 
 
@@ -646,6 +654,19 @@ def rank_pid_pressure(pods: Sequence[PodStats]) -> list[PodStats]:
     return ordered_by(priority)(pods)
 
 
+def process(p1: PodStats, p2: PodStats) -> int:
+    """Port of helpers.go process (after 1.18): the pod with more processes first
+    (processUsage: 0 without process stats); pods without stats first of all."""
+    if not p1.stats_found or not p2.stats_found:
+        return cmp_bool(not p1.stats_found, not p2.stats_found)
+    return _cmp(p2.process_count or 0, p1.process_count or 0)
+
+
+def rank_pid_pressure_by_process(pods: Sequence[PodStats]) -> list[PodStats]:
+    """Port of helpers.go rankPIDPressure (current): priority, then process count."""
+    return ordered_by(priority, process)(pods)
+
+
 def rank_disk_pressure_func(
     fs_stats_to_measure: Sequence[str],
     disk_resource: str,
@@ -676,6 +697,7 @@ def build_signal_to_rank_func(
     with_imagefs: bool,
     ranking_policy: str = RANKING_PRIORITY,
     local_storage_capacity_isolation: bool = True,
+    pid_rank_by_process_count: bool = False,
 ) -> dict[str, RankFunc]:
     """Port of helpers.go buildSignalToRankFunc (1.18). ``ranking_policy="qos"`` selects the
     pre-priority kubelet's orderedBy(qosComparator, memory|disk) (PID: QoS only)."""
@@ -697,7 +719,9 @@ def build_signal_to_rank_func(
     result = {
         MEMORY_AVAILABLE: rank_memory_pressure,
         ALLOCATABLE_MEMORY_AVAILABLE: rank_memory_pressure,
-        PID_AVAILABLE: rank_pid_pressure,
+        PID_AVAILABLE: (
+            rank_pid_pressure_by_process if pid_rank_by_process_count else rank_pid_pressure
+        ),
     }
     for signal in disk_signals:
         fs_stats = disk_fs_stats(signal, with_imagefs)
@@ -755,16 +779,48 @@ def _offending_containers(resource: str, pod: PodStats) -> list[tuple[str, int, 
     return out
 
 
-def eviction_message(resource: str, pod: PodStats) -> str:
-    """Port of helpers.go evictionMessage (1.18), the message part: ``The node was low on
-    resource: <r>. `` plus one sentence per container whose usage exceeds its request.
-    Quantities print as Kubernetes prints binary quantities (``1Gi``, ``256Mi``, ``0``)."""
+def eviction_message(
+    resource: str,
+    pod: PodStats,
+    container_fmt: str = CONTAINER_MESSAGE_FMT,
+    threshold_met: tuple[str, str] | None = None,
+) -> str:
+    """Port of helpers.go evictionMessage, the message part: ``The node was low on
+    resource: <r>. ``, then (current releases, ``threshold_met`` from getThresholdMetInfo)
+    ``Threshold quantity: <q>, available: <a>. ``, then one sentence per container whose
+    usage exceeds its request in the release's ``container_fmt`` (name, usage, request,
+    resource). Quantities print as Kubernetes prints them (``1Gi``, ``256Mi``, ``0``)."""
     message = NODE_LOW_MESSAGE_FMT.format(resource)
+    if threshold_met is not None:
+        message += THRESHOLD_MET_MESSAGE_FMT.format(*threshold_met)
     if not pod.stats_found:
         return message
     for name, usage, request in _offending_containers(resource, pod):
-        message += CONTAINER_MESSAGE_FMT.format(name, format_bytes(usage), request)
+        message += container_fmt.format(name, format_bytes(usage), request, resource)
     return message
+
+
+def get_threshold_met_info(
+    resource: str, thresholds: Sequence[Threshold], observations: dict[str, Observation]
+) -> tuple[str, str] | None:
+    """Port of helpers.go getThresholdMetInfo: the first of ``thresholds`` (the met ones, in
+    eviction priority order) whose signal maps to ``resource`` and has an observation: its
+    quantity (GetThresholdQuantity: as configured, or a percentage of the observed capacity
+    as a BinarySI quantity) and the observed available amount, as Quantity.String prints
+    them (inode and PID counts are DecimalSI)."""
+    for t in thresholds:
+        if SIGNAL_TO_RESOURCE.get(t.signal) != resource:
+            continue
+        observed = observations.get(t.signal)
+        if observed is None:
+            continue
+        if t.value.quantity is not None:
+            quantity = format_quantity(t.value.quantity, t.value.fmt or BINARY_SI)
+        else:
+            quantity = format_bytes(get_threshold_quantity(t.value, observed.capacity))
+        fmt = DECIMAL_SI if t.signal in _DECIMAL_SIGNALS else BINARY_SI
+        return quantity, format_quantity(observed.available, fmt)
+    return None
 
 
 def eviction_annotations(resource: str, pod: PodStats) -> dict[str, str]:

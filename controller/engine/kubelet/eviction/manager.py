@@ -28,6 +28,7 @@ from .api import (
     Threshold,
 )
 from .helpers import (
+    CONTAINER_MESSAGE_FMT,
     RANKING_PRIORITY,
     REASON,
     build_signal_to_node_reclaim_funcs,
@@ -36,6 +37,7 @@ from .helpers import (
     eviction_annotations,
     eviction_message,
     get_reclaimable_threshold,
+    get_threshold_met_info,
     make_signal_observations,
     merge_thresholds,
     node_condition_message,
@@ -55,6 +57,11 @@ from .qos import pod_qos
 SIGNAL_EMPTY_DIR_FS_LIMIT = "emptydirfs.limit"
 SIGNAL_EPHEMERAL_POD_FS_LIMIT = "ephemeralpodfs.limit"
 SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT = "ephemeralcontainerfs.limit"
+LOCAL_STORAGE_SIGNALS = (
+    SIGNAL_EMPTY_DIR_FS_LIMIT,
+    SIGNAL_EPHEMERAL_POD_FS_LIMIT,
+    SIGNAL_EPHEMERAL_CONTAINER_FS_LIMIT,
+)
 EMPTY_DIR_MESSAGE_FMT = 'Usage of EmptyDir volume "{}" exceeds the limit "{}". '
 POD_EPHEMERAL_STORAGE_MESSAGE_FMT = (
     "Pod ephemeral local storage usage exceeds the total limit of containers {}. "
@@ -123,7 +130,14 @@ FreshStatsFunc = Callable[[], NodeStats]
 class ManagerConfig:
     """Port of eviction.Config plus what NewManager and the first sync decide: the image
     filesystem layout (HasDedicatedImageFs) and the LocalStorageCapacityIsolation gate.
-    ``ranking_policy`` is ``priority`` (1.18) or ``qos`` (the pre-priority kubelet)."""
+    ``ranking_policy`` is ``priority`` (1.18) or ``qos`` (the pre-priority kubelet).
+
+    The release's rules (versions.Profile, the 1.18 values by default):
+    ``immediate_grace_period_s`` the gracePeriodOverride of hard and local-storage evictions
+    (1.18 0, immediateEvictionGracePeriodSeconds 1 later); ``threshold_met_message`` and
+    ``container_message_fmt`` the wording of evictionMessage; ``pid_rank_by_process_count``
+    rankPIDPressure's second key; ``reclaim_enforces_min_reclaim`` whether node-level reclaim
+    must also free the minimum reclaim."""
 
     thresholds: list[Threshold]
     pressure_transition_period_ms: int = DEFAULT_PRESSURE_TRANSITION_PERIOD_MS
@@ -131,6 +145,11 @@ class ManagerConfig:
     ranking_policy: str = RANKING_PRIORITY
     dedicated_imagefs: bool = False
     local_storage_capacity_isolation: bool = True
+    immediate_grace_period_s: int = 0
+    threshold_met_message: bool = False
+    container_message_fmt: str = CONTAINER_MESSAGE_FMT
+    pid_rank_by_process_count: bool = False
+    reclaim_enforces_min_reclaim: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the configuration."""
@@ -141,6 +160,11 @@ class ManagerConfig:
             "rankingPolicy": self.ranking_policy,
             "dedicatedImageFs": self.dedicated_imagefs,
             "localStorageCapacityIsolation": self.local_storage_capacity_isolation,
+            "immediateGracePeriodSeconds": self.immediate_grace_period_s,
+            "thresholdMetMessage": self.threshold_met_message,
+            "containerMessageFmt": self.container_message_fmt,
+            "pidRankByProcessCount": self.pid_rank_by_process_count,
+            "reclaimEnforcesMinReclaim": self.reclaim_enforces_min_reclaim,
         }
 
     @classmethod
@@ -153,6 +177,11 @@ class ManagerConfig:
             ranking_policy=d["rankingPolicy"],
             dedicated_imagefs=bool(d["dedicatedImageFs"]),
             local_storage_capacity_isolation=bool(d["localStorageCapacityIsolation"]),
+            immediate_grace_period_s=int(d.get("immediateGracePeriodSeconds", 0)),
+            threshold_met_message=bool(d.get("thresholdMetMessage", False)),
+            container_message_fmt=str(d.get("containerMessageFmt", CONTAINER_MESSAGE_FMT)),
+            pid_rank_by_process_count=bool(d.get("pidRankByProcessCount", False)),
+            reclaim_enforces_min_reclaim=bool(d.get("reclaimEnforcesMinReclaim", False)),
         )
 
 
@@ -232,7 +261,8 @@ class EvictionManager:
                 return result
         if not thresholds:
             return result  # no resources are starved
-        found = get_reclaimable_threshold(by_eviction_priority(thresholds))
+        thresholds = by_eviction_priority(thresholds)
+        found = get_reclaimable_threshold(thresholds)
         if found is None:
             return result
         threshold, resource = found
@@ -247,18 +277,29 @@ class EvictionManager:
             config.dedicated_imagefs,
             config.ranking_policy,
             config.local_storage_capacity_isolation,
+            config.pid_rank_by_process_count,
         ).get(threshold.signal)
         if rank is None or not pods:
             return result
+        threshold_met = (
+            get_threshold_met_info(resource, thresholds, observations)
+            if config.threshold_met_message
+            else None
+        )
         for pod in rank(pods):  # we kill at most a single pod during each eviction interval
-            grace_period_s = 0 if threshold.hard else config.max_pod_grace_period_s
+            if threshold.hard:
+                grace_period_s = config.immediate_grace_period_s
+            else:
+                grace_period_s = config.max_pod_grace_period_s
             decision = EvictionDecision(
                 pod=pod.key,
                 signal=threshold.signal,
                 resource=resource,
                 soft=not threshold.hard,
                 grace_period_s=grace_period_s,
-                message=eviction_message(resource, pod),
+                message=eviction_message(
+                    resource, pod, config.container_message_fmt, threshold_met
+                ),
                 annotations=eviction_annotations(resource, pod),
             )
             if self.evict_pod(pod, decision, result):
@@ -283,9 +324,10 @@ class EvictionManager:
         fresh_stats: FreshStatsFunc,
         result: SyncResult,
     ) -> bool:
-        """Port of managerImpl.reclaimNodeLevelResources (1.18): run the signal's reclaim
-        functions, then True when, on fresh stats, no configured threshold is met (plain
-        ``available < value``; minReclaim is not enforced here in 1.18)."""
+        """Port of managerImpl.reclaimNodeLevelResources: run the signal's reclaim functions,
+        then True when, on fresh stats, no configured threshold is met: plain ``available <
+        value`` in 1.18, ``available < value + minReclaim`` in later releases
+        (``config.reclaim_enforces_min_reclaim``)."""
         funcs = build_signal_to_node_reclaim_funcs(self.config.dedicated_imagefs).get(signal, ())
         for what in funcs:
             for freed in reclaim(what, resource):
@@ -293,7 +335,8 @@ class EvictionManager:
         if not funcs:
             return False
         observations = make_signal_observations(fresh_stats())
-        return not thresholds_met(self.config.thresholds, observations, False)
+        enforce = self.config.reclaim_enforces_min_reclaim
+        return not thresholds_met(self.config.thresholds, observations, enforce)
 
     # -- local ephemeral storage --------------------------------------------------------------
     def local_storage_eviction(
@@ -301,7 +344,8 @@ class EvictionManager:
     ) -> list[EvictionDecision]:
         """Port of managerImpl.localStorageEviction (1.18): for each pod with stats, the first
         of emptyDir sizeLimit, pod ephemeral limit, container ephemeral limit it violates
-        evicts it with grace 0. Every violating pod of the sync is evicted."""
+        evicts it with the immediate grace (0 in 1.18, 1 s later). Every violating pod of the
+        sync is evicted."""
         evicted = []
         for pod in pods:
             if not pod.stats_found:
@@ -319,9 +363,9 @@ class EvictionManager:
                     break
         return evicted
 
-    @staticmethod
-    def _local_storage_decision(pod: PodStats, signal: str, message: str) -> EvictionDecision:
-        return EvictionDecision(pod.key, signal, RESOURCE_EPHEMERAL_STORAGE, False, 0, message)
+    def _local_storage_decision(self, pod: PodStats, signal: str, message: str) -> EvictionDecision:
+        grace = self.config.immediate_grace_period_s
+        return EvictionDecision(pod.key, signal, RESOURCE_EPHEMERAL_STORAGE, False, grace, message)
 
     def empty_dir_limit_eviction(self, pod: PodStats) -> EvictionDecision | None:
         """Port of managerImpl.emptyDirLimitEviction: an emptyDir used beyond its sizeLimit."""

@@ -1,0 +1,150 @@
+"""The kubelet's resource-fit admission: lifecycle.NewPredicateAdmitHandler
+(pkg/kubelet/lifecycle/predicate.go), the third of the kubelet's pod admit handlers (after
+the eviction manager's and the sysctl allow-list, before the node shutdown manager's; kubelet.go
+NewMainKubelet). A pod bound by ``spec.nodeName`` bypasses the scheduler, so only this handler
+keeps it off a node that has no room: it runs the scheduler's GeneralPredicates (1.18) /
+AdmissionCheck (1.34) against the node's allocatable and the requests of the pods the kubelet
+has already admitted, and rejects the pod with ``OutOf<resource>`` and the
+InsufficientResourceError's message.
+
+Only the resource part is ported (noderesources.Fits): a pod here cannot ask for host ports
+or extended resources, a nodeSelector/affinity mismatch on a nodeName pod is not modelled, and
+a NoExecute taint check (added to the kubelet's generalFilter after 1.18) is left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..objects import Pod
+from ..scheduler import node_info_contribution
+
+if TYPE_CHECKING:
+    from .node_status import Kubelet
+
+# predicate.go constants.
+INSUFFICIENT_RESOURCE_PREFIX = "OutOf"
+OUT_OF_CPU = "OutOfcpu"
+OUT_OF_MEMORY = "OutOfmemory"
+OUT_OF_EPHEMERAL_STORAGE = "OutOfephemeral-storage"
+OUT_OF_PODS = "OutOfpods"
+_REASONS = {
+    "cpu": OUT_OF_CPU,
+    "memory": OUT_OF_MEMORY,
+    "ephemeral-storage": OUT_OF_EPHEMERAL_STORAGE,
+    "pods": OUT_OF_PODS,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """noderesources.InsufficientResource / lifecycle.InsufficientResourceError."""
+
+    resource: str
+    requested: int
+    used: int
+    capacity: int
+
+    def error(self) -> str:
+        """Port of InsufficientResourceError.Error."""
+        return (
+            f"Node didn't have enough resource: {self.resource}, requested: {self.requested}, "
+            f"used: {self.used}, capacity: {self.capacity}"
+        )
+
+    @property
+    def reason(self) -> str:
+        """The admit result's reason: OutOfcpu, OutOfmemory, OutOfephemeral-storage,
+        OutOfpods (predicateAdmitHandler.Admit's switch; others ``OutOf<name>``)."""
+        return _REASONS.get(self.resource, INSUFFICIENT_RESOURCE_PREFIX + self.resource)
+
+
+def fits(
+    pod: Pod, allocatable: dict[str, int], other_pods: list[Pod]
+) -> list[InsufficientResource]:
+    """Port of noderesources.Fits (fitsRequest) over a NodeInfo built from ``other_pods``
+    (schedulerframework.NewNodeInfo(pods...)): pods first, then cpu, memory,
+    ephemeral-storage. The pod's request is max(sum of containers, largest init container)
+    (computePodResourceRequest); the node's requested total counts the other pods' regular
+    containers, as the scheduler's NodeInfo does (node_info_contribution). A pod that requests
+    nothing is checked for the pod count only."""
+    used = [0, 0, 0]
+    for p in other_pods:
+        c = node_info_contribution(p)
+        used[0] += c[0]
+        used[1] += c[1]
+        used[2] += c[2]
+    out: list[InsufficientResource] = []
+    allowed = allocatable.get("pods", 0)
+    if len(other_pods) + 1 > allowed:
+        out.append(InsufficientResource("pods", 1, len(other_pods), allowed))
+    want = (pod.request("cpu"), pod.request("memory"), pod.request("ephemeral-storage"))
+    if not any(want):
+        return out
+    for i, resource in enumerate(("cpu", "memory", "ephemeral-storage")):
+        cap = allocatable.get(resource, 0)
+        if cap < want[i] + used[i]:
+            out.append(InsufficientResource(resource, want[i], used[i], cap))
+    return out
+
+
+def predicate_admit(
+    pod: Pod, allocatable: dict[str, int], other_pods: list[Pod]
+) -> tuple[bool, str, str]:
+    """Port of predicateAdmitHandler.Admit, resource part: (admit, reason, message). When
+    the pod does not fit, the first failure is the reason (``OutOfpods`` before
+    ``OutOfcpu`` before ``OutOfmemory``), its InsufficientResourceError the message."""
+    reasons = fits(pod, allocatable, other_pods)
+    if not reasons:
+        return True, "", ""
+    first = reasons[0]
+    return False, first.reason, first.error()
+
+
+def admitted_pods(
+    pods_on_node: list[Pod],
+    pod: Pod,
+    waiting: Collection[str] = (),
+    phase_of: Callable[[Pod], str] = lambda p: p.phase,
+) -> list[Pod]:
+    """The ``OtherPods`` of the admit attributes: the pods the kubelet admitted before that are
+    still alive (HandlePodAdditions: filterOutTerminatedPods (1.18) / the allocated pods
+    (1.34), the pod itself left out). A pod is admitted once the kubelet started it (or its
+    phase says it runs), or admitted and ``waiting`` for its preemption kills to end; a
+    terminal pod (Failed, Succeeded: rejected or evicted ones) and a terminating pod whose
+    containers have stopped (podIsTerminated) no longer count. A pod bound here that the
+    kubelet has not seen yet is not admitted. ``phase_of``: the phase as the kubelet has it
+    (its status manager's copy, which a partitioned kubelet has not sent yet)."""
+    out = []
+    for p in pods_on_node:
+        phase = phase_of(p)
+        if p is pod or phase in ("Failed", "Succeeded"):
+            continue
+        if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
+            out.append(p)
+    return out
+
+
+def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
+    """predicateAdmitHandler.Admit on a kubelet: the node (getNodeAnyWay: none left to read
+    here means nothing to check), the pods it admitted, fits; a pod that does not fit goes
+    to the CriticalPodAdmissionHandler, which may admit a critical pod by preempting others
+    (preemption.handle_admission_failure); otherwise the first reason rejects it."""
+    from .preemption import admission_done, handle_admission_failure
+
+    node = kubelet.node
+    if node is None:
+        return True, "", ""
+    waiting = admission_done(kubelet)
+    pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
+    others = admitted_pods(pods, pod, waiting, kubelet.status.phase_of)
+    reasons = fits(pod, node.resources.allocatable, others)
+    if not reasons:
+        return True, "", ""
+    ok, reason, message = handle_admission_failure(kubelet, pod, reasons, others, now_ms)
+    if ok or reason:
+        return ok, reason, message
+    first = reasons[0]
+    return False, first.reason, first.error()

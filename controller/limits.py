@@ -1,0 +1,161 @@
+"""Limits that keep one person (or one script) from taking the whole server: running rooms per
+owner and per server, nodes and pods per room, messages per second per client, websocket
+message size, scenario size. Each is a setting read from the environment (settings.py,
+README "Limits"); 0 turns a limit off. A refusal names the limit, its setting and value, and
+what was asked: ``PLAYGROUND_MAX_NODES_PER_ROOM=2000: this scenario has 5000 nodes``."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.conf import settings
+
+from .models import ObjectView, Room
+
+# setting name -> what it limits (for the README and error messages)
+LIMITS = {
+    "PLAYGROUND_MAX_RUNNING_ROOMS": "running (not paused) rooms on the server",
+    "PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER": "running rooms per owner (user, or client address)",
+    "PLAYGROUND_MAX_NODES_PER_ROOM": "nodes in one room",
+    "PLAYGROUND_MAX_PODS_PER_ROOM": "pods in one room",
+    "PLAYGROUND_MAX_ACTIONS_PER_SECOND": "websocket messages per second per client",
+    "PLAYGROUND_MAX_MESSAGE_BYTES": "size of one websocket message",
+    "PLAYGROUND_MAX_SCENARIO_BYTES": "size of a scenario",
+}
+
+
+class LimitError(ValueError):
+    """A request refused by a limit; the message names the setting."""
+
+    def __init__(self, setting: str, what: str) -> None:
+        super().__init__(f"{setting}={limit(setting)}: {what}")
+        self.setting = setting
+
+
+def limit(setting: str) -> int:
+    return int(getattr(settings, setting))
+
+
+def _over(setting: str, value: int) -> bool:
+    cap = limit(setting)
+    return cap > 0 and value > cap
+
+
+def owner_key(user: Any = None, address: str | None = None) -> str:
+    """Whose rooms these are: the signed-in user, else the client's address."""
+    if user is not None and getattr(user, "is_authenticated", False):
+        return f"user:{user.pk}"
+    return f"addr:{address}" if address else ""
+
+
+# -- rooms ---------------------------------------------------------------------------------
+def check_scenario_size(text: str | bytes | int) -> None:
+    size = text if isinstance(text, int) else len(text.encode() if isinstance(text, str) else text)
+    if _over("PLAYGROUND_MAX_SCENARIO_BYTES", size):
+        raise LimitError("PLAYGROUND_MAX_SCENARIO_BYTES", f"this scenario is {size} bytes")
+
+
+def scenario_pods(nodes: int, objects: list[dict[str, Any]]) -> int:
+    """The pods a scenario's objects make at t=0 (a DaemonSet: one per node, at most)."""
+    total = 0
+    for obj in objects:
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("kind")
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        if kind == "Pod":
+            total += 1
+        elif kind == "DaemonSet":
+            total += nodes
+        elif kind in ("Deployment", "ReplicaSet", "StatefulSet"):
+            replicas = spec.get("replicas", 1)
+            total += replicas if isinstance(replicas, int) and replicas > 0 else 0
+    return total
+
+
+def check_scenario_counts(nodes: int, objects: list[dict[str, Any]]) -> None:
+    if _over("PLAYGROUND_MAX_NODES_PER_ROOM", nodes):
+        raise LimitError("PLAYGROUND_MAX_NODES_PER_ROOM", f"this scenario has {nodes} nodes")
+    pods = scenario_pods(nodes, objects)
+    if _over("PLAYGROUND_MAX_PODS_PER_ROOM", pods):
+        raise LimitError("PLAYGROUND_MAX_PODS_PER_ROOM", f"this scenario has {pods} pods")
+
+
+def check_running_rooms(owner: str, new: int = 1, exclude: int | None = None) -> None:
+    """Before ``new`` rooms start running (created, or resumed): the server's and the owner's
+    running rooms. ``exclude``: the room being resumed."""
+    running = Room.objects.filter(paused=False)
+    if exclude is not None:
+        running = running.exclude(pk=exclude)
+    count = running.count()
+    if _over("PLAYGROUND_MAX_RUNNING_ROOMS", count + new):
+        raise LimitError(
+            "PLAYGROUND_MAX_RUNNING_ROOMS",
+            f"the server already runs {count} rooms; pause one, or wait for one to be paused",
+        )
+    if owner:
+        mine = running.filter(creator=owner).count()
+        if _over("PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER", mine + new):
+            raise LimitError(
+                "PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER",
+                f"you already run {mine} rooms; pause one of them first",
+            )
+
+
+def check_action(room: Room, payload: dict[str, Any]) -> None:
+    """A live action that adds nodes or pods (AddNode, Apply, ScaleWorkload)."""
+    kind = payload.get("type")
+    if kind == "AddNode":
+        nodes = ObjectView.objects.filter(room=room, kind="node").count()
+        if _over("PLAYGROUND_MAX_NODES_PER_ROOM", nodes + 1):
+            raise LimitError(
+                "PLAYGROUND_MAX_NODES_PER_ROOM", f"this room has {nodes} nodes already"
+            )
+        return
+    if kind not in ("Apply", "ScaleWorkload") or limit("PLAYGROUND_MAX_PODS_PER_ROOM") <= 0:
+        return
+    if kind == "Apply":
+        nodes = ObjectView.objects.filter(room=room, kind="node").count()
+        obj = payload.get("object")
+        more = scenario_pods(nodes, [obj] if isinstance(obj, dict) else [])
+    else:
+        replicas = payload.get("replicas")
+        metrics = (
+            ObjectView.objects.filter(room=room, kind="metrics").values_list("data", flat=True)
+        ).first() or {}
+        now = metrics.get(payload.get("workload"), [0, 0]) if isinstance(metrics, dict) else []
+        desired = now[1] if isinstance(now, list) and len(now) > 1 else 0
+        more = replicas - desired if isinstance(replicas, int) else 0
+    if more <= 0:
+        return
+    pods = ObjectView.objects.filter(room=room, kind="pod").count()
+    if _over("PLAYGROUND_MAX_PODS_PER_ROOM", pods + more):
+        raise LimitError(
+            "PLAYGROUND_MAX_PODS_PER_ROOM",
+            f"this room has {pods} pods and this action adds {more}",
+        )
+
+
+# -- websocket clients -----------------------------------------------------------------------
+def check_message_size(size: int) -> None:
+    if _over("PLAYGROUND_MAX_MESSAGE_BYTES", size):
+        raise LimitError("PLAYGROUND_MAX_MESSAGE_BYTES", f"this message is {size} bytes")
+
+
+def check_rate(client: str, redis_client: Any) -> None:
+    """One more message from ``client`` (its address, or its connection) this second, counted
+    in Redis so that a client's several connections (and Daphne processes) share one count."""
+    cap = limit("PLAYGROUND_MAX_ACTIONS_PER_SECOND")
+    if cap <= 0:
+        return
+    key = f"playground:rate:{client}:{int(time.time())}"
+    pipe = redis_client.pipeline()
+    pipe.incr(key)
+    pipe.expire(key, 2)
+    count = pipe.execute()[0]
+    if count > cap:
+        raise LimitError(
+            "PLAYGROUND_MAX_ACTIONS_PER_SECOND",
+            f"this client sent {count} messages this second; slow down",
+        )

@@ -1,0 +1,142 @@
+// The lesson panel of the room page: renders static/js/lesson.js's view (the step, the
+// question, the class's answers, the reveal) and sends the page's messages. room.js gives it
+// the websocket's send and is told which nodes and zones the step focuses on.
+import { h } from "./dom.js";
+import { answer, applyLessonMessage, applyLessonSnapshot, emptyLesson, focusSet, keyAction, lessonView } from "./lesson.js";
+
+export class LessonPanel {
+  constructor(el, { operator, send, onFocus }) {
+    this.el = el;
+    this.role = operator ? "operator" : "viewer";
+    this.send = send;
+    this.onFocus = onFocus || (() => {});
+    this.ls = emptyLesson();
+    this.timeText = "";  // what is typed in the time box survives re-renders (counts arrive)
+    this.lastFocusKey = null;
+    this.name = localStorage.getItem("playground-lesson-name") || "";
+    document.addEventListener("keydown", (ev) => {
+      if (ev.target.closest && ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      const kind = keyAction(ev.key, this.role, document.body.classList.contains("presenter"));
+      if (kind && this.ls.def) { ev.preventDefault(); this.send({ type: kind }); }
+    });
+  }
+
+  snapshot(lesson) {
+    this.ls = lesson ? applyLessonSnapshot(emptyLesson(), lesson.def, lesson.state) : emptyLesson();
+    this.render();
+  }
+
+  message(m) {
+    this.ls = applyLessonMessage(this.ls, m);
+    this.render();
+  }
+
+  // An error from the server about this page's answer: the answer did not count.
+  error(text) {
+    if (!/^lesson\.answer/.test(text || "")) return;
+    this.ls = { ...this.ls, mine: null, error: text };
+    this.render();
+  }
+
+  focus() { return document.body.classList.contains("lesson-focus") ? focusSet(this.ls) : null; }
+
+  answer(value) {
+    const r = answer(this.ls, value, this.name);
+    this.ls = r.state;
+    if (r.message) this.send(r.message);
+    this.render();
+  }
+
+  render() {
+    const v = lessonView(this.ls, this.role);
+    document.body.classList.toggle("lesson-room", v.phase !== "none");
+    const focus = focusSet(this.ls);
+    document.body.classList.toggle("lesson-focus", Boolean(focus));
+    const key = JSON.stringify(focus ? [[...focus.nodes], [...focus.zones]] : null);
+    if (key !== this.lastFocusKey) { this.lastFocusKey = key; this.onFocus(focus); }
+    if (v.phase === "none") { this.el.hidden = true; return; }
+    this.el.hidden = false;
+    this.el.dataset.phase = v.phase;
+    this.el.dataset.step = v.step.id;
+    const kids = [
+      h("p", { class: "lesson-head muted" }, h("strong", { text: v.title }), ` · ${v.progress}`),
+      h("h2", { class: "lesson-title", text: v.step.title }),
+      ...v.paragraphs.map((p) => h("p", { class: "lesson-text", text: p })),
+    ];
+    if (v.checkpoint) kids.push(this.question(v));
+    if (v.error) kids.push(h("p", { class: "lesson-error", role: "alert", text: v.error }));
+    if (this.role === "operator") kids.push(this.controls(v));
+    // Someone else's answer re-renders the panel: whoever is typing keeps the box and caret.
+    const active = this.el.contains(document.activeElement) ? document.activeElement : null;
+    const keep = active && active.tagName === "INPUT" ? { cls: active.className, at: active.selectionStart } : null;
+    this.el.replaceChildren(...kids);
+    if (keep) {
+      const again = this.el.querySelector(`input.${keep.cls.split(" ")[0]}`);
+      if (again) { again.focus(); if (keep.at !== null) again.setSelectionRange(keep.at, keep.at); }
+    }
+  }
+
+  question(v) {
+    const cp = v.checkpoint;
+    const box = h("div", { class: "lesson-question", "data-checkpoint": cp.id },
+      h("p", { class: "q" }, h("span", { class: "q-mark", "aria-hidden": "true", text: "?" }), " ", h("strong", { text: cp.question })));
+    if (v.canAnswer) {
+      if (cp.kind === "choice") {
+        box.append(h("div", { class: "choices", role: "group", "aria-label": "choices" }, ...cp.choices.map((label, i) => {
+          const chosen = v.mine === i;
+          const b = h("button", { class: `choice${chosen ? " chosen" : ""}`, "data-index": String(i), text: `${chosen ? "✔ " : ""}${label}` });
+          b.setAttribute("aria-pressed", chosen ? "true" : "false");
+          b.addEventListener("click", () => this.answer(i));
+          return b;
+        })));
+      } else {
+        const input = h("input", { class: "time-guess", type: "text", inputMode: "numeric", placeholder: "e.g. 410 or 6m50s", value: this.timeText, size: 12 });
+        input.setAttribute("aria-label", "your guess, in simulated seconds");
+        input.addEventListener("input", () => { this.timeText = input.value; });
+        const form = h("form", { class: "time-form" }, h("label", {}, "Your guess ", input, " (simulated time)"), " ", h("button", { type: "submit", text: "Answer" }));
+        form.addEventListener("submit", (ev) => { ev.preventDefault(); this.answer(input.value); });
+        box.append(form);
+      }
+      const name = h("input", { class: "answer-name", type: "text", value: this.name, maxLength: 40, placeholder: "optional", size: 14 });
+      name.addEventListener("input", () => { this.name = name.value; localStorage.setItem("playground-lesson-name", name.value); });
+      box.append(h("p", { class: "muted small" }, h("label", {}, "Your name ", name), " (only the operator sees it, and only if you give it)"));
+    }
+    if (v.phase === "answered") {
+      const mine = cp.kind === "choice" ? cp.choices[v.mine] : `${v.mine} s`;
+      box.append(h("p", { class: "answered-note", text: `✔ Your answer: ${mine}. You can change it until the reveal.` }));
+    }
+    box.append(h("p", { class: "answer-count", text: `${v.answeredText} so far` }));
+    if (v.showCounts) box.append(this.bars(v));
+    if (v.phase === "revealed") {
+      box.append(h("div", { class: "reveal" },
+        h("p", { class: "right-answer" }, h("span", { "aria-hidden": "true", text: "✔ " }), "Answer: ", h("strong", { text: v.answerText })),
+        v.mineRight === null ? null : h("p", { class: v.mineRight ? "mine-right" : "mine-wrong", text: v.mineRight ? "You got it right." : "Not quite: see why below." }),
+        h("p", { class: "why-text" }, h("strong", { text: "Why: " }), v.why)));
+    }
+    if (v.names.length) {
+      box.append(h("p", { class: "names muted", text: `Named answers: ${v.names.map((n) => `${n.name} (${cp.kind === "choice" ? cp.choices[n.answer] : n.answer + " s"})`).join(", ")}` }));
+    }
+    return box;
+  }
+
+  bars(v) {
+    if (!v.bars.length) return h("p", { class: "muted", text: "No answers yet." });
+    return h("ul", { class: "bars", "aria-label": "how the class answered" }, ...v.bars.map((b) =>
+      h("li", { class: `bar-row${b.right ? " right" : ""}${b.mine ? " mine" : ""}`, "data-key": b.key },
+        h("span", { class: "bar-label", text: `${b.right ? "✔ " : ""}${b.label}` }),
+        h("span", { class: "bar-track" }, h("span", { class: "bar-fill", style: `width:${b.pct}%` })),
+        h("span", { class: "bar-count", text: `${b.count} (${b.pct}%)${b.mine ? " · you" : ""}` }))));
+  }
+
+  controls(v) {
+    const mk = (kind, label, enabled, title) => {
+      const b = h("button", { class: `lesson-${kind}`, text: label, disabled: !enabled, title });
+      b.addEventListener("click", () => this.send({ type: `lesson.${kind}` }));
+      return b;
+    };
+    return h("div", { class: "lesson-controls" },
+      mk("prev", "◀ Previous", v.canPrev, "show the previous step (key ←)"),
+      v.canReveal ? mk("reveal", "Reveal the answer", true, "show the right answer, how the class answered, and why") : null,
+      mk("next", `${v.nextLabel} ▶`, v.canNext, "key N or →"));
+  }
+}

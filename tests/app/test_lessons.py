@@ -1,0 +1,466 @@
+"""Lesson rooms (LESSON-CONTRACT.md, room side): the clock pauses at each checkpoint (and stays
+paused across a worker restart), viewers answer, the operator reveals and goes on; the room's
+timeline is still exactly ``simulate`` of its export.
+
+The fixture lesson (tests/fixtures/lesson-heartbeat.yaml, Kubernetes 1.18): a-2's kubelet
+stops at 62 s (step "silent"); its checkpoint pauses at 70 s ("When will a-2 be Unknown?",
+answer 105 s). Step "taint" begins there; its checkpoint waits for the unreachable:NoExecute
+taint on a-2 (110 s; "When will web-1 be deleted?", time 410 ± 5). Step "gone" begins at 400 s.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.utils.html import escape
+
+from controller import lessons, services
+from controller.engine import cli
+from controller.engine.timeline import to_json
+from controller.lessons import LessonError
+from controller.models import LessonAnswer, LessonState, Room, TimelineEvent
+
+LESSON = (Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.yaml").read_text()
+SPEED = 10.0
+
+
+@pytest.fixture
+def room(db: None) -> Iterator[Room]:
+    room = services.room_create("lesson", LESSON, None, SPEED)
+    yield Room.objects.get(pk=room.pk)
+    services.forget_cache()
+
+
+def tick(room: Room, wall_s: float) -> Room:
+    """A tick at ``wall_s`` wall seconds after the room's clock was last anchored."""
+    r = Room.objects.get(pk=room.pk)
+    services.room_advance(r.pk, r.wall_anchor + timedelta(seconds=wall_s))
+    return Room.objects.get(pk=room.pk)
+
+
+def lesson_state(room: Room) -> tuple[int, str, bool, dict[str, int]]:
+    ls = LessonState.objects.get(room=room)
+    return ls.step, ls.checkpoint, ls.revealed, ls.reached
+
+
+def events(room: Room) -> list[tuple[int, str, dict[str, Any]]]:
+    return [(e.t_ms, e.type, e.data) for e in TimelineEvent.objects.filter(room=room)]
+
+
+def headless_events(room: Room, tmp_path: Path) -> list[str]:
+    path = tmp_path / "export.yaml"
+    path.write_text(services.room_export(room))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, (
+        err.getvalue()
+    )
+    return out.getvalue().splitlines()
+
+
+def room_events(room: Room) -> list[str]:
+    return [
+        to_json({"t": e.t_ms, "type": e.type, **e.data})
+        for e in TimelineEvent.objects.filter(room=room).order_by("idx")
+    ]
+
+
+def test_a_lesson_room_gets_its_state_and_a_plain_room_none(room: Room) -> None:
+    assert lesson_state(room) == (0, "", False, {})
+    plain = services.room_create("plain", LESSON.split("  lesson:")[0], None, SPEED)
+    assert not LessonState.objects.filter(room=plain).exists()
+    assert services.room_snapshot(plain)["lesson"] is None
+    snap = services.room_snapshot(room)["lesson"]
+    assert snap["def"]["title"] == "Heartbeats and the grace period"
+    assert [s["id"] for s in snap["def"]["steps"]] == ["healthy", "silent", "taint", "gone"]
+    # The page gets the questions, never the answers, whys, expectations or pause times.
+    cp = snap["def"]["steps"][1]["checkpoint"]
+    assert cp == {
+        "id": "silent",
+        "question": "When will a-2 be Ready=Unknown?",
+        "kind": "choice",
+        "choices": ["62 s", "100 s", "105 s", "never"],
+        "tolerance": 0.0,
+    }
+    assert snap["def"]["steps"][1]["focus"] == {"nodes": ["a-2"], "zones": []}
+    assert snap["state"]["checkpoint"] is None and snap["state"]["step"] == 0
+
+
+def test_the_clock_pauses_at_each_checkpoint_and_next_resumes_it(room: Room, tmp_path) -> None:
+    # 20 wall s at 10x would be 200 s: the clock stops at the 70 s checkpoint instead.
+    r = tick(room, 20)
+    assert (r.sim_ms, r.paused) == (70_000, True)
+    assert lesson_state(r) == (1, "silent", False, {"silent": 70_000})
+    assert (62_000, "Fault", "StopKubelet") in [(t, ty, d.get("fault")) for t, ty, d in events(r)]
+    # Paused: later ticks do not move it.
+    r = tick(r, 60)
+    assert (r.sim_ms, r.paused) == (70_000, True)
+    # Next: the checkpoint closes, the next step shows, the clock runs again.
+    assert lessons.next_step(r.pk, "teacher") == {"lesson": "next", "step": 2, "resumed": True}
+    r = Room.objects.get(pk=r.pk)
+    assert r.paused is False
+    assert lesson_state(r) == (2, "", False, {"silent": 70_000})
+    # The event checkpoint: the first unreachable:NoExecute taint on a-2 (at 110 s); the clock
+    # stops at the end of that instant.
+    r = tick(r, 30)
+    assert (r.sim_ms, r.paused) == (110_000, True)
+    assert lesson_state(r) == (2, "taint", False, {"silent": 70_000, "taint": 110_000})
+    taints = [
+        t
+        for t, ty, d in events(r)
+        if ty == "TaintAdded" and d["node"] == "a-2" and d["effect"] == "NoExecute"
+    ]
+    assert taints == [110_000]
+    assert max(t for t, _ty, _d in events(r)) == 110_000
+    lessons.next_step(r.pk, "teacher")
+    # Step "gone" is the last: the clock runs to the end; the step shown stays.
+    r = tick(Room.objects.get(pk=r.pk), 50)
+    assert (r.sim_ms, r.paused) == (610_000, False)
+    assert lesson_state(r)[:2] == (3, "")
+    deleted = [(t, d["pod"]) for t, ty, d in events(r) if ty == "PodDeleted"]
+    assert deleted == [(410_000, "default/web-1")]
+    # Pausing never changed the simulation: the timeline is simulate of the export.
+    assert room_events(r) == headless_events(r, tmp_path)
+
+
+def test_the_step_shown_follows_the_clock_past_a_steps_begin(db: None) -> None:
+    # Without the checkpoints' pauses in between: step "silent" shows once 62 s has passed.
+    room = services.room_create("lesson", LESSON, None, SPEED)
+    try:
+        r = tick(room, 5)
+        assert (r.sim_ms, lesson_state(r)[:2]) == (50_000, (0, ""))
+        r = tick(r, 6.5)
+        assert (r.sim_ms, lesson_state(r)[:2]) == (65_000, (1, ""))
+        # The operator looks back at step 0: the next tick does not take it away again.
+        lessons.prev_step(r.pk)
+        r = tick(r, 6.8)
+        assert (r.sim_ms, lesson_state(r)[:2]) == (68_000, (0, ""))
+    finally:
+        services.forget_cache()
+
+
+def test_a_paused_checkpoint_survives_a_worker_restart(room: Room) -> None:
+    r = tick(room, 20)
+    assert r.sim_ms == 70_000
+    services.forget_cache()  # the worker restarts: its engine and everything in memory go
+    r = tick(r, 100)
+    assert (r.sim_ms, r.paused) == (70_000, True)
+    lessons.next_step(r.pk, "t")
+    services.forget_cache()
+    # The restored engine still stops at the event checkpoint, at its instant.
+    r = tick(Room.objects.get(pk=r.pk), 100)
+    assert (r.sim_ms, lesson_state(r)[1]) == (110_000, "taint")
+
+
+@pytest.fixture
+def asking(room: Room) -> Room:
+    return tick(room, 20)  # paused at "silent"
+
+
+def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> None:
+    pk = asking.pk
+    assert lessons.answer(pk, "c1", {"checkpoint": "silent", "answer": 1}) == {
+        "lesson": "answer",
+        "checkpoint": "silent",
+        "answer": 1,
+    }
+    lessons.answer(pk, "c1", {"checkpoint": "silent", "answer": 2, "name": " Ada "})  # last wins
+    lessons.answer(pk, "c2", {"checkpoint": "silent", "answer": 2})
+    lessons.answer(pk, "c3", {"checkpoint": "silent", "answer": 0.0})
+    msg = lessons.message(asking, lessons.lesson_of(asking), LessonState.objects.get(room=asking))
+    assert msg == {
+        "type": "lesson",
+        "step": 1,
+        "checkpoint": "silent",
+        "paused": True,
+        "counts": {"0": 1, "1": 0, "2": 2, "3": 0},
+        "answered": 3,
+        "revealed": False,
+        "names": [{"name": "Ada", "answer": 2}],
+    }
+    viewer = lessons.for_role(msg, operator=False)
+    assert viewer["counts"] == {} and "names" not in viewer and viewer["answered"] == 3
+    assert lessons.reveal(pk) == {"lesson": "reveal", "checkpoint": "silent"}
+    ls = LessonState.objects.get(room=asking)
+    msg = lessons.message(asking, lessons.lesson_of(asking), ls)
+    assert (msg["revealed"], msg["answer"], msg["right"]) == (True, 2, 2)
+    assert "strictly past" in msg["why"]
+    viewer = lessons.for_role(msg, operator=False)
+    assert viewer["counts"] == {"0": 1, "1": 0, "2": 2, "3": 0} and "names" not in viewer
+    # Each client gets its own answer back on reconnect.
+    assert services.room_snapshot(asking, client="c1")["lesson"]["state"]["mine"] == 2
+    assert services.room_snapshot(asking, client="nobody")["lesson"]["state"]["mine"] is None
+
+
+def test_time_answers_count_per_whole_second_and_right_within_the_tolerance(room: Room) -> None:
+    r = tick(room, 20)
+    lessons.next_step(r.pk, "t")
+    r = tick(Room.objects.get(pk=r.pk), 30)
+    assert lesson_state(r)[1] == "taint"
+    for client, value in (("a", 410), ("b", 414.6), ("c", 140), ("d", 416)):
+        lessons.answer(r.pk, client, {"checkpoint": "taint", "answer": value})
+    lessons.reveal(r.pk)
+    msg = lessons.message(r, lessons.lesson_of(r), LessonState.objects.get(room=r))
+    assert msg["counts"] == {"410": 1, "415": 1, "140": 1, "416": 1}
+    assert (msg["answer"], msg["right"]) == (410, 2)
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        ({"answer": 2}, "lesson.answer.checkpoint: give the id"),
+        ({"checkpoint": "nope", "answer": 2}, 'no question "nope"'),
+        ({"checkpoint": "taint", "answer": 410}, 'question "taint" is not open'),
+        ({"checkpoint": "silent", "answer": 4}, "index into choices (0..3), got 4"),
+        ({"checkpoint": "silent", "answer": -1}, "index into choices (0..3)"),
+        ({"checkpoint": "silent", "answer": 1.5}, "index into choices (0..3), got 1.5"),
+        ({"checkpoint": "silent", "answer": True}, "lesson.answer.answer: must be an index"),
+        ({"checkpoint": "silent", "answer": "2"}, "lesson.answer.answer: must be an index"),
+        ({"checkpoint": "silent"}, "lesson.answer.answer: must be an index"),
+        ({"checkpoint": "silent", "answer": 2, "name": 7}, "lesson.answer.name: must be text"),
+        ({"checkpoint": "silent", "answer": 2, "name": "x" * 41}, "lesson.answer.name: at most"),
+    ],
+)
+def test_a_bad_answer_names_the_field_and_stores_nothing(
+    asking: Room, content: dict[str, Any], words: str
+) -> None:
+    lessons.answer(asking.pk, "kept", {"checkpoint": "silent", "answer": 1})
+    with pytest.raises(LessonError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        lessons.answer(asking.pk, "kept", content)
+    assert list(LessonAnswer.objects.values_list("client", "value")) == [("kept", 1.0)]
+
+
+def test_no_answers_after_the_reveal_or_without_a_client(asking: Room) -> None:
+    with pytest.raises(LessonError, match="no client id"):
+        lessons.answer(asking.pk, "", {"checkpoint": "silent", "answer": 1})
+    lessons.reveal(asking.pk)
+    with pytest.raises(LessonError, match='lesson.answer: the answer to "silent" is already'):
+        lessons.answer(asking.pk, "c", {"checkpoint": "silent", "answer": 1})
+    assert not LessonAnswer.objects.exists()
+
+
+def test_time_answers_refused_when_not_a_time(room: Room) -> None:
+    r = tick(room, 20)
+    lessons.next_step(r.pk, "t")
+    r = tick(Room.objects.get(pk=r.pk), 30)
+    for bad, words in ((-1, "0 or more, got -1"), (float("inf"), "0 or more"), ("410", "seconds")):
+        with pytest.raises(LessonError, match=f"lesson.answer.answer: must be .*{words}"):
+            lessons.answer(r.pk, "c", {"checkpoint": "taint", "answer": bad})
+    assert not LessonAnswer.objects.exists()
+
+
+def test_reveal_prev_next_refused_where_they_make_no_sense(room: Room) -> None:
+    with pytest.raises(LessonError, match="lesson.reveal: no question is open"):
+        lessons.reveal(room.pk)
+    with pytest.raises(LessonError, match="lesson.prev: this is the first step"):
+        lessons.prev_step(room.pk)
+    for _ in range(3):
+        lessons.next_step(room.pk, "t")  # not at a checkpoint: only the step shown moves
+    assert Room.objects.get(pk=room.pk).sim_ms == 0
+    with pytest.raises(LessonError, match="lesson.next: this is the last step"):
+        lessons.next_step(room.pk, "t")
+    assert lesson_state(room) == (3, "", False, {})
+
+
+def test_a_rewind_before_a_checkpoint_forgets_it_and_its_answers(room: Room) -> None:
+    r = tick(room, 20)
+    lessons.answer(r.pk, "c1", {"checkpoint": "silent", "answer": 2})
+    services.room_rewind(r.pk, 30, "t")
+    assert lesson_state(r) == (0, "", False, {})
+    assert not LessonAnswer.objects.exists()
+    services.room_control(r.pk, "resume", None, "t")
+    r = tick(Room.objects.get(pk=r.pk), 10)
+    assert (r.sim_ms, lesson_state(r)[1]) == (70_000, "silent")
+
+
+# -- the websocket: roles, and what each page gets ------------------------------------------
+async def _connect(room: Room, token: str, client: str) -> WebsocketCommunicator:
+    from playground.asgi import application
+
+    comm = WebsocketCommunicator(
+        application,
+        f"/ws/rooms/{room.slug}/?token={token}&name={client}&client={client}",
+        headers=[(b"origin", b"http://localhost")],
+    )
+    connected, _ = await comm.connect()
+    assert connected
+    return comm
+
+
+async def _until(comm: WebsocketCommunicator, want) -> dict[str, Any]:
+    for _ in range(50):
+        msg = await comm.receive_json_from(timeout=10)
+        if want(msg):
+            return msg
+    raise AssertionError("no matching message")
+
+
+def test_websocket_viewers_answer_only_the_operator_reveals_and_goes_on(
+    transactional_db: None,
+) -> None:
+    room = services.room_create("lesson-ws", LESSON, None, SPEED)
+    tick(room, 20)  # paused at "silent"
+
+    async def scenario() -> None:
+        op = await _connect(room, room.operator_token, "teacher")
+        v1 = await _connect(room, "", "v1")
+        v2 = await _connect(room, "", "v2")
+        try:
+            for comm, role in ((op, "operator"), (v1, "viewer"), (v2, "viewer")):
+                snap = await _until(comm, lambda m: m["type"] == "snapshot")
+                assert snap["role"] == role
+                assert snap["lesson"]["state"]["checkpoint"] == "silent"
+                assert "answer" not in snap["lesson"]["def"]["steps"][1]["checkpoint"]
+            # A viewer may not lead the lesson.
+            for kind in ("lesson.reveal", "lesson.next", "lesson.prev"):
+                await v1.send_json_to({"type": kind})
+                err = await _until(v1, lambda m: m["type"] == "error")
+                assert err["message"] == f"{kind}: only the operator leads the lesson."
+            await v1.send_json_to({"type": "lesson.answer", "checkpoint": "silent", "answer": 2})
+            ack = await _until(v1, lambda m: m["type"] == "ack")
+            assert ack == {"type": "ack", "lesson": "answer", "checkpoint": "silent", "answer": 2}
+            await v2.send_json_to(
+                {"type": "lesson.answer", "checkpoint": "silent", "answer": 9, "name": "Bo"}
+            )
+            err = await _until(v2, lambda m: m["type"] == "error")
+            assert "lesson.answer.answer: must be an index into choices (0..3)" in err["message"]
+            await v2.send_json_to(
+                {"type": "lesson.answer", "checkpoint": "silent", "answer": 0, "name": "Bo"}
+            )
+            # The operator sees the counts come in, with the name given; viewers only how many.
+            seen = await _until(op, lambda m: m["type"] == "lesson" and m["answered"] == 2)
+            assert seen["counts"] == {"0": 1, "1": 0, "2": 1, "3": 0}
+            assert seen["names"] == [{"name": "Bo", "answer": 0}]
+            seen = await _until(v1, lambda m: m["type"] == "lesson" and m["answered"] == 2)
+            assert seen["counts"] == {} and "names" not in seen and "answer" not in seen
+            await op.send_json_to({"type": "lesson.reveal"})
+            for comm in (op, v1, v2):
+                shown = await _until(comm, lambda m: m["type"] == "lesson" and m["revealed"])
+                assert (shown["answer"], shown["right"]) == (2, 1)
+                assert shown["counts"] == {"0": 1, "1": 0, "2": 1, "3": 0}
+                assert "105 s pass" in shown["why"]
+            await op.send_json_to({"type": "lesson.next"})
+            for comm in (op, v1, v2):
+                nxt = await _until(comm, lambda m: m["type"] == "lesson" and m["step"] == 2)
+                assert (nxt["checkpoint"], nxt["paused"], nxt["counts"]) == (None, False, {})
+        finally:
+            for comm in (op, v1, v2):
+                await comm.disconnect()
+
+    try:
+        async_to_sync(scenario)()
+    finally:
+        services.forget_cache()
+    assert Room.objects.get(pk=room.pk).paused is False
+    assert sorted(LessonAnswer.objects.values_list("client", "value", "name")) == [
+        ("v1", 2.0, ""),
+        ("v2", 0.0, "Bo"),
+    ]
+    # The clock control of "next" is logged like any other.
+    assert room.actions.filter(kind="resume", actor="teacher (operator)").exists()
+
+
+def test_a_scenario_without_a_lesson_is_not_parsed_for_one(monkeypatch) -> None:
+    def fail(text: str) -> None:
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(lessons, "load_scenario", fail)
+    assert (
+        lessons.lesson_of_text(LESSON.split("  lesson:")[0] + "\n# lesson: in a comment\n") is None
+    )
+    with pytest.raises(AssertionError, match="parsed"):
+        lessons.lesson_of_text(LESSON + "\n# another text\n")
+
+
+def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
+    builtin = [s for s in services.builtin_scenarios() if s["lesson"]]
+    assert builtin, "no built-in lesson"
+    page = client.get("/").content.decode()
+    for s in builtin:
+        assert f'data-lesson="{s["id"]}"' in page
+        assert escape(s["lesson"]["title"]) in page
+    assert page.count("Start lesson") == len(builtin)
+    # Start one: a lesson room, its operator sent to it.
+    resp = client.post("/", {"scenario": builtin[0]["id"], "speed": "10", "name": "class"})
+    assert resp.status_code == 302
+    room = Room.objects.get(name="class")
+    assert LessonState.objects.filter(room=room).exists()
+    assert resp["Location"].endswith(f"?token={room.operator_token}")
+    services.forget_cache()
+
+
+BUILTIN_LESSONS = [s for s in services.builtin_scenarios() if s["lesson"]]
+
+
+@pytest.mark.parametrize("builtin", BUILTIN_LESSONS, ids=[s["id"] for s in BUILTIN_LESSONS])
+def test_each_built_in_lesson_runs_in_a_room_pausing_where_simulate_says(
+    db: None, builtin: dict[str, Any], tmp_path
+) -> None:
+    """The whole lesson through the room's tick, ``next`` at every checkpoint: it pauses at
+    each checkpoint at the time checkpoint_times finds in simulate's timeline, in step order,
+    and ends with simulate's timeline of the export."""
+    from controller.engine.lesson import checkpoint_times
+    from controller.engine.scenario import load_scenario
+
+    scenario = load_scenario(builtin["yaml"])
+    lesson = scenario.lesson
+    end = scenario.duration_ms
+    room = services.room_create("builtin", builtin["yaml"], None, 100.0)
+    pauses: list[tuple[str, int]] = []
+    try:
+        r = Room.objects.get(pk=room.pk)
+        for _ in range(40):
+            # To the scenario's end at 100x (+5 µs: timedelta rounding).
+            r = tick(r, (end - r.sim_ms) / 100 / 1000 + 5e-6)
+            if not r.paused:
+                break
+            ls = LessonState.objects.get(room=r)
+            assert ls.step == lesson.step_index(ls.checkpoint)
+            pauses.append((ls.checkpoint, r.sim_ms))
+            lessons.next_step(r.pk, "t")
+            r = Room.objects.get(pk=r.pk)
+        assert r.sim_ms == end
+        headless = [json.loads(line) for line in headless_events(r, tmp_path)]
+        times = checkpoint_times(lesson, [{**e, "t": round(e["t"] * 1000)} for e in headless], end)
+        assert pauses == [(cp.id, times[cp.id]) for cp in lesson.checkpoints]
+        assert room_events(r) == headless_events(r, tmp_path)
+    finally:
+        services.forget_cache()
+
+
+def test_a_lesson_compared_side_by_side_runs_as_a_plain_scenario(db: None) -> None:
+    comparison = services.comparison_create(
+        "",
+        LESSON,
+        [("1.18", {}), ("grace 20s", {"controllerManager": {"nodeMonitorGracePeriod": "20s"}})],
+    )
+    try:
+        rooms = [comparison.left, comparison.right]
+        assert not LessonState.objects.filter(room__in=rooms).exists()
+        for room in rooms:
+            r = tick(room, 20)  # past the 70 s checkpoint: one clock, no pause
+            assert (r.sim_ms, r.paused) == (200_000, False)
+            assert services.room_snapshot(r)["lesson"] is None
+            with pytest.raises(LessonError, match="compared side by side"):
+                lessons.next_step(r.pk, "t")
+    finally:
+        services.forget_cache()
+
+
+def test_the_shared_http_snapshot_leaves_the_lesson_out(client, asking: Room) -> None:
+    # snapshot.json is built once per room version for every page, operator or viewer; the
+    # lesson's state (counts before the reveal, names) is per role and changes without a new
+    # version, so it comes only over the websocket.
+    lessons.answer(asking.pk, "c1", {"checkpoint": "silent", "answer": 2, "name": "Ada"})
+    body = client.get(f"/rooms/{asking.slug}/snapshot.json").json()
+    assert body["type"] == "snapshot" and "lesson" not in body
+    assert services.room_snapshot(asking)["lesson"]["state"]["names"] == [
+        {"name": "Ada", "answer": 2}
+    ]

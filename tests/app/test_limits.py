@@ -1,0 +1,300 @@
+"""Limits (controller/limits.py): each refused with a message that names the limit, its setting
+and value, and what was asked; a refusal changes nothing."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ImproperlyConfigured
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from controller import services
+from controller.limits import LimitError
+from controller.models import Action, Room
+from playground.asgi import application
+from playground.settings import env_number
+
+SCENARIO = """
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: limits}
+spec:
+  nodes:
+    - {name: n-1, zone: z}
+    - {name: n-2, zone: z}
+    - {name: n-3, zone: z}
+  objects:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec: {nodeName: n-1, containers: [{name: web}]}
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: api, namespace: default}
+      spec:
+        replicas: 4
+        selector: {matchLabels: {app: api}}
+        template:
+          metadata: {labels: {app: api}}
+          spec: {containers: [{name: api}]}
+    - apiVersion: apps/v1
+      kind: DaemonSet
+      metadata: {name: agent, namespace: default}
+      spec:
+        selector: {matchLabels: {app: agent}}
+        template:
+          metadata: {labels: {app: agent}}
+          spec: {containers: [{name: agent}]}
+"""
+# 3 nodes; pods: 1 + 4 + 3 (one agent per node) = 8
+
+pytestmark = pytest.mark.usefixtures("fresh_channel_layer")
+
+
+def refused(setting: str, value: int, what: str, call, *args: Any, **kwargs: Any) -> None:
+    with pytest.raises(LimitError) as info:
+        call(*args, **kwargs)
+    assert str(info.value) == f"{setting}={value}: {what}"
+    assert info.value.setting == setting
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("PLAYGROUND_MAX_NODES_PER_ROOM", 2, "this scenario has 3 nodes"),
+        ("PLAYGROUND_MAX_PODS_PER_ROOM", 7, "this scenario has 8 pods"),
+        ("PLAYGROUND_MAX_SCENARIO_BYTES", 100, f"this scenario is {len(SCENARIO)} bytes"),
+    ],
+)
+def test_a_scenario_over_a_limit_is_refused(settings, setting, value, message) -> None:
+    setattr(settings, setting, value)
+    refused(setting, value, message, services.room_create, "", SCENARIO, None, 10.0)
+    assert Room.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("PLAYGROUND_MAX_NODES_PER_ROOM", 3),
+        ("PLAYGROUND_MAX_PODS_PER_ROOM", 8),
+        ("PLAYGROUND_MAX_SCENARIO_BYTES", len(SCENARIO)),
+        ("PLAYGROUND_MAX_NODES_PER_ROOM", 0),  # 0: off
+    ],
+)
+def test_a_scenario_at_the_limit_is_accepted(settings, setting, value) -> None:
+    setattr(settings, setting, value)
+    services.room_create("", SCENARIO, None, 10.0)
+    assert Room.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_live_actions_that_add_nodes_or_pods_are_refused_over_the_limit(settings) -> None:
+    room = services.room_create("", SCENARIO, None, 10.0)
+    settings.PLAYGROUND_MAX_NODES_PER_ROOM = 3
+    settings.PLAYGROUND_MAX_PODS_PER_ROOM = 10
+    node = {"name": "n-4", "zone": "z"}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}
+    pod["spec"] = {"containers": [{"name": "p"}]}
+    cases = [
+        (
+            {"type": "AddNode", "node": node},
+            "PLAYGROUND_MAX_NODES_PER_ROOM",
+            3,
+            "this room has 3 nodes already",
+        ),
+        (
+            {"type": "ScaleWorkload", "workload": "Deployment/default/api", "replicas": 7},
+            "PLAYGROUND_MAX_PODS_PER_ROOM",
+            10,
+            "this room has 8 pods and this action adds 3",
+        ),
+    ]
+    for payload, setting, value, message in cases:
+        refused(setting, value, message, services.action_submit, room, payload, "op")
+    assert not Action.objects.filter(room=room).exists()
+    # Within the limits: scaling to 6 (+2 pods), one more pod, scaling down, a node at 4.
+    services.action_submit(
+        room, {"type": "ScaleWorkload", "workload": "Deployment/default/api", "replicas": 6}, "op"
+    )
+    services.action_submit(room, {"type": "Apply", "object": pod}, "op")
+    services.action_submit(
+        room, {"type": "ScaleWorkload", "workload": "Deployment/default/api", "replicas": 1}, "op"
+    )
+    settings.PLAYGROUND_MAX_NODES_PER_ROOM = 4
+    services.action_submit(room, {"type": "AddNode", "node": node}, "op")
+    assert Action.objects.filter(room=room).count() == 4
+
+
+@pytest.mark.django_db
+def test_running_rooms_on_the_server(settings) -> None:
+    settings.PLAYGROUND_MAX_RUNNING_ROOMS = 2
+    first = services.room_create("a", SCENARIO, None, 10.0)
+    services.room_create("b", SCENARIO, None, 10.0)
+    message = "the server already runs 2 rooms; pause one, or wait for one to be paused"
+    refused("PLAYGROUND_MAX_RUNNING_ROOMS", 2, message, services.room_create, "c", SCENARIO)
+    sides = [("x", {"apiServer": {}}), ("y", {"apiServer": {}})]
+    with pytest.raises(LimitError, match="^PLAYGROUND_MAX_RUNNING_ROOMS=2: "):
+        services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    assert Room.objects.count() == 2
+    # A paused room does not run: another may start; resuming the paused one is refused.
+    services.room_control(first.pk, "pause", None, "op")
+    services.room_create("c", SCENARIO, None, 10.0)
+    refused(
+        "PLAYGROUND_MAX_RUNNING_ROOMS",
+        2,
+        message,
+        services.room_control,
+        first.pk,
+        "resume",
+        None,
+        "op",
+    )
+    assert Room.objects.get(pk=first.pk).paused
+
+
+@pytest.mark.django_db
+def test_running_rooms_per_owner_through_the_form(settings) -> None:
+    """Per owner: a signed-in user, else the client's address; the refusal is on the page."""
+    settings.PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER = 1
+
+    def create(client: Client, addr: str, name: str) -> Any:
+        upload = SimpleUploadedFile("s.yaml", SCENARIO.encode(), "application/yaml")
+        return client.post("/", {"name": name, "upload": upload, "speed": 10}, REMOTE_ADDR=addr)
+
+    anon = Client()
+    assert create(anon, "10.0.0.1", "one").status_code == 302
+    page = create(anon, "10.0.0.1", "two")
+    assert page.status_code == 200
+    assert (
+        "PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER=1: you already run 1 rooms; pause one of them first"
+        in page.content.decode()
+    )
+    assert create(anon, "10.0.0.2", "three").status_code == 302  # another client
+    user = get_user_model().objects.create_user("teacher", password="x" * 12)
+    signed_in = Client()
+    signed_in.force_login(user)
+    assert create(signed_in, "10.0.0.1", "four").status_code == 302  # counted as the user
+    assert create(signed_in, "10.0.0.9", "five").status_code == 200  # same user, refused
+    assert sorted(Room.objects.values_list("name", flat=True)) == ["four", "one", "three"]
+    assert Room.objects.get(name="four").creator == f"user:{user.pk}"
+
+
+@pytest.mark.django_db
+def test_an_upload_over_the_scenario_size_is_refused_by_the_form(settings) -> None:
+    settings.PLAYGROUND_MAX_SCENARIO_BYTES = 100
+    upload = SimpleUploadedFile("s.yaml", SCENARIO.encode(), "application/yaml")
+    page = Client().post("/", {"upload": upload, "speed": 10})
+    assert (
+        f"upload: PLAYGROUND_MAX_SCENARIO_BYTES=100: this scenario is {len(SCENARIO)} bytes"
+        in page.content.decode()
+    )
+    assert Room.objects.count() == 0
+
+
+async def _replies(comm: WebsocketCommunicator, n: int) -> list[dict[str, Any]]:
+    out = []
+    deadline = time.monotonic() + 20
+    while len(out) < n and time.monotonic() < deadline:
+        msg = await comm.receive_json_from(timeout=max(0.1, deadline - time.monotonic()))
+        if msg.get("type") in ("ack", "error", "pong", "snapshot"):
+            out.append(msg)
+    return out
+
+
+def _comm(room: Room, client: tuple[str, int] | None = None) -> WebsocketCommunicator:
+    comm = WebsocketCommunicator(
+        application,
+        f"/ws/rooms/{room.slug}/?token={room.operator_token}&name=op",
+        headers=[(b"origin", b"http://localhost")],
+    )
+    if client:
+        comm.scope["client"] = client
+    return comm
+
+
+@pytest.mark.django_db(transaction=True)
+def test_websocket_message_size(settings) -> None:
+    settings.PLAYGROUND_MAX_MESSAGE_BYTES = 200
+    room = services.room_create("", SCENARIO, None, 10.0)
+    before = Action.objects.filter(room=room).count()
+    big = '{"type":"speed","value":20,"pad":"' + "x" * 300 + '"}'
+    size = len(big)
+
+    async def run() -> list[dict[str, Any]]:
+        comm = _comm(room)
+        assert (await comm.connect())[0]
+        await _replies(comm, 1)  # the snapshot
+        await comm.send_to(text_data=big)
+        await comm.send_json_to({"type": "ping"})
+        replies = await _replies(comm, 2)
+        await comm.disconnect()
+        return replies
+
+    replies = async_to_sync(run)()
+    assert replies == [
+        {
+            "type": "error",
+            "message": f"PLAYGROUND_MAX_MESSAGE_BYTES=200: this message is {size} bytes",
+            "limit": "PLAYGROUND_MAX_MESSAGE_BYTES",
+        },
+        {"type": "pong"},
+    ]
+    assert Action.objects.filter(room=room).count() == before
+    assert Room.objects.get(pk=room.pk).speed == 10.0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_messages_per_second_per_client_across_connections(settings) -> None:
+    settings.PLAYGROUND_MAX_ACTIONS_PER_SECOND = 3
+    room = services.room_create("", SCENARIO, None, 10.0)
+    before = Action.objects.filter(room=room).count()
+
+    async def run() -> list[dict[str, Any]]:
+        # Two connections of one client (one address) share its count; wait for a fresh
+        # second so that the ten messages fall into at most two one-second windows.
+        a, b = _comm(room, ("10.1.1.1", 1000)), _comm(room, ("10.1.1.1", 1001))
+        for comm in (a, b):
+            assert (await comm.connect())[0]
+            await _replies(comm, 1)
+        while time.time() % 1 > 0.5:
+            time.sleep(0.05)
+        for i in range(10):
+            await (a if i % 2 else b).send_json_to({"type": "speed", "value": 11 + i})
+        replies = await _replies(a, 5) + await _replies(b, 5)
+        await a.disconnect()
+        await b.disconnect()
+        return replies
+
+    replies = async_to_sync(run)()
+    acks = [r for r in replies if r["type"] == "ack"]
+    errors = [r for r in replies if r["type"] == "error"]
+    assert len(replies) == 10
+    assert 3 <= len(acks) <= 6, replies  # 3 per second, at most two seconds
+    assert all(e["limit"] == "PLAYGROUND_MAX_ACTIONS_PER_SECOND" for e in errors)
+    assert errors[0]["message"].startswith("PLAYGROUND_MAX_ACTIONS_PER_SECOND=3: this client sent ")
+    assert errors[0]["message"].endswith(" messages this second; slow down")
+    assert Action.objects.filter(room=room).count() == before + len(acks)
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ("many", "PLAYGROUND_MAX_NODES_PER_ROOM='many': expected int"),
+        ("-1", "PLAYGROUND_MAX_NODES_PER_ROOM='-1': must not be negative (0 turns it off)"),
+    ],
+)
+def test_a_bad_limit_setting_names_its_variable(monkeypatch, raw, error) -> None:
+    monkeypatch.setenv("PLAYGROUND_MAX_NODES_PER_ROOM", raw)
+    with pytest.raises(ImproperlyConfigured) as info:
+        env_number("PLAYGROUND_MAX_NODES_PER_ROOM", 5000)
+    assert str(info.value) == error
+    monkeypatch.setenv("PLAYGROUND_MAX_NODES_PER_ROOM", "12")
+    assert env_number("PLAYGROUND_MAX_NODES_PER_ROOM", 5000) == 12

@@ -1,0 +1,230 @@
+"""Who may change a room: a role x action matrix over every websocket message type
+(controller/consumers.py) and every HTTP endpoint (controller/urls.py).
+
+Roles: the room's operator token; the room's owner and a staff user, signed in (roles.py:
+the operator by design); a signed-in user who does not own the room; no token; a wrong
+token; another room's operator token. Only the operator may change a room, and every refusal
+leaves the room exactly as it was (its clock, speed, pause, sequence and action log)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from controller import services
+from controller.models import Action, Room
+from playground.asgi import application
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fresh_channel_layer"),
+]
+
+SCENARIO = """
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: roles}
+spec:
+  nodes:
+    - {name: n-1, zone: z}
+    - {name: n-2, zone: z}
+  objects:
+    - apiVersion: v1
+      kind: Pod
+      metadata: {name: web, namespace: default}
+      spec: {nodeName: n-1, containers: [{name: web}]}
+"""
+
+# role -> may it change the room?
+ROLES = {
+    "operator-token": True,
+    "owner-signed-in": True,
+    "staff-signed-in": True,
+    "other-user-signed-in": False,
+    "no-token": False,
+    "wrong-token": False,
+    "other-rooms-token": False,
+}
+
+# message type -> (message, the reply an operator gets, does it change the room?)
+MESSAGES: dict[str, tuple[Any, str, bool]] = {
+    "snapshot": ({"type": "snapshot"}, "snapshot", False),
+    "ping": ({"type": "ping"}, "pong", False),
+    "action": ({"type": "action", "action": {"type": "StopKubelet", "node": "n-1"}}, "ack", True),
+    "params": (
+        {"type": "params", "params": {"controllerManager": {"nodeEvictionRate": 0.2}}},
+        "ack",
+        True,
+    ),
+    "speed": ({"type": "speed", "value": 20}, "ack", True),
+    "pause": ({"type": "pause"}, "ack", True),
+    "resume": ({"type": "resume"}, "ack", True),
+    "step": ({"type": "step", "value": 30}, "ack", True),
+    "rewind": ({"type": "rewind", "t": 0}, "ack", True),
+    "unknown-type": ({"type": "explode"}, "error", False),
+    "not-an-object": (["pause"], "error", False),
+}
+CHANGES = {k for k, (_m, _r, changes) in MESSAGES.items() if changes}
+VIEWER_REFUSAL = "Only operators can change this room; you are watching."
+
+
+def fingerprint(room: Room) -> tuple:
+    room = Room.objects.get(pk=room.pk)
+    return (
+        room.speed,
+        room.paused,
+        room.sim_ms,
+        room.sim_anchor_ms,
+        room.wall_anchor,
+        room.seq,
+        room.version,
+        Action.objects.filter(room=room).count(),
+    )
+
+
+def credentials(role: str, room: Room, other: Room) -> tuple[str, str]:
+    """(token for the query string, session cookie) of ``role`` for ``room``."""
+    users = get_user_model()
+    client = Client()
+    if role == "owner-signed-in":
+        user = users.objects.create_user("owner", password="x" * 12)
+        Room.objects.filter(pk=room.pk).update(owner=user)
+        client.force_login(user)
+    elif role == "staff-signed-in":
+        client.force_login(users.objects.create_user("staff", password="x" * 12, is_staff=True))
+    elif role == "other-user-signed-in":
+        user = users.objects.create_user("someone", password="x" * 12)
+        Room.objects.filter(pk=other.pk).update(owner=user)  # owns another room, not this one
+        client.force_login(user)
+    cookie = client.cookies["sessionid"].value if "sessionid" in client.cookies else ""
+    token = {
+        "operator-token": room.operator_token,
+        "wrong-token": "not-" + room.operator_token,
+        "other-rooms-token": other.operator_token,
+    }.get(role, "")
+    return token, cookie
+
+
+def rooms() -> tuple[Room, Room]:
+    room = services.room_create("roles", SCENARIO, None, 10.0)
+    services.room_control(room.pk, "pause", None, "setup")
+    services.room_control(room.pk, "step", 60, "setup")
+    # The step is applied by the next tick: run it here (no worker needed), so that there is
+    # simulated time to rewind over.
+    services.room_advance(room.pk, None)
+    other = services.room_create("other", SCENARIO, None, 10.0)
+    return Room.objects.get(pk=room.pk), other
+
+
+async def _reply(comm: WebsocketCommunicator, kinds: set[str]) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        msg = await comm.receive_json_from(timeout=max(0.1, deadline - time.monotonic()))
+        if msg.get("type") in kinds:
+            return msg
+    raise AssertionError(f"no {kinds} reply")
+
+
+@pytest.mark.parametrize("message", list(MESSAGES))
+@pytest.mark.parametrize("role", list(ROLES))
+def test_websocket_message_matrix(role: str, message: str) -> None:
+    room, other = rooms()
+    token, cookie = credentials(role, room, other)
+    if message == "resume":
+        pass  # the room is paused: resuming changes it
+    elif message == "pause":
+        services.room_control(room.pk, "resume", None, "setup")
+    before = fingerprint(room)
+    content, operator_reply, changes = MESSAGES[message]
+    may_operate = ROLES[role]
+
+    async def run() -> tuple[dict[str, Any], dict[str, Any]]:
+        headers = [(b"origin", b"http://localhost")]
+        if cookie:
+            headers.append((b"cookie", f"sessionid={cookie}".encode()))
+        comm = WebsocketCommunicator(
+            application, f"/ws/rooms/{room.slug}/?token={token}&name=x", headers=headers
+        )
+        connected, _ = await comm.connect()
+        assert connected
+        first = await _reply(comm, {"snapshot"})
+        await comm.send_json_to(content)
+        reply = await _reply(comm, {"ack", "error", "snapshot", "pong"})
+        await comm.disconnect()
+        return first, reply
+
+    first, reply = async_to_sync(run)()
+    assert first["role"] == ("operator" if may_operate else "viewer")
+    after = fingerprint(room)
+    if may_operate:
+        assert reply["type"] == operator_reply, reply
+        assert (after != before) == changes
+    else:
+        assert after == before
+        if message in CHANGES or message == "unknown-type":
+            assert reply == {"type": "error", "message": VIEWER_REFUSAL}
+        else:
+            assert reply["type"] == operator_reply
+        if reply["type"] == "snapshot":
+            assert room.operator_token not in str(reply)
+
+
+# HTTP: (name, url of the room or comparison, allowed methods)
+def endpoints(room: Room, slug_cmp: str) -> list[tuple[str, str]]:
+    return [
+        ("index", reverse("index")),
+        ("healthz", reverse("healthz")),
+        ("room", reverse("room", args=[room.slug])),
+        ("export", reverse("room-export", args=[room.slug])),
+        ("events", reverse("room-events", args=[room.slug])),
+        ("series", reverse("room-series", args=[room.slug])),
+        ("compare", reverse("compare", args=[slug_cmp])),
+    ]
+
+
+@pytest.mark.parametrize("role", list(ROLES))
+def test_http_endpoint_matrix(role: str) -> None:
+    """No HTTP endpoint changes a room, for anyone; a page shows the operator link and token
+    only to the operator."""
+    sides = [("a", {"apiServer": {}}), ("b", {"apiServer": {}})]
+    comparison = services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    room = Room.objects.get(pk=comparison.left_id)
+    other = services.room_create("other", SCENARIO, None, 10.0)
+    token, cookie = credentials(role, room, other)
+    client = Client()
+    if cookie:
+        client.cookies["sessionid"] = cookie
+    before = fingerprint(room)
+    for name, url in endpoints(room, comparison.slug):
+        for method in ("get", "post", "put", "delete"):
+            if method == "get":
+                response = client.get(url, {"token": token, "speed": 50})
+            else:
+                response = getattr(client, method)(f"{url}?token={token}", {"speed": 50})
+            body = response.content.decode(errors="replace")
+            what = f"{method.upper()} {name} as {role}"
+            if name in ("healthz", "export", "events", "series") and method != "get":
+                assert response.status_code == 405, what
+            else:
+                assert response.status_code in (200, 503), what  # healthz: 503 without beat
+            shows_token = room.operator_token in body
+            if name in ("room", "compare") and response.status_code == 200:
+                marker = f'data-operator="{"1" if ROLES[role] else "0"}"'
+                assert marker in body, what
+            if name == "room" and response.status_code == 200:
+                assert shows_token == ROLES[role], what  # the operator link
+            elif name == "compare" and response.status_code == 200:
+                # The token only when it came with the request (owner and staff: their session).
+                assert shows_token == (role == "operator-token"), what
+            elif name != "index":
+                assert not shows_token, what
+    # The index page's POST is room creation (refused: not a valid form); nothing changed.
+    assert fingerprint(room) == before
+    assert Room.objects.count() == 3

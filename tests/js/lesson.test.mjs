@@ -1,0 +1,171 @@
+// node --test tests/js: the lesson panel's state machine (static/js/lesson.js).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  answer, applyLessonMessage, applyLessonSnapshot, askedCheckpoint, bars, emptyLesson, focusSet, inFocus,
+  isRight, keyAction, lessonView, parseTimeGuess,
+} from "../../static/js/lesson.js";
+
+// As the server sends it: no answer, why or expect in the definition.
+const def = {
+  title: "Heartbeats and the grace period",
+  summary: "Why a silent node goes Unknown, and when its pods go.",
+  steps: [
+    { id: "healthy", title: "A healthy cluster", text: "Every kubelet renews its Lease.\n\nWatch the bars.", at: 0, focus: null, checkpoint: null },
+    { id: "stop", title: "a-2 goes silent", text: "Its kubelet stops at 62 s.", at: 62, focus: { nodes: ["a-2"], zones: [] },
+      checkpoint: { id: "stop", question: "When will a-2 be Unknown?", kind: "choice", choices: ["62 s", "102 s", "105 s", "never"] } },
+    { id: "pods", title: "Its pods", text: "Taints.", at: 105, focus: { nodes: [], zones: ["a"] },
+      checkpoint: { id: "pods", question: "When are a-2's pods deleted?", kind: "time", tolerance: 5 } },
+  ],
+};
+const running = { type: "lesson", step: 0, checkpoint: null, paused: false, counts: {}, answered: 0, revealed: false };
+const atStop = { type: "lesson", step: 1, checkpoint: "stop", paused: true, counts: {}, answered: 0, revealed: false };
+
+test("no lesson: the panel has nothing to show", () => {
+  assert.equal(lessonView(emptyLesson(), "viewer").phase, "none");
+  assert.equal(lessonView(applyLessonSnapshot(emptyLesson(), null, running), "operator").phase, "none");
+});
+
+test("a step while the clock runs: title, paragraphs, progress; the operator may go on, a viewer may not", () => {
+  const ls = applyLessonSnapshot(emptyLesson(), def, running);
+  const v = lessonView(ls, "viewer");
+  assert.equal(v.phase, "step");
+  assert.equal(v.step.title, "A healthy cluster");
+  assert.deepEqual(v.paragraphs, ["Every kubelet renews its Lease.", "Watch the bars."]);
+  assert.equal(v.progress, "step 1 of 3");
+  assert.deepEqual([v.canAnswer, v.canNext, v.canPrev, v.canReveal], [false, false, false, false]);
+  const o = lessonView(ls, "operator");
+  assert.deepEqual([o.canNext, o.canPrev, o.canReveal, o.nextLabel], [true, false, false, "Next step"]);
+});
+
+test("paused at a checkpoint: a viewer is asked, answers, and the message names the checkpoint", () => {
+  let ls = applyLessonSnapshot(emptyLesson(), def, atStop);
+  assert.equal(askedCheckpoint(ls).id, "stop");
+  assert.equal(lessonView(ls, "viewer").phase, "question");
+  assert.equal(lessonView(ls, "viewer").canAnswer, true);
+  assert.equal(lessonView(ls, "operator").phase, "asking");
+  assert.equal(lessonView(ls, "operator").canAnswer, false);
+  const r = answer(ls, 2, "  Ada ");
+  assert.deepEqual(r.message, { type: "lesson.answer", checkpoint: "stop", answer: 2, name: "Ada" });
+  ls = r.state;
+  const v = lessonView(ls, "viewer");
+  assert.equal(v.phase, "answered");
+  assert.equal(v.mine, 2);
+  // Before the reveal a viewer sees how many answered, not what they chose.
+  ls = applyLessonMessage(ls, { ...atStop, counts: { 2: 1, 1: 1 }, answered: 2 });
+  assert.equal(lessonView(ls, "viewer").showCounts, false);
+  assert.equal(lessonView(ls, "viewer").answeredText, "2 answers");
+  assert.equal(lessonView(ls, "viewer").phase, "answered", "our answer survives a broadcast of the same checkpoint");
+  assert.equal(lessonView(ls, "operator").showCounts, true);
+});
+
+test("a bad answer is refused here with what is wrong, and nothing is sent", () => {
+  const ls = applyLessonSnapshot(emptyLesson(), def, atStop);
+  for (const bad of [4, -1, 1.5, "2", null]) {
+    const r = answer(ls, bad);
+    assert.equal(r.message, null, String(bad));
+    assert.match(r.state.error, /Pick one of the 4 choices/);
+    assert.equal(r.state.mine, null);
+  }
+  const none = answer(applyLessonSnapshot(emptyLesson(), def, running), 1);
+  assert.equal(none.message, null);
+  assert.match(none.state.error, /No question is open/);
+  const timeQ = applyLessonSnapshot(emptyLesson(), def, { ...atStop, step: 2, checkpoint: "pods" });
+  for (const bad of ["soon", "-3", "", Number.NaN, -1]) {
+    const r = answer(timeQ, bad);
+    assert.equal(r.message, null, String(bad));
+    assert.match(r.state.error, /Give a time in seconds/);
+  }
+  assert.deepEqual(answer(timeQ, "6m50s").message, { type: "lesson.answer", checkpoint: "pods", answer: 410 });
+});
+
+test("time guesses: seconds, minutes and seconds, or the clock's mm:ss", () => {
+  const cases = [["410", 410], ["410s", 410], ["410 s", 410], ["6m50s", 410], ["6m", 360], ["06:50", 410], ["1.5", 1.5],
+    ["", null], ["abc", null], ["6:75", null], ["-5", null]];
+  for (const [text, want] of cases) assert.equal(parseTimeGuess(text), want, text);
+});
+
+test("the reveal: the right answer, the class's bars with percentages, mine marked right or wrong, the why", () => {
+  let ls = answer(applyLessonSnapshot(emptyLesson(), def, atStop), 1).state;
+  ls = applyLessonMessage(ls, { ...atStop, counts: { 1: 1, 2: 3 }, answered: 4, revealed: true, answer: 2,
+    why: "Unknown once strictly past 60 + 40 s: the 105 s pass." });
+  const v = lessonView(ls, "viewer");
+  assert.equal(v.phase, "revealed");
+  assert.equal(v.answerText, "105 s");
+  assert.equal(v.showCounts, true);
+  assert.deepEqual(v.bars.map((b) => [b.label, b.count, b.pct, b.right, b.mine]),
+    [["62 s", 0, 0, false, false], ["102 s", 1, 25, false, true], ["105 s", 3, 75, true, false], ["never", 0, 0, false, false]]);
+  assert.equal(v.mineRight, false);
+  assert.match(v.why, /strictly past/);
+  assert.equal(v.canAnswer, false);
+  assert.equal(answer(ls, 2).message, null, "no answer after the reveal");
+  const o = lessonView(ls, "operator");
+  assert.deepEqual([o.canReveal, o.canNext, o.nextLabel], [false, true, "Next step (resume the clock)"]);
+});
+
+test("time questions: bars per distinct guess, right within the tolerance", () => {
+  const cp = def.steps[2].checkpoint;
+  let ls = applyLessonSnapshot(emptyLesson(), def, { ...atStop, step: 2, checkpoint: "pods", counts: { 410: 2, 140: 1, 407: 1 }, answered: 4 });
+  ls = answer(ls, 407).state;
+  assert.deepEqual(bars(ls, cp).map((b) => [b.key, b.count, b.right, b.mine]), [["140", 1, null, false], ["407", 1, null, true], ["410", 2, null, false]]);
+  ls = applyLessonMessage(ls, { ...atStop, step: 2, checkpoint: "pods", counts: { 410: 2, 140: 1, 407: 1 }, answered: 4, revealed: true, answer: 410, why: "300 s" });
+  assert.deepEqual(bars(ls, cp).map((b) => [b.key, b.right]), [["140", false], ["407", true], ["410", true]]);
+  const v = lessonView(ls, "viewer");
+  assert.equal(v.answerText, "410 s (06:50), ± 5 s");
+  assert.equal(v.mineRight, true);
+  assert.equal(bars(ls, cp)[2].label, "410 s (06:50)");
+});
+
+test("right or wrong: choice by index, time within tolerance (inclusive)", () => {
+  const table = [
+    [{ kind: "choice", answer: 2 }, 2, true], [{ kind: "choice", answer: 2 }, 1, false],
+    [{ kind: "time", answer: 410, tolerance: 5 }, 415, true], [{ kind: "time", answer: 410, tolerance: 5 }, 415.5, false],
+    [{ kind: "time", answer: 410 }, 410, true], [{ kind: "time", answer: 410 }, 411, false], [{ kind: "choice", answer: 0 }, null, false],
+  ];
+  for (const [cp, v, want] of table) assert.equal(isRight(cp, v), want, JSON.stringify([cp, v]));
+});
+
+test("next: the checkpoint closes, my answer is forgotten, the step moves on; counts of the old question go", () => {
+  let ls = answer(applyLessonSnapshot(emptyLesson(), def, atStop), 1).state;
+  ls = applyLessonMessage(ls, { type: "lesson", step: 2, checkpoint: null, paused: false, counts: {}, answered: 0, revealed: false });
+  const v = lessonView(ls, "viewer");
+  assert.equal(v.phase, "step");
+  assert.equal(v.step.id, "pods");
+  assert.equal(ls.mine, null);
+  assert.deepEqual(v.bars, []);
+  // A reconnect: the server says what this browser had answered.
+  ls = applyLessonMessage(ls, { ...atStop, step: 2, checkpoint: "pods", mine: 400 });
+  assert.equal(lessonView(ls, "viewer").phase, "answered");
+  assert.equal(lessonView(ls, "viewer").mine, 400);
+});
+
+test("revealed answer and why never come before the reveal, even if a message carried them", () => {
+  const ls = applyLessonMessage(applyLessonSnapshot(emptyLesson(), def, atStop), { ...atStop, answer: 2, why: "x" });
+  const v = lessonView(ls, "viewer");
+  assert.equal(v.answerText, "");
+  assert.equal(v.why, "");
+  assert.ok(v.bars.every((b) => b.right === null));
+});
+
+test("names only to the operator", () => {
+  const ls = applyLessonMessage(applyLessonSnapshot(emptyLesson(), def, atStop), { ...atStop, names: [{ name: "Ada", answer: 2 }] });
+  assert.deepEqual(lessonView(ls, "operator").names, [{ name: "Ada", answer: 2 }]);
+  assert.deepEqual(lessonView(ls, "viewer").names, []);
+});
+
+test("keys: N, → and PageDown next, ←, B and PageUp back, only for the operator in the presenter view", () => {
+  const table = [["n", "operator", true, "lesson.next"], ["N", "operator", true, "lesson.next"], ["ArrowRight", "operator", true, "lesson.next"],
+    ["PageDown", "operator", true, "lesson.next"], ["ArrowLeft", "operator", true, "lesson.prev"], ["b", "operator", true, "lesson.prev"],
+    ["n", "viewer", true, null], ["n", "operator", false, null], ["x", "operator", true, null]];
+  for (const [key, role, presenter, want] of table) assert.equal(keyAction(key, role, presenter), want, `${key} ${role} ${presenter}`);
+});
+
+test("focus: the step's nodes and zones; everything when the step names none", () => {
+  const at = (step) => applyLessonSnapshot(emptyLesson(), def, { ...running, step });
+  assert.equal(focusSet(at(0)), null);
+  const f1 = focusSet(at(1));
+  assert.deepEqual([inFocus(f1, "a-2", "a"), inFocus(f1, "a-1", "a")], [true, false]);
+  const f2 = focusSet(at(2));
+  assert.deepEqual([inFocus(f2, "a-1", "a"), inFocus(f2, "b-1", "b")], [true, false]);
+  assert.equal(inFocus(null, "x", "y"), true);
+});
