@@ -20,9 +20,10 @@ def test_the_form_opens_the_progress_then_the_live_room(live_stack, browser, tmp
     scenario.write_text(big_room_text(300, 9000))
     page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     page.goto(f"{live_stack}/")
-    page.fill("input[name=name]", "big class")
-    page.set_input_files("input[name=upload]", str(scenario))
-    page.click("form button[type=submit]")
+    form = page.locator("form:has(select[name=kubernetes_version])")  # "Create a room"
+    form.locator("input[name=name]").fill("big class")
+    form.locator("input[name=upload]").set_input_files(str(scenario))
+    form.locator("button[type=submit]").click()
     page.wait_for_selector("#building", timeout=20_000)
     seen = [page.locator("#build-progress").inner_text()]
     page.screenshot(path=str(ARTIFACTS / "async-create-building.png"))
