@@ -89,7 +89,7 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     t3 = clock()
     c3 = time.process_time()
     events = len(sim.timeline.events)
-    with transaction.atomic():
+    with transaction.atomic(), gc_paused():
         rt = services.Runtime(sim, room.version)
         services._persist(room, rt, fresh=True)
     t4 = clock()
