@@ -87,7 +87,9 @@ def test_the_form_returns_at_once_and_a_worker_makes_the_room_live(
     except AssertionError:
         r = Room.objects.get(pk=room.pk)
         log = worker.log.read_text(errors="replace")[-3000:]
-        raise AssertionError(f"{r.build_state} {r.build_progress!r} {r.build_error!r}\n{log}")
+        raise AssertionError(
+            f"{r.build_state} {r.build_progress!r} {r.build_error!r}\n{log}"
+        ) from None
     finally:
         worker.kill()
     room = Room.objects.get(pk=room.pk)
