@@ -44,6 +44,16 @@ class Room(models.Model):
         default=0, help_text="Chart points are stored up to this simulated time (ms)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Asynchronous creation (controller/build.py): a room is "building" until a worker has
+    # built its engine and stored its first views; a build that failed says why.
+    BUILDING, LIVE, FAILED = "building", "live", "failed"
+    build_state = models.CharField(
+        max_length=10,
+        default=LIVE,
+        choices=[(BUILDING, "building"), (LIVE, "live"), (FAILED, "failed")],
+    )
+    build_progress = models.CharField(max_length=200, blank=True)
+    build_error = models.TextField(blank=True)
     # Whose running rooms this one counts against (limits.owner_key: a user, or the
     # creating client's address).
     creator = models.CharField(max_length=160, blank=True, default="", db_index=True)

@@ -25,7 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import lessons, limits
+from . import bulk, lessons, limits
 from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
@@ -273,7 +273,31 @@ def room_create(
 ) -> Room:
     """Create a room from a scenario (validated whole first) and persist its t=0 state.
     ``kubernetes_version`` runs the scenario under that release instead of its own (written
-    into the room's scenario, so the export says it)."""
+    into the room's scenario, so the export says it). Synchronous: the form uses
+    build.room_start, which builds big rooms in a worker."""
+    with transaction.atomic():
+        room, scenario = room_prepare(
+            name, scenario_yaml, owner, speed, kubernetes_version, creator, _counted
+        )
+        sim = _new_sim(room, scenario)
+        rt = Runtime(sim, 0)
+        delta = _persist(room, rt, fresh=True)
+    room_went_live(room, rt, delta)
+    return room
+
+
+def room_prepare(
+    name: str,
+    scenario_yaml: str,
+    owner: Any = None,
+    speed: float = 10.0,
+    kubernetes_version: str | None = None,
+    creator: str = "",
+    _counted: bool = False,
+    build_state: str = Room.LIVE,
+) -> tuple[Room, Scenario]:
+    """Validate the scenario (ScenarioError names the field; the limits) and store the room's
+    row and parameters, without its engine: the room and the parsed scenario."""
     refuse_unstorable(name, "name")
     limits.check_scenario_size(scenario_yaml)
     creator = creator or limits.owner_key(owner)
@@ -298,6 +322,7 @@ def room_create(
             scenario_yaml=scenario_yaml,
             speed=speed,
             wall_anchor=timezone.now(),
+            build_state=build_state,
         )
         raw_spec = scenario.raw.get("spec") or {}
         ClusterParameters.objects.create(
@@ -307,16 +332,24 @@ def room_create(
             api_server=dict(raw_spec.get("apiServer") or {}),
         )
         lessons.on_create(room, scenario)
-        sim = _new_sim(room, scenario)
-        rt = Runtime(sim, 0)
-        delta = _persist(room, rt, force_snapshot=True)
-    # Simulated time starts now, not when creation began (building and storing a 1,000-node
-    # room takes tens of seconds, which at 10x would skip minutes). Unless a tick already ran.
+    return room, scenario
+
+
+def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any]) -> None:
+    """After the first rows are committed: simulated time starts now, not when creation began
+    (building and storing a big room takes seconds, which at 10x would skip a minute), unless
+    a tick already ran; the engine is cached here, its first snapshot taken, the delta sent."""
     room.wall_anchor = timezone.now()
     Room.objects.filter(pk=room.pk, seq=room.seq, sim_ms=0).update(wall_anchor=room.wall_anchor)
     _CACHE[room.pk] = rt
-    _broadcast_after_commit(room.pk, delta)
-    return room
+    if len(delta["events"]) + len(delta["nodes"]) + len(delta["pods"]) > 2000:
+        # A big room's first delta is megabytes (measuring it alone takes a second): the
+        # resync notice straight away (a client that is already there fetches snapshot.json).
+        count = len(delta["events"])
+        delta = {k: delta[k] for k in ("seq", "t", "speed", "paused")}
+        delta.update(type="resync", events=count, first=True)
+    _broadcast_after_commit(room.pk, bounded(delta))
+    _snapshot(room, rt)
 
 
 def with_kubernetes_version(text: str, version: str) -> str:
@@ -480,6 +513,8 @@ def room_advance(
 def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] | None:
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
+        if room.build_state != Room.LIVE:
+            return None  # still being built by a worker (build.py), or its build failed
         rt = _runtime(room)
         sim = rt.sim
         pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
@@ -569,26 +604,35 @@ def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
     return nodes, pods, zones
 
 
-def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str, Any]:
-    """Write what changed: new timeline rows, views of touched objects, the room's clock."""
+def _persist(
+    room: Room, rt: Runtime, force_snapshot: bool = False, fresh: bool = False
+) -> dict[str, Any]:
+    """Write what changed: new timeline rows, views of touched objects, the room's clock.
+    ``fresh``: the room's first rows (none stored yet): every view, plain fast inserts, and
+    no snapshot (the caller takes it once the room is live)."""
     sim = rt.sim
     events = list(sim.timeline.events)
     sim.timeline.events.clear()
     start = room.event_count
-    TimelineEvent.objects.bulk_create(
-        [
-            TimelineEvent(
-                room=room,
-                idx=start + i,
-                t_ms=e["t"],
-                type=e["type"],
-                data={k: v for k, v in e.items() if k not in ("t", "type")},
-            )
-            for i, e in enumerate(events)
-        ],
-        batch_size=1000,
-    )
-    nodes, pods, zones_changed = _touched(events)
+    if fresh:
+        bulk.insert_events(room.pk, start, events)
+        force_snapshot = True
+    else:
+        TimelineEvent.objects.bulk_create(
+            [
+                TimelineEvent(
+                    room=room,
+                    idx=start + i,
+                    t_ms=e["t"],
+                    type=e["type"],
+                    data={k: v for k, v in e.items() if k not in ("t", "type")},
+                )
+                for i, e in enumerate(events)
+            ],
+            batch_size=1000,
+        )
+    # A fresh room's views are all of them (below): which objects its events touched is moot.
+    nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
     observed = getattr(sim, "observed_nodes", set())
     nodes |= observed
@@ -639,7 +683,9 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         upserts.append(("metrics", "workloads", wl))
     for kind, key in deletes:
         ObjectView.objects.filter(room=room, kind=kind, key=key).delete()
-    if upserts:
+    if fresh:
+        bulk.insert_views(room.pk, upserts)
+    elif upserts:
         ObjectView.objects.bulk_create(
             [ObjectView(room=room, kind=k, key=key, data=d) for k, key, d in upserts],
             update_conflicts=True,
@@ -665,7 +711,7 @@ def _persist(room: Room, rt: Runtime, force_snapshot: bool = False) -> dict[str,
         ]
     )
     every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
-    if force_snapshot or time.monotonic() - rt.snapshot_at > every:
+    if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
         _snapshot(room, rt)
     return {
         "type": "delta",
@@ -877,6 +923,8 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
     t_ms = int(t * 1000)
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
+        if room.build_state != Room.LIVE:
+            raise ActionError(f"rewind: the room is not live yet (it is {room.build_state})")
         if not 0 <= t_ms <= room.sim_ms:
             raise ActionError(f"rewind: t must be between 0 and {room.sim_ms / 1000:g} s")
         room.actions.filter(status=Action.APPLIED, at_ms__gt=t_ms).exclude(

@@ -14,7 +14,7 @@ from celery.utils.nodenames import worker_direct
 from django.conf import settings
 from django.utils import timezone
 
-from . import affinity, services
+from . import affinity, build, services
 from .models import Room
 
 log = logging.getLogger(__name__)
@@ -165,14 +165,18 @@ def rooms_tick_task() -> None:
     one of the worker's threads. With no worker announced (heartbeats not yet seen), all here.
     A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
     instant a last time and then stops (services.room_idle: its clock stops at that instant,
-    however late its owner runs the tick) until a viewer arrives."""
+    however late its owner runs the tick) until a viewer arrives. A room still being built is
+    not ticked; one whose build was lost is queued again (build.requeue_lost_builds)."""
+    live = Room.objects.filter(build_state=Room.LIVE)
     running = sorted(
-        Room.objects.filter(paused=False, idle_since__isnull=True).values_list("id", flat=True)
+        live.filter(paused=False, idle_since__isnull=True).values_list("id", flat=True)
     )
     ids = set(running)
-    ids |= set(
-        Room.objects.filter(actions__status="pending").values_list("id", flat=True).distinct()
-    )
+    ids |= set(live.filter(actions__status="pending").values_list("id", flat=True).distinct())
+    try:
+        build.requeue_lost_builds()
+    except redis.RedisError:
+        log.warning("could not check for lost room builds (Redis)")
     wall_now = timezone.now()
     idle = unwatched_rooms(running, wall_now.timestamp())
     wall = wall_now.isoformat()
@@ -195,6 +199,13 @@ def rooms_tick_task() -> None:
         stopped = services.room_idle(idle, wall_now)
         if stopped:
             log.info("rooms %s: nobody watches, stopped ticking", stopped)
+
+
+@shared_task(ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def room_build_task(room_id: int) -> None:
+    """Build a room created by the form (build.room_build). Acknowledged when done, so a
+    worker lost mid-build leaves it queued; the beat re-queues one lost otherwise."""
+    build.room_build(room_id)
 
 
 @shared_task(ignore_result=True)

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
-from . import deltas, limits, services
+from . import build, deltas, limits, services
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
 from .exports import timeline_csv, timeline_events_yaml
@@ -56,7 +56,7 @@ def index(request: HttpRequest) -> HttpResponse:
             chosen = next(s for s in services.builtin_scenarios() if s["id"] == data["scenario"])
             text = chosen["yaml"]
         try:
-            room = services.room_create(
+            room = build.room_start(
                 data.get("name") or "",
                 text,
                 request.user,
@@ -139,6 +139,9 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
     token = request.GET.get("token") or request.session.get("operator_tokens", {}).get(slug, "")
     operator = is_operator(room, request.user, token)
     viewer_url = request.build_absolute_uri(reverse("room", args=[room.slug]))
+    if room.build_state != Room.LIVE:
+        # Built by a worker (build.py): the page shows the progress, then reloads when live.
+        return render(request, "controller/room_building.html", {"room": room})
     imported = is_imported(room.scenario_yaml)
     return render(
         request,
@@ -154,6 +157,16 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "viewer_url": viewer_url,
             "operator_url": f"{viewer_url}?token={room.operator_token}" if operator else "",
         },
+    )
+
+
+@require_GET
+def room_build(request: HttpRequest, slug: str) -> JsonResponse:
+    """A building room's progress ("parsing", "creating 30,000 pods", "storing"), polled by
+    its page: state building, live or failed (with the error)."""
+    room = get_object_or_404(Room, slug=slug)
+    return JsonResponse(
+        {"state": room.build_state, "progress": room.build_progress, "error": room.build_error}
     )
 
 

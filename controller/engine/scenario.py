@@ -6,6 +6,7 @@ Bad input is refused whole with the path of the first wrong field and why
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -420,11 +421,13 @@ def load_scenario(text: str) -> Scenario:
         raise ScenarioError(
             "", f"scenario is larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB"
         )
-    _check_nesting(text)
-    try:
-        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
-    except yaml.YAMLError:
-        docs = _slow_parse_for_the_error(text)
+    docs = _json_documents(text)
+    if docs is None:
+        _check_nesting(text)
+        try:
+            docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+        except yaml.YAMLError:
+            docs = _slow_parse_for_the_error(text)
     if not docs:
         raise ScenarioError("", "the file holds no YAML document")
     scen_docs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"]
@@ -457,6 +460,53 @@ def _slow_parse_for_the_error(text: str) -> list[Any]:
         raise ScenarioError("", f"malformed YAML{where}: {problem}") from None
     except RecursionError:
         raise ScenarioError("", "malformed YAML, nested too deeply") from None
+
+
+# PyYAML's implicit float (YAML 1.1): a JSON number is a float only if YAML reads it so
+# (``1e3`` and ``1.5e3`` are strings there), so a JSON file means the same either way.
+_YAML_FLOAT = re.compile(
+    r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?
+    |\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
+class _NotPlainJson(Exception):
+    pass
+
+
+def _json_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _NotPlainJson  # a duplicate key: the YAML path names it, with its line
+    return out
+
+
+def _json_constant(name: str) -> Any:
+    raise _NotPlainJson  # NaN / Infinity: not JSON, and a plain string in YAML
+
+
+def _json_documents(text: str) -> list[Any] | None:
+    """A scenario written as one JSON object (JSON is YAML; a generated big scenario often
+    is JSON) read by the json module, ten times faster than libyaml, into the same values;
+    None when the text is not such a document, or holds anything the YAML path must judge
+    (a duplicate key, nesting over MAX_NESTING, a number YAML reads differently)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        doc = json.loads(
+            text,
+            object_pairs_hook=_json_pairs,
+            parse_float=lambda v: float(v) if _YAML_FLOAT.match(v) else v,
+            parse_constant=_json_constant,
+        )
+        check_nesting(doc, "")
+    except (ValueError, RecursionError, _NotPlainJson, ScenarioError):
+        return None
+    return [doc]
 
 
 MAX_NESTING = 64  # a scenario needs about 10 levels; libyaml's composer recurses in C

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from . import schedwindow
 from .core import Phase
 from .objects import (
     NO_EXECUTE,
@@ -42,6 +43,8 @@ from .objects import (
     Toleration,
     tolerations_tolerate_taint,
 )
+from .schedwindow import MIN_NODES as WINDOW_MIN_NODES
+from .schedwindow import WindowIndex, schedule_window
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -67,6 +70,12 @@ ERR_NO_NODES = "no nodes available to schedule pods"
 # requests the scorers use.
 CPU, MEMORY, EPHEMERAL, PODS, NZ_CPU, NZ_MEMORY = range(6)
 _ZERO = (0, 0, 0, 0, 0, 0)
+assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.PODS) == (
+    CPU,
+    MEMORY,
+    EPHEMERAL,
+    PODS,
+) and schedwindow._ZERO == _ZERO
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
@@ -304,6 +313,9 @@ class KubeScheduler:
         self._resource_scores: dict[tuple[int, int], dict[str, int]] = {}
         self._failures: dict[tuple[object, ...], dict[str, tuple[str, ...]]] = {}
         self._failures_version = 0
+        # Block summaries of big clusters (schedwindow.py), only during a scheduling pass.
+        self._windows: dict[tuple[object, ...], WindowIndex] = {}
+        self._in_pass = False
 
     # -- hooks ------------------------------------------------------------------------------------
     def enqueue(self, pod: Pod, now: int) -> None:
@@ -359,6 +371,15 @@ class KubeScheduler:
     # -- the scheduling pass --------------------------------------------------------------------
     def run_pass(self) -> None:
         """scheduleOne for every queued pod, highest priority first."""
+        self._windows = {}
+        self._in_pass = True
+        try:
+            self._run_pass()
+        finally:
+            self._windows = {}
+            self._in_pass = False
+
+    def _run_pass(self) -> None:
         now = self.sim.now_ms
         self._at = None
         self._spread.clear()
@@ -404,6 +425,10 @@ class KubeScheduler:
             node = self.sim.cluster.nodes.get(info.required_node)
             if node is not None and self.filter(info, node) is None:
                 return node.name, ""
+        elif n >= WINDOW_MIN_NODES and not info.node_selector and getattr(self, "_in_pass", False):
+            chosen = schedule_window(self, pod, info, nodes)  # the same choice, by blocks
+            if chosen is not None:
+                return chosen, ""
         feasible, reasons = self.find_nodes_that_pass_filters(info, nodes)
         if not feasible:
             message = fit_error_message(n, reasons)
@@ -591,6 +616,8 @@ class KubeScheduler:
             scores.pop(name, None)
         for failures in self._failures.values():
             failures.pop(name, None)
+        for window in getattr(self, "_windows", {}).values():
+            window.forget(name)
 
     def _failures_for(self, signature: tuple[object, ...]) -> dict[str, tuple[str, ...]]:
         """Why each node failed pods of this signature; valid until the scheduler is woken

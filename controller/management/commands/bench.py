@@ -3,6 +3,8 @@
 Rows (``--only ROW[,ROW]`` runs some alone; all by default):
 
 - ``engine``: one simulated hour per cluster size (speed, memory), each in a fresh process;
+- ``build``: room creation at ``--build-sizes`` nodes (30 pods each), seconds by phase
+  (validate, parse, engine t=0, store -> live; the first snapshot), each in a fresh process;
 - ``live``: a live room of ``--live`` nodes at 10x: tick mean/p95/max, bytes per tick;
 - ``rooms``: ``--rooms`` running rooms on ``--workers`` real Celery workers and beat: ticks
   on time, CPU seconds per room per minute;
@@ -30,7 +32,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controller import bench
 
-ROWS = ("engine", "live", "rooms", "viewers")
+ROWS = ("engine", "live", "rooms", "viewers", "build")
 
 
 class Command(BaseCommand):
@@ -42,6 +44,9 @@ class Command(BaseCommand):
         )
         parser.add_argument("--sizes", default="100,1000,5000", help="engine row: node counts")
         parser.add_argument("--leak-sizes", default="1000", help="engine row: memory-leak sizes")
+        parser.add_argument(
+            "--build-sizes", default="1000,5000", help="build row: node counts (30 pods each)"
+        )
         parser.add_argument("--live", type=int, default=5000, help="live row: nodes")
         parser.add_argument("--live-ticks", type=int, default=60, help="live row: ticks")
         parser.add_argument(
@@ -71,7 +76,17 @@ class Command(BaseCommand):
             for line in bench.format_rows(bench.run_all(sizes, leak_sizes)):
                 self.stdout.write(line)
             self.stdout.write(f"  [{bench.load_average()}]")
-        stack_rows = [r for r in rows if r != "engine"]
+        if "build" in rows:
+            from django.core.management import call_command
+
+            from controller.bench_build import format_build_rows, run_build_rows
+
+            call_command("migrate", verbosity=0, interactive=False)  # rooms live in the DB
+            sizes = [int(s) for s in opts["build_sizes"].split(",") if s]
+            for line in format_build_rows(run_build_rows(sizes)):
+                self.stdout.write(line)
+            self.stdout.write(f"  [{bench.load_average()}]")
+        stack_rows = [r for r in rows if r not in ("engine", "build")]
         if stack_rows and not opts["use_redis_url"]:
             self._in_child_with_own_redis(stack_rows, opts)
             return

@@ -11,6 +11,7 @@ sorts pods with ``sort.Sort`` (not stable) we break remaining ties by pod key.
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -91,6 +92,7 @@ def _float32_from_bits(bits: int) -> float:
     return float(struct.unpack("<f", struct.pack("<I", bits))[0])
 
 
+@functools.lru_cache(maxsize=4096)  # pure; identical nodes ask for the same values
 def _round_float32(q: Fraction) -> Fraction:
     """The float32 nearest to ``q`` (ties to even), exactly; OverflowError past float32."""
     if q < 0:

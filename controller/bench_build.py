@@ -1,0 +1,166 @@
+"""The room-creation benchmark (issue #14, "Fast big rooms"): a big room's scenario (pure,
+no Django) and the wall time of each phase of building it (``manage.py bench``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .bench import ZONES, bare_pods
+
+
+def big_room_scenario(nodes: int, pods: int, bare_per_node: int | None = None) -> dict[str, Any]:
+    """``nodes`` nodes over three zones (generated) and about ``pods`` pods: ``bare_per_node``
+    bare pods bound by nodeName to each node (2, or 1 over 1,000 nodes: the file stays under
+    the 2 MiB limit), the rest from Deployments of 1,000 replicas each (scheduled)."""
+    if bare_per_node is None:
+        bare_per_node = 2 if nodes <= 1000 else 1
+    per_zone = nodes // len(ZONES)
+    bare = bare_pods(per_zone, bare_per_node)
+    rest = max(0, pods - len(bare))
+    deployments = []
+    i = 0
+    while rest > 0:
+        n = min(1000, rest)
+        i += 1
+        deployments.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": f"web-{i}", "namespace": "default"},
+                "spec": {
+                    "replicas": n,
+                    "selector": {"matchLabels": {"app": f"web-{i}"}},
+                    "template": {
+                        "metadata": {"labels": {"app": f"web-{i}"}},
+                        "spec": {
+                            "containers": [
+                                {"name": "app", "resources": {"requests": {"cpu": "50m"}}}
+                            ]
+                        },
+                    },
+                },
+            }
+        )
+        rest -= n
+    return {
+        "apiVersion": "playground/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": f"big-room-{nodes}"},
+        "spec": {
+            "nodes": [
+                {"generate": {"count": per_zone, "namePrefix": f"{z[-1]}-", "zone": z}}
+                for z in ZONES
+            ],
+            "objects": deployments + bare,
+            "faults": [{"at": "60s", "type": "ZoneOutage", "zone": "zone-a"}],
+        },
+    }
+
+
+def big_room_text(nodes: int, pods: int) -> str:
+    return json.dumps(big_room_scenario(nodes, pods), separators=(",", ":"))
+
+
+def build_phases(nodes: int, pods: int) -> dict[str, Any]:
+    """Seconds of each phase of creating a room of ``nodes`` nodes / ``pods`` pods, as the
+    worker builds it (the benchmark of ``manage.py bench``; a fresh room, deleted after)."""
+    import time  # the benchmark, not the engine, reads the wall clock
+
+    from django.db import transaction
+
+    from . import services
+    from .build import gc_paused
+    from .engine.scenario import load_scenario
+    from .engine.simulation import Simulation
+
+    text = big_room_text(nodes, pods)
+    clock = time.perf_counter
+    c0 = time.process_time()
+    t0 = clock()
+    room, _scenario = services.room_prepare(f"bench-build-{nodes}", text, None, 10.0)
+    t1 = clock()
+    scenario = load_scenario(room.scenario_yaml)  # the worker parses it again
+    t2 = clock()
+    c2 = time.process_time()
+    sim = Simulation(scenario)
+    with gc_paused():
+        sim.run(0)
+    t3 = clock()
+    c3 = time.process_time()
+    events = len(sim.timeline.events)
+    with transaction.atomic(), gc_paused():
+        rt = services.Runtime(sim, room.version)
+        services._persist(room, rt, fresh=True)
+    t4 = clock()
+    c4 = time.process_time()
+    services._snapshot(room, rt)
+    t5 = clock()
+    services._CACHE.pop(room.pk, None)
+    room.delete()
+    return {
+        "nodes": len(sim.cluster.nodes),
+        "pods": len(sim.cluster.pods),
+        "events": events,
+        "scenario_kib": len(text) // 1024,
+        "validate_s": round(t1 - t0, 2),
+        "parse_s": round(t2 - t1, 2),
+        "engine_s": round(t3 - t2, 2),
+        "store_s": round(t4 - t3, 2),
+        "live_s": round(t4 - t0, 2),
+        # CPU seconds of this process (what the wall times would be on an idle core)
+        "engine_cpu_s": round(c3 - c2, 2),
+        "live_cpu_s": round(c4 - c0, 2),
+        "snapshot_s": round(t5 - t4, 2),
+    }
+
+
+def run_build_rows(sizes: list[int], pods_per_node: int = 30) -> list[dict[str, Any]]:
+    """One fresh process per size (``python -m controller.bench_build N P``): its own peak
+    memory, and no engine of the previous size in memory."""
+    import subprocess
+    import sys
+
+    rows = []
+    for n in sizes:
+        args = [sys.executable, "-m", "controller.bench_build", str(n), str(n * pods_per_node)]
+        proc = subprocess.run(args, capture_output=True, text=True, check=True)
+        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def format_build_rows(rows: list[dict[str, Any]]) -> list[str]:
+    """Room creation, seconds by phase: validate (the form), parse (the worker), engine t=0,
+    store the first rows; live = their sum; the first snapshot is taken after."""
+    head = (
+        f"{'nodes':>6} {'pods':>7} {'events':>7} {'KiB':>5}  {'validate s':>10} {'parse s':>7} "
+        f"{'engine s':>8} {'store s':>7} {'live s':>6} {'(cpu s)':>7} {'snapshot s':>10} "
+        f"{'peak MiB':>9} {'load':>5}"
+    )
+    lines = ["room creation, by phase:", head]
+    for r in rows:
+        lines.append(
+            f"{r['nodes']:>6} {r['pods']:>7} {r['events']:>7} {r['scenario_kib']:>5}  "
+            f"{r['validate_s']:>10} {r['parse_s']:>7} {r['engine_s']:>8} {r['store_s']:>7} "
+            f"{r['live_s']:>6} {r.get('live_cpu_s', ''):>7} {r['snapshot_s']:>10} "
+            f"{r['peak_mib']:>9} {r.get('load', ''):>5}"
+        )
+    return lines
+
+
+if __name__ == "__main__":
+    import os
+    import resource
+    import sys
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    row = build_phases(int(sys.argv[1]), int(sys.argv[2]))
+    row["peak_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    row["load"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(row))

@@ -1,0 +1,138 @@
+"""The scheduler's big-cluster shortcut (schedwindow.py) makes the same choices as the
+per-node path (find_nodes_that_pass_filters + prioritize): the same node for every pod, the
+same nextStartNodeIndex, the same timeline, through a zone outage and rescheduling, with
+nodes that fill up, unschedulable and tainted nodes, nodes without a zone, pods without an
+owner and pods with a node selector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.engine import scheduler
+from controller.engine.clock import SECOND
+from controller.engine.scenario import parse_scenario
+from controller.engine.simulation import Simulation
+from controller.engine.timeline import to_json
+
+
+def deployment(name: str, replicas: int, cpu: str = "", **spec: Any) -> dict[str, Any]:
+    requests = {"requests": {"cpu": cpu}} if cpu else {}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "c", **requests}], **spec},
+            },
+        },
+    }
+
+
+def bare(name: str, cpu: str = "") -> dict[str, Any]:
+    requests = {"requests": {"cpu": cpu}} if cpu else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", **requests}]},
+    }
+
+
+def zoned(count: int, pods: str = "110", cpu: str = "4") -> list[dict[str, Any]]:
+    return [
+        {
+            "generate": {
+                "count": count,
+                "namePrefix": f"{z}-",
+                "zone": f"zone-{z}",
+                "capacity": {"pods": pods, "cpu": cpu},
+            }
+        }
+        for z in "abc"
+    ]
+
+
+CASES = {
+    "three zones, three deployments, a zone outage": (
+        zoned(80),
+        [deployment("web", 900, "100m"), deployment("api", 700), deployment("db", 300, "1")],
+        [{"at": "30s", "type": "ZoneOutage", "zone": "zone-a"}],
+    ),
+    "small nodes fill up, then pods stay pending": (
+        zoned(70, pods="6", cpu="2"),
+        [deployment("web", 1100, "300m"), deployment("batch", 400)],
+        [],
+    ),
+    "no zones, bare pods without owner": (
+        [{"generate": {"count": 230, "namePrefix": "n-"}}],
+        [deployment("web", 800, "50m")] + [bare(f"p-{i}", "10m") for i in range(300)],
+        [{"at": "20s", "type": "StopKubelet", "node": "n-7"}],
+    ),
+    "zoned and unzoned nodes, one unschedulable, a taint later": (
+        zoned(70)
+        + [{"generate": {"count": 40, "namePrefix": "plain-"}}]
+        + [{"name": "cordoned", "zone": "zone-a", "unschedulable": True}],
+        [
+            deployment("web", 900, "100m"),
+            deployment("pinned", 120, nodeSelector={"topology.kubernetes.io/zone": "zone-b"}),
+        ],
+        [
+            {"at": "10s", "type": "Taint", "node": "a-3", "key": "k", "effect": "NoSchedule"},
+            {"at": "10s", "type": "Taint", "node": "b-5", "key": "p", "effect": "PreferNoSchedule"},
+            {"at": "20s", "type": "ZoneOutage", "zone": "zone-c"},
+        ],
+    ),
+}
+
+
+SCHEDULE = scheduler.KubeScheduler.schedule
+
+
+def run(nodes: list, objects: list, faults: list, window_min: int, monkeypatch) -> Any:
+    monkeypatch.setattr(scheduler, "WINDOW_MIN_NODES", window_min)
+    scenario = parse_scenario(
+        {
+            "apiVersion": "playground/v1alpha1",
+            "kind": "Scenario",
+            "metadata": {"name": "window"},
+            "spec": {"nodes": nodes, "objects": objects, "faults": faults},
+        }
+    )
+    sim = Simulation(scenario)
+    placed = []
+    real = SCHEDULE
+
+    def spy(self, pod):  # type: ignore[no-untyped-def]
+        chosen = real(self, pod)
+        placed.append((sim.now_ms, pod.key, chosen, self.next_start_node_index))
+        return chosen
+
+    monkeypatch.setattr(scheduler.KubeScheduler, "schedule", spy)
+    sim.run(120 * SECOND)
+    return placed, [to_json(e) for e in sim.timeline.events]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_block_path_chooses_as_the_per_node_path(case: str, monkeypatch) -> None:
+    nodes, objects, faults = CASES[case]
+    calls = []
+    real_window = scheduler.schedule_window
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        chosen = real_window(*args)
+        calls.append(chosen is not None)
+        return chosen
+
+    monkeypatch.setattr(scheduler, "schedule_window", counting)
+    fast_placed, fast_events = run(nodes, objects, faults, 200, monkeypatch)
+    used = sum(calls)
+    slow_placed, slow_events = run(nodes, objects, faults, 10**9, monkeypatch)
+    assert used >= 300, f"the block path was used for {used} pods only"
+    assert fast_placed == slow_placed
+    assert fast_events == slow_events
