@@ -191,6 +191,7 @@ ENDPOINTS: dict[str, tuple[str | None, list[str]]] = {
     "room-whatif": ("room", []),
     "room-whatif-result": ("room", ["no-such-task"]),
     "room-snapshot": ("room", []),
+    "room-build": ("room", []),
     "room-series": ("room", []),
     "compare": ("comparison", []),
 }
@@ -203,6 +204,7 @@ GET_ONLY = {
     "room-manifests",
     "room-whatif-result",
     "room-snapshot",
+    "room-build",
     "room-series",
 }
 # Operator only, and changes no room: a headless What-if run in the worker (CPU).
