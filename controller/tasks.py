@@ -161,8 +161,10 @@ def _withdraw(**kwargs) -> None:
 @shared_task(ignore_result=True)
 def rooms_tick_task() -> None:
     """Beat's coarse trigger: every running room (or one with pending actions) is ticked by
-    the worker that owns it (affinity), through that worker's direct queue, where it runs in
-    one of the worker's threads. With no worker announced (heartbeats not yet seen), all here.
+    the worker that owns it (affinity): rooms this worker owns right here, one after another,
+    the others through their owner's direct queue (with no worker announced yet, all here).
+    Sending a worker's own rooms through its queue too (its threads side by side) measured
+    worse: 31-33% of ticks on time against 56% (bench rooms row, 50 rooms on SQLite).
     A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
     instant a last time and then stops (services.room_idle: its clock stops at that instant,
     however late its owner runs the tick) until a viewer arrives. A room still being built is
@@ -184,14 +186,13 @@ def rooms_tick_task() -> None:
         workers = affinity.live_workers(redis_client())
     except redis.RedisError:
         workers = []
+    me = _hostname()
     for room_id in sorted(ids):
         owner = affinity.owner(room_id, workers)
         try:
-            if owner is None:
+            if owner is None or owner == me:
                 room_tick_task(room_id, wall)
             else:
-                # Its own rooms too: each tick is a task on the owner's queue, so the rooms
-                # of one worker tick in its threads side by side, not one after another here.
                 send_tick(room_id, wall, workers)
         except Exception:
             log.exception("tick of room %s failed", room_id)
