@@ -10,7 +10,6 @@ taint on a-2 (110 s; "When will web-1 be deleted?", time 410 ± 5). Step "gone" 
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from datetime import timedelta
@@ -23,10 +22,9 @@ from channels.testing import WebsocketCommunicator
 from django.utils.html import escape
 
 from controller import lessons, services
-from controller.engine import cli
-from controller.engine.timeline import to_json
 from controller.lessons import LessonError
 from controller.models import LessonAnswer, LessonState, Room, TimelineEvent
+from tests.app.test_rooms import headless_events, room_events
 
 LESSON = (Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.yaml").read_text()
 SPEED = 10.0
@@ -53,23 +51,6 @@ def lesson_state(room: Room) -> tuple[int, str, bool, dict[str, int]]:
 
 def events(room: Room) -> list[tuple[int, str, dict[str, Any]]]:
     return [(e.t_ms, e.type, e.data) for e in TimelineEvent.objects.filter(room=room)]
-
-
-def headless_events(room: Room, tmp_path: Path) -> list[str]:
-    path = tmp_path / "export.yaml"
-    path.write_text(services.room_export(room))
-    out, err = io.StringIO(), io.StringIO()
-    assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, (
-        err.getvalue()
-    )
-    return out.getvalue().splitlines()
-
-
-def room_events(room: Room) -> list[str]:
-    return [
-        to_json({"t": e.t_ms, "type": e.type, **e.data})
-        for e in TimelineEvent.objects.filter(room=room).order_by("idx")
-    ]
 
 
 def test_a_lesson_room_gets_its_state_and_a_plain_room_none(room: Room) -> None:
