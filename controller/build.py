@@ -14,9 +14,9 @@ import redis
 from django.db import transaction
 
 from . import services
-from .engine.scenario import Scenario, load_scenario
+from .engine.scenario import Scenario, ScenarioError, load_scenario
 from .engine.simulation import Simulation
-from .models import Room
+from .models import PendingImport, Room
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +88,42 @@ def room_start(
         transaction.on_commit(lambda: queue_build(room.pk))
     room.build_progress = "queued"
     return room
+
+
+# kubectl output longer than this (characters) is parsed by the worker, not in the request:
+# libyaml reads about 1.2 MB of kubectl YAML a second, and the import and the check of the
+# scenario it makes take as long again (a 10 MB -o yaml List: 20 s; -o json: 3 s).
+IMPORT_INLINE_MAX_CHARS = 1024 * 1024
+
+
+def import_start(
+    name: str,
+    text: str,
+    options: dict[str, str | None],
+    owner: Any = None,
+    speed: float = 10.0,
+    creator: str = "",
+    inline_max_chars: int | None = None,
+    inline_max: int | None = None,
+) -> Room:
+    """The import form's "create": small kubectl output is imported now (an error names the
+    item and field, nothing is stored) and its room started as the room form's (room_start);
+    longer output is stored with its room "building" and imported by the worker, which then
+    builds the room (an import error then marks the room failed, with the item and field)."""
+    limit = IMPORT_INLINE_MAX_CHARS if inline_max_chars is None else inline_max_chars
+    if len(text) > limit:
+        with transaction.atomic():
+            room = services.import_pending(name, text, options, owner, speed, creator)
+            transaction.on_commit(lambda: queue_build(room.pk))
+        return room
+    scenario_yaml, _report = services.import_scenario(
+        text,
+        name=options.get("name") or "",
+        kubelet_config=options.get("kubelet_config") or None,
+        controller_manager_config=options.get("controller_manager_config") or None,
+        flags=options.get("flags") or None,
+    )
+    return room_start(name, scenario_yaml, owner, speed, creator=creator, inline_max=inline_max)
 
 
 def queue_build(room_id: int) -> None:
@@ -172,16 +208,25 @@ def room_build(room_id: int) -> None:
             room = Room.objects.filter(pk=room_id, build_state=Room.BUILDING).first()
             if room is None:
                 return
-            _progress(room_id, "parsing the scenario")
-            scenario = load_scenario(room.scenario_yaml)
+            if not room.scenario_yaml:  # a big import: its kubectl output first
+                scenario = services.import_finish(room, lambda m: _progress(room_id, m))
+            else:
+                _progress(room_id, "parsing the scenario")
+                scenario = load_scenario(room.scenario_yaml)
             _build(room, scenario)
         except Exception as exc:
-            log.exception("room %s: build failed", room_id)
-            Room.objects.filter(pk=room_id, build_state=Room.BUILDING).update(
-                build_state=Room.FAILED,
-                build_progress="",
-                build_error=f"{type(exc).__name__}: {exc}"[:2000],
-            )
+            if isinstance(exc, (ScenarioError, *services.REFUSALS)):
+                # The form's message (an import's names the item and the field).
+                log.warning("room %s: build refused: %s", room_id, exc)
+                error = str(exc)
+            else:
+                log.exception("room %s: build failed", room_id)
+                error = f"{type(exc).__name__}: {exc}"
+            with transaction.atomic():
+                Room.objects.filter(pk=room_id, build_state=Room.BUILDING).update(
+                    build_state=Room.FAILED, build_progress="", build_error=error[:2000]
+                )
+                PendingImport.objects.filter(room_id=room_id).delete()
         finally:
             keeper.done.set()
 

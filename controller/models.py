@@ -68,6 +68,20 @@ class Room(models.Model):
         return self.name
 
 
+class PendingImport(models.Model):
+    """A big cluster import waiting for its worker (build.py, issue #14): the kubectl output
+    and the import form's options, parsed into the room's scenario by the worker that builds
+    the room (a parse of several MB of YAML takes seconds); deleted once parsed."""
+
+    room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="pending_import")
+    text = models.TextField()
+    # name, kubelet_config, controller_manager_config, flags: as import_scenario takes them.
+    options = models.JSONField(default=dict, blank=True)
+
+    def __str__(self) -> str:
+        return f"import of {len(self.text):,} characters for room {self.room_id}"
+
+
 class Comparison(models.Model):
     """Two rooms of one scenario with different settings (or Kubernetes releases), run side
     by side on one clock: a control on either applies to both, at one wall instant. Both rooms

@@ -52,6 +52,7 @@ from .models import (
     EngineSnapshot,
     LessonState,
     ObjectView,
+    PendingImport,
     Room,
     SeriesPoint,
     TimelineEvent,
@@ -303,12 +304,7 @@ def room_prepare(
     creator = creator or limits.owner_key(owner)
     if not _counted:
         limits.check_running_rooms(creator)
-    if kubernetes_version:
-        scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
-    _refuse_nul_in_scenario(scenario_yaml)
-    scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
-    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
-    _scenario_kubelet(scenario_yaml, scenario)
+    scenario_yaml, scenario = _checked_scenario(scenario_yaml, kubernetes_version)
     speed = _check_speed(speed)
     with transaction.atomic():
         room = _create_with_unique_slug(
@@ -324,15 +320,116 @@ def room_prepare(
             wall_anchor=timezone.now(),
             build_state=build_state,
         )
-        raw_spec = scenario.raw.get("spec") or {}
-        ClusterParameters.objects.create(
-            room=room,
-            controller_manager=dict(raw_spec.get("controllerManager") or {}),
-            kubelet=dict(raw_spec.get("kubelet") or {}),
-            api_server=dict(raw_spec.get("apiServer") or {}),
-        )
-        lessons.on_create(room, scenario)
+        _store_scenario_parts(room, scenario)
     return room, scenario
+
+
+def _checked_scenario(
+    scenario_yaml: str, kubernetes_version: str | None = None
+) -> tuple[str, Scenario]:
+    """The scenario text (with ``kubernetes_version`` written in) and the scenario, validated
+    whole: ScenarioError names the field; a limit refuses its counts."""
+    if kubernetes_version:
+        scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
+    _refuse_nul_in_scenario(scenario_yaml)
+    scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
+    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
+    _scenario_kubelet(scenario_yaml, scenario)
+    return scenario_yaml, scenario
+
+
+def _store_scenario_parts(room: Room, scenario: Scenario) -> None:
+    """The rows a room's scenario gives it beside its own: parameters, lesson state."""
+    raw_spec = scenario.raw.get("spec") or {}
+    ClusterParameters.objects.create(
+        room=room,
+        controller_manager=dict(raw_spec.get("controllerManager") or {}),
+        kubelet=dict(raw_spec.get("kubelet") or {}),
+        api_server=dict(raw_spec.get("apiServer") or {}),
+    )
+    lessons.on_create(room, scenario)
+
+
+# -- a big cluster import: parsed by the worker that builds its room (build.py) -------------
+IMPORTED_NAME = "imported-cluster"
+IMPORT_OPTIONS = ("name", "kubelet_config", "controller_manager_config", "flags")
+
+
+def import_pending(
+    name: str,
+    text: str,
+    options: dict[str, str | None],
+    owner: Any = None,
+    speed: float = 10.0,
+    creator: str = "",
+) -> Room:
+    """A room for kubectl output too big to parse in the request: stored "building" with the
+    text and the import options (import_scenario's), checked only for what the database could
+    not store and the running-room limit; the worker parses it (import_finish)."""
+    refuse_unstorable(name, "name")
+    refuse_unstorable(text, "kubectl output")
+    kept = {k: options.get(k) or None for k in IMPORT_OPTIONS}
+    refuse_unstorable(kept, "")
+    creator = creator or limits.owner_key(owner)
+    limits.check_running_rooms(creator)
+    speed = _check_speed(speed)
+    shown = name or IMPORTED_NAME
+    with transaction.atomic():
+        room = _create_with_unique_slug(
+            Room,
+            _unique_slug,
+            shown,
+            name=shown,
+            owner=owner if getattr(owner, "is_authenticated", False) else None,
+            creator=creator[:160],
+            scenario_name=kept["name"] or IMPORTED_NAME,
+            scenario_yaml="",
+            speed=speed,
+            wall_anchor=timezone.now(),
+            build_state=Room.BUILDING,
+            build_progress="queued",
+        )
+        PendingImport.objects.create(room=room, text=text, options=kept)
+    return room
+
+
+def import_finish(room: Room, progress: Any = None) -> Scenario:
+    """The worker's part of a big import: the stored kubectl output -> the room's scenario
+    (as the form would have made it, validated whole: ScenarioError names the item and the
+    field), its parameters; the pending text deleted. An error changes nothing. ``progress``
+    is told each phase."""
+    say = progress or (lambda message: None)
+    pending = PendingImport.objects.get(room=room)
+    options = pending.options or {}
+    say(f"importing the cluster ({len(pending.text) / 1e6:.1f} MB of kubectl output)")
+    scenario_yaml, _report = import_scenario(
+        pending.text,
+        name=options.get("name") or "",
+        kubelet_config=options.get("kubelet_config"),
+        controller_manager_config=options.get("controller_manager_config"),
+        flags=options.get("flags"),
+    )
+    say("checking the imported scenario")
+    limits.check_scenario_size(scenario_yaml)
+    scenario_yaml, scenario = _checked_scenario(scenario_yaml)
+    with transaction.atomic():
+        locked = Room.objects.select_for_update().get(pk=room.pk)
+        if locked.build_state != Room.BUILDING or locked.scenario_yaml:
+            return scenario
+        renamed = not options.get("name")
+        locked.scenario_yaml = scenario_yaml
+        locked.scenario_name = scenario.name
+        if renamed:
+            locked.name = scenario.name
+        locked.save(update_fields=["scenario_yaml", "scenario_name", "name"])
+        _store_scenario_parts(locked, scenario)
+        PendingImport.objects.filter(room=room).delete()
+    room.scenario_yaml, room.scenario_name, room.name = (
+        locked.scenario_yaml,
+        locked.scenario_name,
+        locked.name,
+    )
+    return scenario
 
 
 def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any]) -> None:
@@ -1271,12 +1368,33 @@ def import_scenario(
 
     scenario, report = import_cluster(
         text,
-        name=name or "imported-cluster",
+        name=name or IMPORTED_NAME,
         kubelet_config=kubelet_config,
         controller_manager_config=controller_manager_config,
         flags=flags,
     )
     return dump_scenario(scenario, report), report
+
+
+def import_preview(
+    text: str,
+    name: str = "",
+    kubelet_config: str | None = None,
+    controller_manager_config: str | None = None,
+    flags: str | None = None,
+) -> tuple[str, list[dict[str, str]]]:
+    """The import form's Preview: what the room's page would say about the cluster (its
+    "what to watch for" paragraph) and the report; no scenario text, no room, no engine."""
+    from .importer import import_cluster
+
+    scenario, report = import_cluster(
+        text,
+        name=name or IMPORTED_NAME,
+        kubelet_config=kubelet_config,
+        controller_manager_config=controller_manager_config,
+        flags=flags,
+    )
+    return " ".join(str(scenario.get("description") or "").split()), report
 
 
 def scenario_about(text: str) -> str:

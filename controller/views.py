@@ -97,27 +97,32 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
 
 def import_create(request: HttpRequest) -> HttpResponse:
     """The index page's "your own cluster" form: import (the report shown first with
-    Preview), then a room of the imported scenario; an error names the item and field and
-    creates nothing."""
+    Preview: no room, no engine), then a room of the imported scenario (build.import_start:
+    a big cluster is imported and built by a worker while the room page shows the progress);
+    an error names the item and field and creates nothing."""
     form = ImportClusterForm(request.POST, request.FILES, prefix="imp")
     error, report, preview = None, None, None
     if form.is_valid():
         data = form.cleaned_data
+        options = {
+            "name": data.get("name") or "",
+            "kubelet_config": data.get("kubelet_config") or None,
+            "controller_manager_config": data.get("controller_manager_config") or None,
+            "flags": data.get("flags") or None,
+        }
         try:
-            scenario_yaml, report = services.import_scenario(
-                data["text"],
-                name=data.get("name") or "",
-                kubelet_config=data.get("kubelet_config") or None,
-                controller_manager_config=data.get("controller_manager_config") or None,
-                flags=data.get("flags") or None,
-            )
             if "preview" in request.POST:
-                preview = services.scenario_about(scenario_yaml)
+                preview, report = services.import_preview(data["text"], **options)
             else:
-                room = services.room_create(
-                    data.get("name") or "", scenario_yaml, request.user, data["speed"]
+                room = build.import_start(
+                    data.get("name") or "",
+                    data["text"],
+                    options,
+                    request.user,
+                    data["speed"],
+                    creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
                 )
-        except (ScenarioError, services.ActionError) as exc:
+        except (ScenarioError, *services.REFUSALS) as exc:
             error = str(exc)
         else:
             if preview is None:
