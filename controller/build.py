@@ -38,14 +38,17 @@ _RENEW = (
 
 def scenario_size(scenario: Scenario) -> tuple[int, int]:
     """Nodes, and pods the scenario's objects will create (replicas of workloads, DaemonSet
-    pods counted one per node), without building anything."""
+    pods counted one per node), without building anything. A Pod with a controller owner (an
+    imported cluster's) is one of its workload's replicas, not one more."""
     nodes = len(scenario.nodes)
     pods = 0
     for obj in scenario.objects:
         kind = obj.get("kind")
         spec = obj.get("spec") or {}
         if kind == "Pod":
-            pods += 1
+            owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+            if not any(isinstance(o, dict) and o.get("controller") for o in owners):
+                pods += 1
         elif kind == "DaemonSet":
             pods += nodes
         elif kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"):

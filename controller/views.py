@@ -146,7 +146,18 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
     viewer_url = request.build_absolute_uri(reverse("room", args=[room.slug]))
     if room.build_state != Room.LIVE:
         # Built by a worker (build.py): the page shows the progress, then reloads when live.
-        return render(request, "controller/room_building.html", {"room": room})
+        # An import's report once the worker has imported it (its scenario's leading comment).
+        return render(
+            request,
+            "controller/room_building.html",
+            {
+                "room": room,
+                "importing": not room.scenario_yaml,
+                "import_report": import_report_of(room.scenario_yaml)
+                if is_imported(room.scenario_yaml)
+                else None,
+            },
+        )
     imported = is_imported(room.scenario_yaml)
     return render(
         request,
