@@ -12,11 +12,12 @@ from typing import Any
 
 import redis
 from django.db import transaction
+from django.utils import timezone
 
 from . import services
 from .engine.scenario import Scenario, ScenarioError, load_scenario
 from .engine.simulation import Simulation
-from .models import PendingImport, Room
+from .models import Comparison, PendingImport, Room
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,9 @@ INLINE_MAX_OBJECTS = 300
 BUILD_LOCK_MS = 15_000
 BUILD_RENEW_S = 3.0
 QUEUED_S = 60
+# A comparison's room built before the other one: stored, cached, not live (build_state
+# "building") until the other is built; then both go live together on one clock.
+WAITING = "built; waiting for the other room of the comparison"
 _RENEW = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then "
     "return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
@@ -129,6 +133,30 @@ def import_start(
     return room_start(name, scenario_yaml, owner, speed, creator=creator, inline_max=inline_max)
 
 
+def comparison_start(
+    base: str,
+    sides: list[tuple[tuple[str, Any], str]],
+    owner: Any,
+    speed: float,
+    creator: str,
+    inline_max: int | None = None,
+) -> Comparison:
+    """A comparison's two rooms (services.comparison_create validated the sides), each built
+    as room_start builds a room: a small one now, a big one by a worker; they go live
+    together, on one clock, when the second is built (_build). Returns at once."""
+    limit = INLINE_MAX_OBJECTS if inline_max is None else inline_max
+    with transaction.atomic():
+        comparison, scenarios = services.comparison_rooms(base, sides, owner, speed, creator)
+        for room, scenario in zip((comparison.left, comparison.right), scenarios, strict=True):
+            nodes, pods = scenario_size(scenario)
+            if nodes + pods <= limit:
+                _build(room, scenario)
+            else:
+                Room.objects.filter(pk=room.pk).update(build_progress="queued")
+                transaction.on_commit(lambda pk=room.pk: queue_build(pk))
+    return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)
+
+
 def queue_build(room_id: int) -> None:
     """Send the room's build to the worker that owns the room (affinity), or the shared
     queue; a marker in Redis says it is queued (the beat re-queues a building room with
@@ -154,7 +182,11 @@ def requeue_lost_builds() -> list[int]:
     queued again. The beat calls this."""
     from . import tasks
 
-    ids = list(Room.objects.filter(build_state=Room.BUILDING).values_list("id", flat=True))
+    ids = list(
+        Room.objects.filter(build_state=Room.BUILDING)
+        .exclude(build_progress=WAITING)
+        .values_list("id", flat=True)
+    )
     if not ids:
         return []
     client = tasks.redis_client()
@@ -209,7 +241,7 @@ def room_build(room_id: int) -> None:
         keeper.start()
         try:
             room = Room.objects.filter(pk=room_id, build_state=Room.BUILDING).first()
-            if room is None:
+            if room is None or room.build_progress == WAITING:
                 return
             if not room.scenario_yaml:  # a big import: its kubectl output first
                 scenario = services.import_finish(room, lambda m: _progress(room_id, m))
@@ -230,6 +262,16 @@ def room_build(room_id: int) -> None:
                     build_state=Room.FAILED, build_progress="", build_error=error[:2000]
                 )
                 PendingImport.objects.filter(room_id=room_id).delete()
+                # The other room of a comparison does not go live alone.
+                Room.objects.filter(
+                    pk__in=services.lockstep_ids(room_id), build_state=Room.BUILDING
+                ).exclude(pk=room_id).update(
+                    build_state=Room.FAILED,
+                    build_progress="",
+                    build_error=f"the other room of the comparison could not be built: {error}"[
+                        :2000
+                    ],
+                )
         finally:
             keeper.done.set()
 
@@ -260,11 +302,34 @@ def _build(room: Room, scenario: Scenario) -> None:
         f"{len(sim.timeline.events):,} events",
     )
     with transaction.atomic(), gc_paused():
-        room = Room.objects.select_for_update().get(pk=room.pk)
-        if room.build_state != Room.BUILDING:
+        # A compared room and its partner are locked together, in id order (the lock order).
+        ids = services.lockstep_ids(room.pk)
+        locked = {r.pk: r for r in Room.objects.select_for_update().filter(pk__in=ids)}
+        room = locked[room.pk]
+        if room.build_state != Room.BUILDING or room.build_progress == WAITING:
+            return
+        partner = next((r for pk, r in locked.items() if pk != room.pk), None)
+        if partner is not None and partner.build_state == Room.FAILED:
+            room.build_state, room.build_progress = Room.FAILED, ""
+            room.build_error = (
+                f"the other room of the comparison could not be built: {partner.build_error}"[:2000]
+            )
+            room.save(update_fields=["build_state", "build_progress", "build_error"])
             return
         rt = services.Runtime(sim, room.version)
         delta = services._persist(room, rt, fresh=True)
-        room.build_state, room.build_progress = Room.LIVE, ""
-        room.save(update_fields=["build_state", "build_progress"])
-    services.room_went_live(room, rt, delta)
+        if partner is not None and partner.build_progress != WAITING:
+            # The first of a comparison's rooms built: it waits for the other (not ticked).
+            room.build_progress = WAITING
+            room.save(update_fields=["build_progress"])
+        else:
+            together = [room] if partner is None else [room, partner]
+            now = timezone.now()
+            for r in together:
+                r.build_state, r.build_progress = Room.LIVE, ""
+                fields = ["build_state", "build_progress"]
+                if partner is not None:  # both on one clock, from now
+                    r.wall_anchor, r.sim_anchor_ms = now, 0
+                    fields += ["wall_anchor", "sim_anchor_ms"]
+                r.save(update_fields=fields)
+    services.room_went_live(room, rt, delta, anchor=partner is None)

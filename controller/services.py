@@ -432,12 +432,14 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
     return scenario
 
 
-def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any]) -> None:
+def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any], anchor: bool = True) -> None:
     """After the first rows are committed: simulated time starts now, not when creation began
     (building and storing a big room takes seconds, which at 10x would skip a minute), unless
-    a tick already ran; the engine is cached here, its first snapshot taken, the delta sent."""
-    room.wall_anchor = timezone.now()
-    Room.objects.filter(pk=room.pk, seq=room.seq, sim_ms=0).update(wall_anchor=room.wall_anchor)
+    a tick already ran; the engine is cached here, its first snapshot taken, the delta sent.
+    ``anchor=False``: the clock was set by the caller (a comparison's two rooms, one clock)."""
+    if anchor:
+        room.wall_anchor = timezone.now()
+        Room.objects.filter(pk=room.pk, seq=room.seq, sim_ms=0).update(wall_anchor=room.wall_anchor)
     _CACHE[room.pk] = rt
     if len(delta["events"]) + len(delta["nodes"]) + len(delta["pods"]) > 2000:
         # A big room's first delta is megabytes (measuring it alone takes a second): the
@@ -1271,51 +1273,72 @@ def comparison_create(
     owner: Any = None,
     speed: float = 10.0,
     creator: str = "",
+    inline_max: int | None = None,
 ) -> Comparison:
     """Two rooms of one scenario, each with its changes, started together on one clock (and
     one operator token). ``sides`` is [(label, changes), (label, changes)]; an error names the
-    side and the field and creates nothing."""
+    side and the field and creates nothing. Built as the room form's rooms are
+    (build.room_start): small ones now, big ones by workers (both live together, when the
+    second is built); returns at once."""
     texts = []
     for side, (label, changes) in zip(("left", "right"), sides, strict=True):
         if not label.strip():
             raise ActionError(f"{side}: give this side a label")
         refuse_unstorable(label, f"{side}.label")
-        text = with_changes(scenario_yaml, changes, side)
-        try:
-            load_scenario(text)
-        except ScenarioError as exc:
-            raise ActionError(f"{side}: {exc}") from None
-        texts.append(text)
+        texts.append(with_changes(scenario_yaml, changes, side))
     speed = _check_speed(speed)
     creator = creator or limits.owner_key(owner)
     limits.check_running_rooms(creator, new=2)
-    base = name or load_scenario(scenario_yaml).name
-    rooms = [
-        room_create(f"{base} ({label})", text, owner, speed, creator=creator, _counted=True)
-        for (label, _), text in zip(sides, texts, strict=True)
-    ]
-    wall_now = timezone.now()
+    try:
+        base = name or load_scenario(scenario_yaml).name
+    except ScenarioError as exc:
+        raise ActionError(f"left: {exc}") from None
+    from . import build  # build.py builds rooms with this module: imported when used
+
+    return build.comparison_start(
+        base, list(zip(sides, texts, strict=True)), owner, speed, creator, inline_max
+    )
+
+
+def comparison_rooms(
+    base: str, sides: list[tuple[tuple[str, Any], str]], owner: Any, speed: float, creator: str
+) -> tuple[Comparison, list[Scenario]]:
+    """The comparison's two rooms stored "building" (validated; not built), one operator
+    token, no lesson state (two rooms on one clock cannot each pause at their own
+    checkpoints: a lesson scenario compared side by side runs as a plain scenario), and the
+    comparison. build.comparison_start builds them; they go live together (build._build)."""
     with transaction.atomic():
-        locked = [Room.objects.select_for_update().get(pk=r.pk) for r in rooms]
-        for room in locked:
-            room.operator_token = locked[0].operator_token
-            room.wall_anchor = wall_now
-            room.sim_anchor_ms = 0
-            room.save(update_fields=["operator_token", "wall_anchor", "sim_anchor_ms"])
-        # Two rooms on one clock cannot each pause at their own checkpoints: a lesson
-        # scenario compared side by side runs as a plain scenario.
-        LessonState.objects.filter(room__in=locked).delete()
+        rooms, scenarios = [], []
+        for side, ((label, _), text) in zip(("left", "right"), sides, strict=True):
+            try:
+                room, scenario = room_prepare(
+                    f"{base} ({label})",
+                    text,
+                    owner,
+                    speed,
+                    creator=creator,
+                    _counted=True,
+                    build_state=Room.BUILDING,
+                )
+            except ScenarioError as exc:
+                raise ActionError(f"{side}: {exc}") from None
+            rooms.append(room)
+            scenarios.append(scenario)
+        Room.objects.filter(pk__in=[r.pk for r in rooms]).update(
+            operator_token=rooms[0].operator_token
+        )
+        LessonState.objects.filter(room__in=rooms).delete()
         comparison = _create_with_unique_slug(
             Comparison,
             _unique_comparison_slug,
             base,
             name=base,
-            left=locked[0],
-            right=locked[1],
-            left_label=sides[0][0][:80],
-            right_label=sides[1][0][:80],
+            left=rooms[0],
+            right=rooms[1],
+            left_label=sides[0][0][0][:80],
+            right_label=sides[1][0][0][:80],
         )
-    return comparison
+    return comparison, scenarios
 
 
 def _unique_comparison_slug(name: str, taken: frozenset[str] = frozenset()) -> str:

@@ -339,6 +339,19 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         left.slug, ""
     )
     operator = is_operator(left, request.user, token)
+    if left.build_state != Room.LIVE or comparison.right.build_state != Room.LIVE:
+        # Built as rooms are (build.py): each side's progress; both go live together.
+        return render(
+            request,
+            "controller/compare_building.html",
+            {
+                "comparison": comparison,
+                "sides": [
+                    ("left", comparison.left_label, left),
+                    ("right", comparison.right_label, comparison.right),
+                ],
+            },
+        )
     return render(
         request,
         "controller/compare.html",

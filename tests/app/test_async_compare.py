@@ -1,0 +1,156 @@
+"""Comparisons built as rooms are (issue #14, "Fast big rooms"): each side by the room form's
+rule (small: in the request; big: by a worker); the first side built waits, not ticked, for
+the other; both go live together on one clock; a side that fails fails the comparison."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from controller import build, services
+from controller.bench_build import big_room_text
+from controller.engine.scenario import load_scenario
+from controller.engine.simulation import Simulation
+from controller.models import Comparison, EngineSnapshot, ObjectView, Room
+
+from .conftest import Worker
+from .test_compare import FAST, SCENARIO
+from .test_rooms import wait_for
+
+# 30 nodes, 600 pods: over build.INLINE_MAX_OBJECTS on each side.
+BIG = big_room_text(30, 600)
+
+
+def _sides() -> list:
+    return [("default", {}), ("30 s", FAST)]
+
+
+def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
+    client, transactional_db, redis_server, tmp_path
+) -> None:
+    from django.db import connection
+
+    started = time.perf_counter()
+    c = services.comparison_create("", BIG, _sides(), None, 10.0)
+    took = time.perf_counter() - started
+    left, right = c.left, c.right
+    for room in (left, right):
+        assert (room.build_state, room.build_progress) == ("building", "queued")
+        assert ObjectView.objects.filter(room=room).count() == 0
+    assert took < 5, took
+    assert left.operator_token == right.operator_token
+    page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
+    assert 'id="compare-building"' in page and 'id="compare"' not in page
+    assert page.count('<span class="build-progress">queued</span>') == 2
+
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker.start()
+    try:
+        wait_for(
+            lambda: Room.objects.filter(pk__in=[left.pk, right.pk], build_state="live").count()
+            == 2,
+            120,
+            "both rooms to be live",
+        )
+        for room in (left, right):
+            wait_for(lambda r=room: EngineSnapshot.objects.filter(room=r).exists(), 30, "snaps")
+    except AssertionError:
+        states = list(Room.objects.values_list("build_state", "build_progress", "build_error"))
+        log = worker.log.read_text(errors="replace")[-3000:]
+        raise AssertionError(f"{states}\n{log}") from None
+    finally:
+        worker.kill()
+    left, right = Room.objects.get(pk=left.pk), Room.objects.get(pk=right.pk)
+    # One clock: both anchored at the same wall instant, at simulated 0.
+    assert left.wall_anchor == right.wall_anchor
+    assert (left.sim_anchor_ms, right.sim_anchor_ms) == (0, 0)
+    assert left.operator_token == right.operator_token
+    # Each side's timeline is the engine's, of its own stored scenario (with its changes).
+    for room in (left, right):
+        sim = Simulation(load_scenario(room.scenario_yaml))
+        sim.run(room.sim_ms)
+        assert services.room_timeline(room) == [dict(e) for e in sim.timeline.events]
+        assert ObjectView.objects.filter(room=room, kind="pod").count() == 600
+    api = load_scenario(right.scenario_yaml).config.api_server
+    assert api.default_unreachable_toleration_seconds == 30
+    page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
+    assert 'id="compare"' in page and 'id="compare-building"' not in page
+
+
+def test_the_first_side_built_waits_for_the_other(db, redis_server, monkeypatch) -> None:
+    queued: list[int] = []
+    monkeypatch.setattr(build, "queue_build", queued.append)
+    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
+    left, right = c.left, c.right
+    assert (left.build_state, right.build_state) == ("building", "building")
+    build.room_build(right.pk)
+    right = Room.objects.get(pk=right.pk)
+    assert (right.build_state, right.build_progress) == ("building", build.WAITING)
+    assert ObjectView.objects.filter(room=right).exists()  # built and stored
+    assert services.room_advance(right.pk) is None  # not ticked alone
+    assert build.requeue_lost_builds() == [left.pk]  # the waiting room is not lost
+    build.room_build(right.pk)  # a duplicate task: nothing changes
+    assert Room.objects.get(pk=right.pk).build_progress == build.WAITING
+    build.room_build(left.pk)
+    left, right = Room.objects.get(pk=left.pk), Room.objects.get(pk=right.pk)
+    assert (left.build_state, right.build_state) == ("live", "live")
+    assert (left.build_progress, right.build_progress) == ("", "")
+    assert left.wall_anchor == right.wall_anchor
+    # Then they run as a comparison built in the request does: deleted 300 s vs 30 s later.
+    services.room_control(left.pk, "pause", None, "op")
+    services.room_control(left.pk, "step", 500, "op")
+    for room in (left, right):
+        services.room_advance(room.pk)
+    deleted = {
+        r.pk: [e.t_ms for e in r.events.filter(type="PodDeleted").order_by("idx")]
+        for r in (left, right)
+    }
+    assert deleted[left.pk] and deleted[right.pk]
+    assert deleted[left.pk][0] - deleted[right.pk][0] == 270_000
+
+
+@pytest.mark.parametrize("broken", ["left", "right"])
+def test_a_side_that_fails_fails_the_comparison(db, redis_server, monkeypatch, broken) -> None:
+    monkeypatch.setattr(build, "queue_build", lambda room_id: None)
+    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
+    good, bad = (c.right, c.left) if broken == "left" else (c.left, c.right)
+    build.room_build(good.pk)  # waits for the other
+
+    class Broken(build.Simulation):
+        def run(self, until_ms: int) -> None:
+            raise RuntimeError("the engine broke at t=0")
+
+    monkeypatch.setattr(build, "Simulation", Broken)
+    build.room_build(bad.pk)
+    good, bad = Room.objects.get(pk=good.pk), Room.objects.get(pk=bad.pk)
+    assert (bad.build_state, bad.build_error) == ("failed", "RuntimeError: the engine broke at t=0")
+    assert (good.build_state, good.build_error) == (
+        "failed",
+        "the other room of the comparison could not be built: "
+        "RuntimeError: the engine broke at t=0",
+    )
+    assert services.room_advance(good.pk) is None
+
+
+def test_a_side_built_after_the_other_failed_fails_too(db, redis_server, monkeypatch) -> None:
+    monkeypatch.setattr(build, "queue_build", lambda room_id: None)
+    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
+    # The left side failed while the right one was being built (another worker).
+    Room.objects.filter(pk=c.left.pk).update(build_state="failed", build_error="boom")
+    sim = Simulation(load_scenario(c.right.scenario_yaml))
+    monkeypatch.setattr(build, "Simulation", lambda scenario: sim)
+    build._build(Room.objects.get(pk=c.right.pk), load_scenario(c.right.scenario_yaml))
+    right = Room.objects.get(pk=c.right.pk)
+    assert (right.build_state, right.build_error) == (
+        "failed",
+        "the other room of the comparison could not be built: boom",
+    )
+    assert ObjectView.objects.filter(room=right).count() == 0  # nothing stored
+
+
+def test_a_small_comparison_is_live_when_it_returns(db) -> None:
+    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0)
+    c = Comparison.objects.get(pk=c.pk)
+    assert (c.left.build_state, c.right.build_state) == ("live", "live")
+    assert c.left.wall_anchor == c.right.wall_anchor
