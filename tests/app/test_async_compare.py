@@ -154,3 +154,23 @@ def test_a_small_comparison_is_live_when_it_returns(db) -> None:
     c = Comparison.objects.get(pk=c.pk)
     assert (c.left.build_state, c.right.build_state) == ("live", "live")
     assert c.left.wall_anchor == c.right.wall_anchor
+
+
+def test_a_json_scenario_gets_its_changes_as_json() -> None:
+    """A big generated scenario is JSON: its sides are read and written as JSON (the fast
+    path of load_scenario), the same scenario as written through YAML."""
+    import json
+
+    import yaml
+
+    text = services.with_changes(BIG, FAST, "right")
+    assert text.startswith("{") and "\n" not in text
+    as_yaml = services.with_changes(yaml.safe_dump(json.loads(BIG)), FAST, "right")
+    assert json.loads(text) == yaml.safe_load(as_yaml)
+    api = load_scenario(text).config.api_server
+    assert api.default_unreachable_toleration_seconds == 30
+    # A value JSON cannot hold (a date) is written as YAML instead.
+    dated = services.with_changes(
+        BIG, {"featureGates": {"Since": yaml.safe_load("2020-01-01")}}, "x"
+    )
+    assert not dated.startswith("{") and "Since: 2020-01-01" in dated
