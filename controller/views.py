@@ -186,9 +186,24 @@ def room_build(request: HttpRequest, slug: str) -> JsonResponse:
     )
 
 
+def _not_imported_yet(room: Room) -> HttpResponse | None:
+    """A big import's room has no scenario until the worker has imported it (or when that
+    failed): nothing to export yet."""
+    if room.scenario_yaml:
+        return None
+    state = "could not be imported" if room.build_state == Room.FAILED else "is not imported yet"
+    return HttpResponse(
+        f"The room's cluster {state}: nothing to export.\n",
+        status=409,
+        content_type="text/plain; charset=utf-8",
+    )
+
+
 @require_GET
 def room_export(request: HttpRequest, slug: str) -> HttpResponse:
     room = get_object_or_404(Room, slug=slug)
+    if (refused := _not_imported_yet(room)) is not None:
+        return refused
     response = HttpResponse(services.room_export(room), content_type="application/yaml")
     response["Content-Disposition"] = f'attachment; filename="{room.slug}.yaml"'
     return response
@@ -221,6 +236,8 @@ def room_events_yaml(request: HttpRequest, slug: str) -> HttpResponse:
 def room_manifests(request: HttpRequest, slug: str) -> HttpResponse:
     """The room's cluster now as manifests: the scenario, workloads and pods."""
     room = get_object_or_404(Room, slug=slug)
+    if (refused := _not_imported_yet(room)) is not None:
+        return refused
     return _attachment(
         services.room_manifests(room), "application/yaml", f"{room.slug}-manifests.yaml"
     )

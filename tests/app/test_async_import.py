@@ -265,3 +265,23 @@ def test_preview_builds_no_engine_even_for_a_big_list(client, db, monkeypatch) -
     page = response.content.decode()
     assert "Imported from kubectl output: 40 nodes in 3 zones" in page
     assert not Room.objects.exists() and not PendingImport.objects.exists()
+
+
+def test_a_room_waiting_for_its_import_answers_every_page(client, db, monkeypatch) -> None:
+    """Before the worker has imported the cluster the room has no scenario: its exports say
+    so (409), the rest answers as for any room being built."""
+    monkeypatch.setattr(build, "queue_build", lambda room_id: None)
+    room = build.import_start("p", THREE_ZONES, {}, None, 10.0, inline_max_chars=0)
+    for page in ("export.yaml", "manifests.yaml"):
+        response = client.get(f"/rooms/{room.slug}/{page}")
+        assert response.status_code == 409, page
+        assert response.content == b"The room's cluster is not imported yet: nothing to export.\n"
+    for page in ("", "build.json", "events.json", "timeline.csv", "events.yaml", "series.json"):
+        assert client.get(f"/rooms/{room.slug}/{page}").status_code == 200, page
+    assert client.get(f"/rooms/{room.slug}/snapshot.json").status_code == 200
+    Room.objects.filter(pk=room.pk).update(build_state="failed")
+    response = client.get(f"/rooms/{room.slug}/export.yaml")
+    assert (response.status_code, response.content) == (
+        409,
+        b"The room's cluster could not be imported: nothing to export.\n",
+    )
