@@ -304,7 +304,9 @@ def _build(room: Room, scenario: Scenario) -> None:
     with transaction.atomic(), gc_paused():
         # A compared room and its partner are locked together, in id order (the lock order).
         ids = services.lockstep_ids(room.pk)
-        locked = {r.pk: r for r in Room.objects.select_for_update().filter(pk__in=ids)}
+        locked = {
+            r.pk: r for r in Room.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        }
         room = locked[room.pk]
         if room.build_state != Room.BUILDING or room.build_progress == WAITING:
             return
@@ -318,7 +320,11 @@ def _build(room: Room, scenario: Scenario) -> None:
             return
         rt = services.Runtime(sim, room.version)
         delta = services._persist(room, rt, fresh=True)
-        if partner is not None and partner.build_progress != WAITING:
+        if (
+            partner is not None
+            and partner.build_state == Room.BUILDING
+            and partner.build_progress != WAITING
+        ):
             # The first of a comparison's rooms built: it waits for the other (not ticked).
             room.build_progress = WAITING
             room.save(update_fields=["build_progress"])
