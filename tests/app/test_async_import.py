@@ -285,3 +285,32 @@ def test_a_room_waiting_for_its_import_answers_every_page(client, db, monkeypatc
         409,
         b"The room's cluster could not be imported: nothing to export.\n",
     )
+
+
+@pytest.mark.parametrize("fixture", ["three-zones.yaml", "unusual.json"])
+def test_the_worker_path_makes_the_same_room_as_the_request_path(
+    db, redis_server, monkeypatch, fixture: str
+) -> None:
+    """The worker parses the scenario from the imported mapping, not from its text: the same
+    scenario, the same first state and timeline as the room imported in the request."""
+    monkeypatch.setattr(build, "queue_build", lambda room_id: None)
+    text = (FIXTURES / fixture).read_text()
+    flags = "--node-monitor-grace-period=30s --node-eviction-rate=0.05"
+    options = {"name": "", "flags": flags}
+    late = build.import_start("", text, options, None, 10.0, inline_max_chars=0)
+    build.room_build(late.pk)
+    late = Room.objects.get(pk=late.pk)
+    now = build.import_start("", text, options, None, 10.0, inline_max=10**6)
+    assert (late.build_state, now.build_state) == ("live", "live")
+    assert late.scenario_yaml == now.scenario_yaml
+    assert services.room_timeline(late) == services.room_timeline(now)
+    snap_late, snap_now = services.room_snapshot(late), services.room_snapshot(now)
+    for part in ("nodes", "pods", "zones"):
+        assert snap_late[part] == snap_now[part], part
+    late_params = ClusterParameters.objects.get(room=late)
+    now_params = ClusterParameters.objects.get(room=now)
+    assert (late_params.controller_manager, late_params.kubelet, late_params.api_server) == (
+        now_params.controller_manager,
+        now_params.kubelet,
+        now_params.api_server,
+    )
