@@ -221,12 +221,12 @@ def test_small_import_errors_stay_on_the_form(client, db) -> None:
 def test_a_medium_import_is_parsed_in_the_request_and_built_by_the_worker(
     client, db, redis_server, monkeypatch, django_capture_on_commit_callbacks
 ) -> None:
-    """Under the parse limit but over the build limit (350 pods): imported in the request
+    """Under the parse limit but over the build limit (320 pods): imported in the request
     (its errors would be on the form), built by the worker; the building page already shows
     the import report."""
     queued: list[int] = []
     monkeypatch.setattr(build, "queue_build", queued.append)
-    text = big_kubectl_list(10, 35, "yaml")
+    text = big_kubectl_list(10, 32, "yaml")
     assert len(text) < build.IMPORT_INLINE_MAX_CHARS
     with django_capture_on_commit_callbacks(execute=True):
         response = _upload(client, text, **{"create": "1"})
@@ -240,7 +240,7 @@ def test_a_medium_import_is_parsed_in_the_request_and_built_by_the_worker(
     assert 'data-importing="0"' in page and 'id="import-report"' in page
     build.room_build(room.pk)
     assert Room.objects.get().build_state == "live"
-    assert ObjectView.objects.filter(room=room, kind="pod").count() == 350
+    assert ObjectView.objects.filter(room=room, kind="pod").count() == 320
 
 
 def test_a_small_import_is_live_when_the_form_returns(client, db) -> None:
