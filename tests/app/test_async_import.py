@@ -314,3 +314,16 @@ def test_the_worker_path_makes_the_same_room_as_the_request_path(
         now_params.kubelet,
         now_params.api_server,
     )
+
+
+def test_a_big_import_the_database_cannot_store_is_refused_on_the_form(
+    client, db, monkeypatch
+) -> None:
+    monkeypatch.setattr(build, "IMPORT_INLINE_MAX_CHARS", 1000)
+    response = _upload(client, THREE_ZONES.replace("eu-west-1a", "eu-west-1a\x00", 1), create="1")
+    assert response.status_code == 200
+    assert (
+        "kubectl output: contains a NUL character (\\u0000), which cannot be stored"
+        in response.content.decode()
+    )
+    assert not Room.objects.exists() and not PendingImport.objects.exists()
