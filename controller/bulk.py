@@ -6,10 +6,10 @@ deleted them all)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 from django.db import connection
 
 from .models import ObjectView, TimelineEvent
@@ -21,9 +21,14 @@ def _json_adapter() -> Any:
     """What the JSON columns take: text on SQLite, the driver's JSON wrapper elsewhere (the
     field's own preparation, which psycopg needs for jsonb)."""
     if connection.vendor == "sqlite":
-        return json.dumps
+        return dumps
     field = ObjectView._meta.get_field("data")
     return lambda value: field.get_db_prep_save(value, connection)
+
+
+def dumps(value: Any) -> str:
+    """JSON text of ``value``, as json.dumps gives it (non-string keys become strings)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def _insert(table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:

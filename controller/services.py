@@ -25,7 +25,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import bulk, lessons, limits
+from . import bulk, lessons, limits, timeline_store
 from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
@@ -614,8 +614,10 @@ def _persist(
     events = list(sim.timeline.events)
     sim.timeline.events.clear()
     start = room.event_count
-    if fresh:
-        bulk.insert_events(room.pk, start, events)
+    if fresh or start == 0:
+        # Nothing stored yet (a new room, or a rewind that deleted everything): many events
+        # at once go in compressed chunks (timeline_store).
+        timeline_store.write(room.pk, start, events)
         force_snapshot = True
     else:
         TimelineEvent.objects.bulk_create(
@@ -934,7 +936,7 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
         for action in room.actions.filter(status=Action.APPLIED).exclude(kind__in=CONTROL_KINDS):
             _schedule_action(sim, _fault_from_action(action, None, sim), action.pk)
         sim.run(t_ms)
-        TimelineEvent.objects.filter(room=room).delete()
+        timeline_store.delete(room)
         ObjectView.objects.filter(room=room).delete()
         EngineSnapshot.objects.filter(room=room).delete()
         SeriesPoint.objects.filter(room=room).delete()
@@ -987,11 +989,7 @@ def room_snapshot(
     with one_committed_state():
         room = Room.objects.get(pk=room.pk)
         views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
-        events = list(
-            TimelineEvent.objects.filter(room=room)
-            .order_by("-idx")[:last_events]
-            .values_list("idx", "t_ms", "type", "data")
-        )
+        events = timeline_store.last(room, last_events)
     nodes = [d for k, _key, d in views if k == "node"]
     pods = [d for k, _key, d in views if k == "pod"]
     zones = next((d for k, _key, d in views if k == "zone"), [])
@@ -1011,8 +1009,7 @@ def room_snapshot(
         "workloads": workloads,
         "params": params,
         "events": [
-            {"idx": idx, "t": t / 1000, "type": typ, **data}
-            for idx, t, typ, data in reversed(events)
+            {"idx": idx, "t": t / 1000, "type": typ, **data} for idx, t, typ, data in events
         ],
     }
     if lesson:
@@ -1022,7 +1019,7 @@ def room_snapshot(
 
 def room_timeline(room: Room) -> list[dict[str, Any]]:
     """The room's whole timeline (``t`` in ms), as stored."""
-    return [{"t": r.t_ms, "type": r.type, **r.data} for r in room.events.order_by("idx")]
+    return [{"t": t, "type": typ, **data} for _idx, t, typ, data in timeline_store.after(room)]
 
 
 def room_manifests(room: Room) -> str:
