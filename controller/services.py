@@ -61,6 +61,9 @@ log = logging.getLogger(__name__)
 
 MIN_SPEED, MAX_SPEED = 0.1, 100.0
 SNAPSHOT_EVERY_S = 30.0
+# A new room's first delta with more events, nodes and pods than this is not broadcast: a
+# resync notice is (room_went_live).
+FIRST_DELTA_MAX = 2000
 # A snapshot stalls the room's tick while it is taken (about 1 s for 1,000 nodes / 10,000
 # pods): big rooms take them less often, so that they cost at most ~2% of wall time.
 SNAPSHOT_COST_FACTOR = 50
@@ -342,10 +345,11 @@ def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any]) -> None:
     room.wall_anchor = timezone.now()
     Room.objects.filter(pk=room.pk, seq=room.seq, sim_ms=0).update(wall_anchor=room.wall_anchor)
     _CACHE[room.pk] = rt
-    if len(delta["events"]) + len(delta["nodes"]) + len(delta["pods"]) > 2000:
+    events = delta["events"]
+    if events is None or len(events) + len(delta["nodes"]) + len(delta["pods"]) > FIRST_DELTA_MAX:
         # A big room's first delta is megabytes (measuring it alone takes a second): the
         # resync notice straight away (a client that is already there fetches snapshot.json).
-        count = len(delta["events"])
+        count = room.event_count
         delta = {k: delta[k] for k in ("seq", "t", "speed", "paused")}
         delta.update(type="resync", events=count, first=True)
     _broadcast_after_commit(room.pk, bounded(delta))
@@ -721,7 +725,11 @@ def _persist(
         "t": sim.now_ms / 1000,
         "speed": room.speed,
         "paused": room.paused,
-        "events": [_public_event(start + i, e) for i, e in enumerate(events)],
+        # A new room's first instant is sent as a resync notice when it is big (room_went_live):
+        # its events are not made into messages (935,000 of them at 5,000 nodes: 1.5 s).
+        "events": None
+        if fresh and len(events) > FIRST_DELTA_MAX
+        else [_public_event(start + i, e) for i, e in enumerate(events)],
         **changes,
     }
 
