@@ -242,6 +242,11 @@ class Pod:
     disruption_target: tuple[str, str] | None = None
     # ``namespace/name``, made once: a pod's name and namespace never change.
     key: str = field(init=False, repr=False, compare=False)
+    # What the pod adds to its node's NodeInfo (scheduler.node_info_contribution), made on
+    # first use: a pod's containers and their requests never change.
+    nodeinfo_vec: tuple[int, int, int, int, int, int] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
