@@ -75,7 +75,11 @@ assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.
     MEMORY,
     EPHEMERAL,
     PODS,
-) and schedwindow._ZERO == _ZERO
+) and (schedwindow._ZERO, schedwindow.MAX_NODE_SCORE, schedwindow.ZONE_WEIGHTING) == (
+    _ZERO,
+    MAX_NODE_SCORE,
+    ZONE_WEIGHTING,
+)
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
