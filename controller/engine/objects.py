@@ -240,10 +240,16 @@ class Pod:
     unschedulable_reason: str = ""
     # The DisruptionTarget condition (PodDisruptionConditions): (reason, message) once set.
     disruption_target: tuple[str, str] | None = None
+    # ``namespace/name``, made once: a pod's name and namespace never change.
+    key: str = field(init=False, repr=False, compare=False)
+    # What the pod adds to its node's NodeInfo (scheduler.node_info_contribution), made on
+    # first use: a pod's containers and their requests never change.
+    nodeinfo_vec: tuple[int, int, int, int, int, int] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.namespace}/{self.name}"
 
     @property
     def terminating(self) -> bool:

@@ -75,7 +75,11 @@ assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.
     MEMORY,
     EPHEMERAL,
     PODS,
-) and schedwindow._ZERO == _ZERO
+) and (schedwindow._ZERO, schedwindow.MAX_NODE_SCORE, schedwindow.ZONE_WEIGHTING) == (
+    _ZERO,
+    MAX_NODE_SCORE,
+    ZONE_WEIGHTING,
+)
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
@@ -97,7 +101,11 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage_of_nodes_to_score:
 
 def node_info_contribution(pod: Pod) -> tuple[int, int, int, int, int, int]:
     """What a pod adds to its node's NodeInfo: port of nodeinfo.calculateResource (regular
-    containers only) with schedutil.GetNonzeroRequests for the scorers."""
+    containers only) with schedutil.GetNonzeroRequests for the scorers. Computed once per pod
+    (its containers' requests never change) and kept on it."""
+    vec = pod.nodeinfo_vec
+    if vec is not None:
+        return vec
     cpu = mem = eph = nz_cpu = nz_mem = 0
     for c in pod.containers:
         r = c.requests
@@ -106,7 +114,8 @@ def node_info_contribution(pod: Pod) -> tuple[int, int, int, int, int, int]:
         eph += r.get("ephemeral-storage", 0)
         nz_cpu += r.get("cpu", DEFAULT_MILLI_CPU_REQUEST)
         nz_mem += r.get("memory", DEFAULT_MEMORY_REQUEST)
-    return (cpu, mem, eph, 1, nz_cpu, nz_mem)
+    vec = pod.nodeinfo_vec = (cpu, mem, eph, 1, nz_cpu, nz_mem)
+    return vec
 
 
 def nonzero_pod_request(pod: Pod, resource: str) -> int:

@@ -27,25 +27,59 @@ if TYPE_CHECKING:
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
+# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone))
+Item = tuple[str, int, int, str, tuple[int, str]]
+Group = tuple[int, str]
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
+MAX_NODE_SCORE = 100  # scheduler.py's (it checks they are its own)
+ZONE_WEIGHTING = 2.0 / 3.0
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 
 
 class _Block:
     __slots__ = ("count", "glist", "groups", "items", "maxc", "stale", "zcount", "zlist", "zsum")
 
-    def __init__(self) -> None:
-        self.items: list[tuple[str, int, int, str] | None] = []  # per node: feasible data
-        self.count = 0
-        self.groups: dict[tuple[int, str], list[Any]] = {}  # (c, zone) -> [max R, first name]
-        self.zsum: dict[str, int] = {}  # zone -> matching pods on its feasible nodes
-        self.zcount: dict[str, int] = {}  # zone -> feasible nodes
-        self.maxc = 0
+    def __init__(self, items: list[Item | None]) -> None:
+        self.items = items  # per node: feasible data
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
-        self.glist: list[tuple[str, int, int, str]] | None = None  # groups as a list
-        self.zlist: list[tuple[str, int]] = []
+        self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
+        self.zlist: list[tuple[str, int]] | None = None  # zsum as a list
+        count = maxc = 0
+        groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
+        zsum: dict[str, int] = {}  # zone -> matching pods on its feasible nodes
+        zcount: dict[str, int] = {}  # zone -> feasible nodes
+        for it in items:
+            if it is None:
+                continue
+            name, r, c, zone, key = it
+            count += 1
+            if c > maxc:
+                maxc = c
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [r, name]
+            elif r > g[0] or (r == g[0] and name < g[1]):
+                g[0] = r
+                g[1] = name
+            if zone:
+                zsum[zone] = zsum.get(zone, 0) + c
+                zcount[zone] = zcount.get(zone, 0) + 1
+        self.count, self.maxc, self.groups, self.zsum, self.zcount = (
+            count,
+            maxc,
+            groups,
+            zsum,
+            zcount,
+        )
+
+    def first(self) -> str:
+        """The first feasible node's name (count > 0)."""
+        for it in self.items:
+            if it is not None:
+                return it[0]
+        return ""
 
 
 class WindowIndex:
@@ -65,46 +99,39 @@ class WindowIndex:
                 b.stale.add(i % BLOCK)
 
 
-def _merge(groups: dict, c: int, zone: str, r: int, name: str) -> None:
-    g = groups.get((c, zone))
-    if g is None:
-        groups[(c, zone)] = [r, name]
-    elif r > g[0] or (r == g[0] and name < g[1]):
-        g[0], g[1] = r, name
-
-
-def _item(
-    sched: KubeScheduler, idx: WindowIndex, entry: NodeEntry, info: PodInfo, nz: tuple, cache: dict
-) -> tuple[str, int, int, str] | None:
-    """A node's data for the window when it passes the filters (the per-node path's inline
-    check of an untainted schedulable node), else None."""
-    name = entry[1]
-    used = sched.requested.get(name, _ZERO)
-    if used[PODS] < entry[5] and (
-        not info.has_requests
-        or (
-            entry[2] >= info.cpu + used[CPU]
-            and entry[3] >= info.memory + used[MEMORY]
-            and entry[4] >= info.ephemeral + used[EPHEMERAL]
-        )
-    ):
-        r = cache.get(name)
-        if r is None:
-            r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
-        c = idx.counts.get(name, 0) if idx.counts else 0
-        return (name, r, c, entry[6])
-    return None
-
-
-def _add(b: _Block, it: tuple[str, int, int, str]) -> None:
-    name, r, c, zone = it
-    b.count += 1
-    if c > b.maxc:
-        b.maxc = c
-    _merge(b.groups, c, zone, r, name)
-    if zone:
-        b.zsum[zone] = b.zsum.get(zone, 0) + c
-        b.zcount[zone] = b.zcount.get(zone, 0) + 1
+def _items(
+    sched: KubeScheduler,
+    idx: WindowIndex,
+    entries: list[NodeEntry],
+    info: PodInfo,
+    nz: tuple[int, int],
+    cache: dict[str, int],
+) -> list[Item | None]:
+    """Each node's data for the window when it passes the filters (the per-node path's
+    inline check of an untainted schedulable node), else None."""
+    requested, counts = sched.requested, idx.counts or {}
+    cpu, mem, eph, has_requests = info.cpu, info.memory, info.ephemeral, info.has_requests
+    out: list[Item | None] = []
+    for entry in entries:
+        name = entry[1]
+        used = requested.get(name, _ZERO)
+        if used[PODS] < entry[5] and (
+            not has_requests
+            or (
+                entry[2] >= cpu + used[CPU]
+                and entry[3] >= mem + used[MEMORY]
+                and entry[4] >= eph + used[EPHEMERAL]
+            )
+        ):
+            r = cache.get(name)
+            if r is None:
+                r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
+            c = counts.get(name, 0)
+            zone = entry[6]
+            out.append((name, r, c, zone, (c, zone)))
+        else:
+            out.append(None)
+    return out
 
 
 def _block(
@@ -120,34 +147,32 @@ def _block(
         if len(sched._resource_scores) >= 16:
             sched._resource_scores.clear()
         cache = sched._resource_scores[nz] = {}
-    entries = idx.nodes[j * BLOCK : (j + 1) * BLOCK]
+    lo = j * BLOCK
     if b is None:
-        b = _Block()
+        entries = idx.nodes[lo : lo + BLOCK]
         for entry in entries:
             node = entry[0]
             if node.unschedulable or node.taints:
                 return None
-            it = _item(sched, idx, entry, info, nz, cache)
-            b.items.append(it)
-            if it is not None:
-                _add(b, it)
-        idx.blocks[j] = b
+        b = idx.blocks[j] = _Block(_items(sched, idx, entries, info, nz, cache))
         return b
     # Only the changed nodes: remove their old data, add the new; a group whose best node
-    # changed, and the block's largest count, are found again from the items.
-    redo: set[tuple[int, str]] = set()
+    # changed, and the block's largest count, are found again from the items (one pass).
+    items, nodes, groups = b.items, idx.nodes, b.groups
+    redo: set[Group] = set()
     redo_max = False
     for off in sorted(b.stale):
-        old = b.items[off]
-        new = _item(sched, idx, entries[off], info, nz, cache)
+        old = items[off]
+        new = _items(sched, idx, [nodes[lo + off]], info, nz, cache)[0]
         if old == new:
             continue
-        b.items[off] = new
+        items[off] = new
+        b.glist = b.zlist = None
         if old is not None:
-            name, _r, c, zone = old
+            name, _r, c, zone, key = old
             b.count -= 1
-            if b.groups[(c, zone)][1] == name:
-                redo.add((c, zone))
+            if groups[key][1] == name:
+                redo.add(key)
             if c == b.maxc:
                 redo_max = True
             if zone:
@@ -156,21 +181,39 @@ def _block(
                 if not b.zcount[zone]:
                     del b.zsum[zone], b.zcount[zone]
         if new is not None:
-            _add(b, new)
+            name, r, c, zone, key = new
+            b.count += 1
+            if c > b.maxc:
+                b.maxc = c
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [r, name]
+            elif r > g[0] or (r == g[0] and name < g[1]):
+                g[0] = r
+                g[1] = name
+            if zone:
+                b.zsum[zone] = b.zsum.get(zone, 0) + c
+                b.zcount[zone] = b.zcount.get(zone, 0) + 1
     b.stale.clear()
-    b.glist = None
-    for key in redo:
-        best = None
-        for it in b.items:
-            if it is not None and (it[2], it[3]) == key:
-                if best is None or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):
-                    best = [it[1], it[0]]
-        if best is None:
-            del b.groups[key]
-        else:
-            b.groups[key] = best
-    if redo_max:
-        b.maxc = max((it[2] for it in b.items if it is not None), default=0)
+    if redo or redo_max:
+        for key in redo:
+            del groups[key]
+        maxc = 0
+        for it in items:
+            if it is None:
+                continue
+            if it[2] > maxc:
+                maxc = it[2]
+            key = it[4]
+            if key in redo:
+                g = groups.get(key)
+                if g is None:
+                    groups[key] = [it[1], it[0]]
+                elif it[1] > g[0] or (it[1] == g[0] and it[0] < g[1]):
+                    g[0] = it[1]
+                    g[1] = it[0]
+        if redo_max:
+            b.maxc = maxc
     return b
 
 
@@ -179,13 +222,7 @@ def schedule_window(
 ) -> str | None:
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
-    from .scheduler import (
-        MAX_NODE_SCORE,
-        ZONE_WEIGHTING,
-        nonzero_pod_request,
-        num_feasible_nodes_to_find,
-        spread_score,
-    )
+    from .scheduler import nonzero_pod_request, num_feasible_nodes_to_find, spread_score
 
     n = len(nodes)
     nz = (nonzero_pod_request(pod, "cpu"), nonzero_pod_request(pod, "memory"))
@@ -197,69 +234,80 @@ def schedule_window(
         if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
             sched._windows.clear()
         idx = sched._windows[key] = WindowIndex(nodes, counts)
+    blocks = idx.blocks
     need = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n
     processed = found = 0
     first = ""
-    cands: list[tuple[str, int, int, str]] = []  # blocks' group bests (name, R, c, zone)
-    partial: list[tuple[str, int, int, str]] = []  # nodes of blocks the window cuts
-    zl: list[tuple[str, int]] = []  # blocks' matching pods per zone
+    cands: list[tuple[str, int, Group]] = []  # blocks' group bests (name, R, group)
+    partial: list[Item] = []  # nodes of blocks the window cuts
+    zsum: dict[str, int] = {}  # matching pods per zone of the blocks read whole
     maxc = 0
     for lo, hi in ((start, n), (0, start)):
         pos = lo
         while pos < hi and need:
             j = pos // BLOCK
-            b = _block(sched, idx, j, info, nz)
-            if b is None:
-                return None
+            b = blocks[j]
+            if b is None or b.stale:
+                b = _block(sched, idx, j, info, nz)
+                if b is None:
+                    return None
             bstart = j * BLOCK
-            bend = min(bstart + BLOCK, n)
-            if pos == bstart and bend <= hi and b.count < need:
+            bend = bstart + BLOCK
+            if bend > n:
+                bend = n
+            count = b.count
+            if pos == bstart and bend <= hi and count < need:
                 processed += bend - bstart
-                if b.count:
+                pos = bend
+                if count:
                     if not found:
-                        first = next(it for it in b.items if it is not None)[0]
-                    found += b.count
-                    need -= b.count
+                        first = b.first()
+                    found += count
+                    need -= count
                     if b.maxc > maxc:
                         maxc = b.maxc
-                    if b.glist is None:
-                        b.glist = [(nm, r, c, z) for (c, z), (r, nm) in b.groups.items()]
+                    glist = b.glist
+                    if glist is None:
+                        glist = b.glist = [(nm, r, g) for g, (r, nm) in b.groups.items()]
                         b.zlist = list(b.zsum.items())
-                    cands += b.glist
-                    zl += b.zlist
-                pos = bend
+                    cands += glist
+                    for z, zc in b.zlist:  # type: ignore[union-attr]  # set with glist
+                        zsum[z] = zsum.get(z, 0) + zc
                 continue
-            items = b.items
-            end = min(bend, hi)
-            while pos < end:
-                it = items[pos - bstart]
-                pos += 1
-                processed += 1
-                if it is None:
-                    continue
+            end = bend if bend < hi else hi
+            seg = b.items[pos - bstart : end - bstart]
+            if None in seg:
+                seg = [it for it in seg if it is not None]
+                if len(seg) >= need:  # the window ends at the need-th feasible node here
+                    last = seg[need - 1]
+                    end = pos + b.items[pos - bstart : end - bstart].index(last) + 1
+            elif len(seg) >= need:
+                end = pos + need
+            seg = seg[:need]
+            processed += end - pos
+            pos = end
+            if seg:
                 if not found:
-                    first = it[0]
-                found += 1
-                partial.append(it)
-                need -= 1
-                if not need:
-                    break
+                    first = seg[0][0]
+                found += len(seg)
+                need -= len(seg)
+                partial += seg
     if not found:
         return None  # the FitError: the per-node path counts the reasons
     sched.next_start_node_index = (start + processed) % n
     if found == 1:
         return first
+    best, chosen = -1, ""
     if not counts:  # no SelectorSpread score: the resource scores alone
-        best, chosen = -1, ""
-        for name, r, _c, _zone in cands + partial:
+        for name, r, _g in cands:
+            if r > best or (r == best and name < chosen):
+                best, chosen = r, name
+        for name, r, _c, _zone, _g in partial:
             if r > best or (r == best and name < chosen):
                 best, chosen = r, name
         return chosen
-    zsum: dict[str, int] = {}
-    for z, zc in zl:
-        zsum[z] = zsum.get(z, 0) + zc
-    for _name, _r, c, zone in partial:
+    for _name, _r, c, zone, _g in partial:
         if zone:
             zsum[zone] = zsum.get(zone, 0) + c
         if c > maxc:
@@ -270,20 +318,23 @@ def schedule_window(
         * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
         for z, zc in zsum.items()
     }
-    spread: dict[tuple[int, str], int] = {}  # (c, zone) -> SelectorSpread score
-    best, chosen = -1, ""
-    for name, r, c, zone in cands + partial:
-        k = spread.get((c, zone))
-        if k is None:
-            if not zsum:
-                k = spread_score(c, maxc, -1, max_zone, False)
-            elif not zone:
-                k = spread_score(c, maxc, -1, max_zone, True)
-            else:
-                f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
-                k = int(f * (1.0 - ZONE_WEIGHTING) + zone_part[zone])
-            spread[(c, zone)] = k
-        sc = r + k
-        if sc > best or (sc == best and name < chosen):
-            best, chosen = sc, name
+    spread: dict[Group, int] = {}  # (c, zone) -> SelectorSpread score
+    get = spread.get
+    for group_list in (cands, partial):
+        for it in group_list:
+            g = it[-1]
+            k = get(g)
+            if k is None:
+                c, zone = g
+                if not zsum:
+                    k = spread_score(c, maxc, -1, max_zone, False)
+                elif not zone:
+                    k = spread_score(c, maxc, -1, max_zone, True)
+                else:
+                    f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
+                    k = int(f * (1.0 - ZONE_WEIGHTING) + zone_part[zone])
+                spread[g] = k
+            sc = it[1] + k
+            if sc > best or (sc == best and it[0] < chosen):
+                best, chosen = sc, it[0]
     return chosen

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..objects import Pod
@@ -70,12 +71,13 @@ def fits(
     (computePodResourceRequest); the node's requested total counts the other pods' regular
     containers, as the scheduler's NodeInfo does (node_info_contribution). A pod that requests
     nothing is checked for the pod count only."""
-    used = [0, 0, 0]
+    cpu = mem = eph = 0
     for p in other_pods:
-        c = node_info_contribution(p)
-        used[0] += c[0]
-        used[1] += c[1]
-        used[2] += c[2]
+        c = p.nodeinfo_vec or node_info_contribution(p)
+        cpu += c[0]
+        mem += c[1]
+        eph += c[2]
+    used = (cpu, mem, eph)
     out: list[InsufficientResource] = []
     allowed = allocatable.get("pods", 0)
     if len(other_pods) + 1 > allowed:
@@ -120,11 +122,14 @@ def admitted_pods(
     out = []
     for p in pods_on_node:
         phase = phase_of(p)
-        if p is pod or phase in ("Failed", "Succeeded"):
+        if p is pod or phase == "Failed" or phase == "Succeeded":
             continue
         if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
             out.append(p)
     return out
+
+
+_api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent: the API's
 
 
 def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
@@ -139,7 +144,8 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
         return True, "", ""
     waiting = admission_done(kubelet)
     pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
-    others = admitted_pods(pods, pod, waiting, kubelet.status.phase_of)
+    status = kubelet.status
+    others = admitted_pods(pods, pod, waiting, status.phase_of if status.pending else _api_phase)
     reasons = fits(pod, node.resources.allocatable, others)
     if not reasons:
         return True, "", ""
