@@ -247,6 +247,11 @@ class Pod:
     nodeinfo_vec: tuple[int, int, int, int, int, int] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    # request() of cpu, memory and ephemeral-storage, made on first use (requests never change)
+    request_vec: tuple[int, int, int] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    qos: str = field(default="", init=False, repr=False, compare=False)  # qos_class(), once
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
@@ -275,8 +280,26 @@ class Pod:
         init = max((c.requests.get(resource, 0) for c in self.init_containers), default=0)
         return max(total, init)
 
+    def requests3(self) -> tuple[int, int, int]:
+        """``request`` of cpu, memory and ephemeral-storage (computed once: a pod's
+        containers never change)."""
+        vec = self.request_vec
+        if vec is None:
+            vec = self.request_vec = (
+                self.request("cpu"),
+                self.request("memory"),
+                self.request("ephemeral-storage"),
+            )
+        return vec
+
     def qos_class(self) -> str:
-        """Port of v1qos.GetPodQOS (cpu and memory decide; requests default from limits)."""
+        """Port of v1qos.GetPodQOS (cpu and memory decide; requests default from limits);
+        computed once (a pod's containers never change)."""
+        if not self.qos:
+            self.qos = self._qos_class()
+        return self.qos
+
+    def _qos_class(self) -> str:
         requests: dict[str, int] = {}
         limits: dict[str, int] = {}
         guaranteed = True

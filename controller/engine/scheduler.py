@@ -276,7 +276,7 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Pod, required_node: str) -> PodInfo:
-        cpu, mem, eph = pod.request("cpu"), pod.request("memory"), pod.request("ephemeral-storage")
+        cpu, mem, eph = pod.requests3()
         tols = pod.tolerations
         selector = sorted(pod.node_selector.items())
         signature = (

@@ -82,7 +82,7 @@ def fits(
     allowed = allocatable.get("pods", 0)
     if len(other_pods) + 1 > allowed:
         out.append(InsufficientResource("pods", 1, len(other_pods), allowed))
-    want = (pod.request("cpu"), pod.request("memory"), pod.request("ephemeral-storage"))
+    want = pod.requests3()
     if not any(want):
         return out
     for i, resource in enumerate(("cpu", "memory", "ephemeral-storage")):
