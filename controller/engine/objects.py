@@ -242,6 +242,8 @@ class Pod:
     disruption_target: tuple[str, str] | None = None
     # ``namespace/name``, made once: a pod's name and namespace never change.
     key: str = field(init=False, repr=False, compare=False)
+    # ``Kind/namespace/name`` of the owner ("" without one), made once: it never changes.
+    owner_key: str = field(init=False, repr=False, compare=False)
     # What the pod adds to its node's NodeInfo (scheduler.node_info_contribution), made on
     # first use: a pod's containers and their requests never change.
     nodeinfo_vec: tuple[int, int, int, int, int, int] | None = field(
@@ -252,9 +254,13 @@ class Pod:
         default=None, init=False, repr=False, compare=False
     )
     qos: str = field(default="", init=False, repr=False, compare=False)  # qos_class(), once
+    # scheduler.nonzero_pod_request of cpu and memory, made on first use
+    nonzero_vec: tuple[int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.key = f"{self.namespace}/{self.name}"
+        owner = self.owner
+        self.owner_key = f"{owner.kind}/{self.namespace}/{owner.name}" if owner is not None else ""
 
     @property
     def terminating(self) -> bool:

@@ -222,10 +222,10 @@ def schedule_window(
 ) -> str | None:
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
-    from .scheduler import nonzero_pod_request, num_feasible_nodes_to_find, spread_score
+    from .scheduler import nonzero_requests, num_feasible_nodes_to_find, spread_score
 
     n = len(nodes)
-    nz = (nonzero_pod_request(pod, "cpu"), nonzero_pod_request(pod, "memory"))
+    nz = nonzero_requests(pod)
     owner = sched._spread_owner(pod)
     counts = sched._spread_counts(pod) if owner is not None else None
     key = (info.signature, nz, owner)

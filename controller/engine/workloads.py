@@ -437,7 +437,7 @@ class WorkloadControllers:
         self.sim.kube_scheduler.pod_changed(pod, now)
         owner = pod.owner
         if owner is not None and owner.controller:
-            okey = f"{owner.kind}/{pod.namespace}/{owner.name}"
+            okey = pod.owner_key
             if alive:
                 self.owned.setdefault(okey, {})[key] = pod
             elif key in self.owned.get(okey, {}):
