@@ -9,8 +9,10 @@ the nodes are cut into blocks of BLOCK, and each block keeps, for one kind of po
 signature, its non-zero requests and its spreading owner): which of its nodes fit, and per
 (matching pods on the node, zone) group the best resource score with the first node name
 holding it, plus its matching pods per zone. A pod's window of feasible nodes is read whole
-blocks at a time, and a node's score is its resource score plus its group's SelectorSpread
-score, so the highest total and the first name holding it come out of the group bests.
+blocks at a time (whole leaves of LEAF nodes where the window cuts a block, node by node
+only where it cuts a leaf), and a node's score is its resource score plus its group's
+SelectorSpread score, so the highest total and the first name holding it come out of the
+group bests.
 
 Used only when every node the window reaches is schedulable and untainted (the pod-only
 filters pass on every node), for a pod without node selector or required node; anything else
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
+LEAF = 8  # a block's nodes are also summed up by leaves of LEAF, for a window that cuts it
 # A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone))
 Item = tuple[str, int, int, str, tuple[int, str]]
 Group = tuple[int, str]
@@ -39,10 +42,23 @@ MIN_NODES = 200  # below this the window is (nearly) every node: the per-node pa
 
 
 class _Block:
-    __slots__ = ("count", "glist", "groups", "items", "maxc", "stale", "zcount", "zlist", "zsum")
+    __slots__ = (
+        "count",
+        "glist",
+        "groups",
+        "items",
+        "leaves",
+        "maxc",
+        "stale",
+        "zcount",
+        "zlist",
+        "zsum",
+    )
 
     def __init__(self, items: list[Item | None]) -> None:
         self.items = items  # per node: feasible data
+        # per LEAF nodes: their summary (_leaf), made when a window cuts the block there
+        self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
         self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
         self.zlist: list[tuple[str, int]] | None = None  # zsum as a list
@@ -97,6 +113,35 @@ class WindowIndex:
             b = self.blocks[i // BLOCK]
             if b is not None:
                 b.stale.add(i % BLOCK)
+
+
+def _leaf(
+    items: list[Item | None],
+) -> tuple[int, str, int, list[tuple[str, int, Group]], list[tuple[str, int]]]:
+    """A leaf's summary: (feasible nodes, the first one's name, largest count, the groups'
+    bests as (name, R, group), matching pods per zone)."""
+    count = maxc = 0
+    first = ""
+    groups: dict[Group, list[Any]] = {}
+    zsum: dict[str, int] = {}
+    for it in items:
+        if it is None:
+            continue
+        name, r, c, zone, key = it
+        if not count:
+            first = name
+        count += 1
+        if c > maxc:
+            maxc = c
+        g = groups.get(key)
+        if g is None:
+            groups[key] = [r, name]
+        elif r > g[0] or (r == g[0] and name < g[1]):
+            g[0] = r
+            g[1] = name
+        if zone:
+            zsum[zone] = zsum.get(zone, 0) + c
+    return count, first, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], list(zsum.items())
 
 
 def _items(
@@ -168,6 +213,7 @@ def _block(
             continue
         items[off] = new
         b.glist = b.zlist = None
+        b.leaves[off // LEAF] = None
         if old is not None:
             name, _r, c, zone, key = old
             b.count -= 1
@@ -275,24 +321,50 @@ def schedule_window(
                     for z, zc in b.zlist:  # type: ignore[union-attr]  # set with glist
                         zsum[z] = zsum.get(z, 0) + zc
                 continue
+            # The window cuts the block: whole leaves, node by node where it cuts a leaf.
             end = bend if bend < hi else hi
-            seg = b.items[pos - bstart : end - bstart]
-            if None in seg:
-                seg = [it for it in seg if it is not None]
-                if len(seg) >= need:  # the window ends at the need-th feasible node here
-                    last = seg[need - 1]
-                    end = pos + b.items[pos - bstart : end - bstart].index(last) + 1
-            elif len(seg) >= need:
-                end = pos + need
-            seg = seg[:need]
-            processed += end - pos
-            pos = end
-            if seg:
-                if not found:
-                    first = seg[0][0]
-                found += len(seg)
-                need -= len(seg)
-                partial += seg
+            items, leaves = b.items, b.leaves
+            while pos < end and need:
+                li = (pos - bstart) // LEAF
+                lstart = bstart + li * LEAF
+                lend = lstart + LEAF if lstart + LEAF < bend else bend
+                if pos == lstart and lend <= end:
+                    leaf = leaves[li]
+                    if leaf is None:
+                        leaf = leaves[li] = _leaf(items[li * LEAF : lend - bstart])
+                    count = leaf[0]
+                    if count < need:
+                        processed += lend - pos
+                        pos = lend
+                        if count:
+                            if not found:
+                                first = leaf[1]
+                            found += count
+                            need -= count
+                            if leaf[2] > maxc:
+                                maxc = leaf[2]
+                            cands += leaf[3]
+                            for z, zc in leaf[4]:
+                                zsum[z] = zsum.get(z, 0) + zc
+                        continue
+                stop = lend if lend < end else end
+                seg = items[pos - bstart : stop - bstart]
+                if None in seg:
+                    seg = [it for it in seg if it is not None]
+                    if len(seg) >= need:  # the window ends at the need-th feasible node here
+                        last = seg[need - 1]
+                        stop = pos + items[pos - bstart : stop - bstart].index(last) + 1
+                elif len(seg) >= need:
+                    stop = pos + need
+                seg = seg[:need]
+                processed += stop - pos
+                pos = stop
+                if seg:
+                    if not found:
+                        first = seg[0][0]
+                    found += len(seg)
+                    need -= len(seg)
+                    partial += seg
     if not found:
         return None  # the FitError: the per-node path counts the reasons
     sched.next_start_node_index = (start + processed) % n
