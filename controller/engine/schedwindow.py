@@ -49,6 +49,7 @@ class _Block:
         "items",
         "leaves",
         "maxc",
+        "members",
         "stale",
         "zcount",
         "zlist",
@@ -66,7 +67,8 @@ class _Block:
         groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
         zsum: dict[str, int] = {}  # zone -> matching pods on its feasible nodes
         zcount: dict[str, int] = {}  # zone -> feasible nodes
-        for it in items:
+        members: dict[Group, list[int]] = {}  # (c, zone) -> offsets of its nodes
+        for off, it in enumerate(items):
             if it is None:
                 continue
             name, r, c, zone, key = it
@@ -76,9 +78,12 @@ class _Block:
             g = groups.get(key)
             if g is None:
                 groups[key] = [r, name]
-            elif r > g[0] or (r == g[0] and name < g[1]):
-                g[0] = r
-                g[1] = name
+                members[key] = [off]
+            else:
+                members[key].append(off)
+                if r > g[0] or (r == g[0] and name < g[1]):
+                    g[0] = r
+                    g[1] = name
             if zone:
                 zsum[zone] = zsum.get(zone, 0) + c
                 zcount[zone] = zcount.get(zone, 0) + 1
@@ -89,6 +94,7 @@ class _Block:
             zsum,
             zcount,
         )
+        self.members = members
 
     def first(self) -> str:
         """The first feasible node's name (count > 0)."""
@@ -142,6 +148,29 @@ def _leaf(
         if zone:
             zsum[zone] = zsum.get(zone, 0) + c
     return count, first, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], list(zsum.items())
+
+
+def _item(
+    sched: KubeScheduler, idx: WindowIndex, entry: NodeEntry, info: PodInfo, nz: tuple, cache: dict
+) -> Item | None:
+    """A node's data for the window when it passes the filters (the per-node path's inline
+    check of an untainted schedulable node), else None (_items for one node)."""
+    name = entry[1]
+    used = sched.requested.get(name, _ZERO)
+    if used[PODS] < entry[5] and (
+        not info.has_requests
+        or (
+            entry[2] >= info.cpu + used[CPU]
+            and entry[3] >= info.memory + used[MEMORY]
+            and entry[4] >= info.ephemeral + used[EPHEMERAL]
+        )
+    ):
+        r = cache.get(name)
+        if r is None:
+            r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
+        c = idx.counts.get(name, 0) if idx.counts else 0
+        return (name, r, c, entry[6], (c, entry[6]))
+    return None
 
 
 def _items(
@@ -202,13 +231,13 @@ def _block(
         b = idx.blocks[j] = _Block(_items(sched, idx, entries, info, nz, cache))
         return b
     # Only the changed nodes: remove their old data, add the new; a group whose best node
-    # changed, and the block's largest count, are found again from the items (one pass).
-    items, nodes, groups = b.items, idx.nodes, b.groups
-    redo: set[Group] = set()
+    # changed is found again from its members, the largest count from the groups.
+    items, nodes, groups, members = b.items, idx.nodes, b.groups, b.members
+    redo: list[Group] = []
     redo_max = False
     for off in sorted(b.stale):
         old = items[off]
-        new = _items(sched, idx, [nodes[lo + off]], info, nz, cache)[0]
+        new = _item(sched, idx, nodes[lo + off], info, nz, cache)
         if old == new:
             continue
         items[off] = new
@@ -217,8 +246,12 @@ def _block(
         if old is not None:
             name, _r, c, zone, key = old
             b.count -= 1
-            if groups[key][1] == name:
-                redo.add(key)
+            mine = members[key]
+            mine.remove(off)
+            if not mine:
+                del members[key], groups[key]
+            elif groups[key][1] == name:
+                redo.append(key)
             if c == b.maxc:
                 redo_max = True
             if zone:
@@ -234,32 +267,28 @@ def _block(
             g = groups.get(key)
             if g is None:
                 groups[key] = [r, name]
-            elif r > g[0] or (r == g[0] and name < g[1]):
-                g[0] = r
-                g[1] = name
+                members[key] = [off]
+            else:
+                members[key].append(off)
+                if r > g[0] or (r == g[0] and name < g[1]):
+                    g[0] = r
+                    g[1] = name
             if zone:
                 b.zsum[zone] = b.zsum.get(zone, 0) + c
                 b.zcount[zone] = b.zcount.get(zone, 0) + 1
     b.stale.clear()
-    if redo or redo_max:
-        for key in redo:
-            del groups[key]
-        maxc = 0
-        for it in items:
-            if it is None:
-                continue
-            if it[2] > maxc:
-                maxc = it[2]
-            key = it[4]
-            if key in redo:
-                g = groups.get(key)
-                if g is None:
-                    groups[key] = [it[1], it[0]]
-                elif it[1] > g[0] or (it[1] == g[0] and it[0] < g[1]):
-                    g[0] = it[1]
-                    g[1] = it[0]
-        if redo_max:
-            b.maxc = maxc
+    for key in redo:
+        mine = members.get(key)
+        if mine is None:
+            continue
+        best = None
+        for o in mine:
+            it = items[o]
+            if best is None or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):  # type: ignore[index]
+                best = [it[1], it[0]]  # type: ignore[index]
+        groups[key] = best  # type: ignore[assignment]
+    if redo_max:
+        b.maxc = max([key[0] for key in groups], default=0)
     return b
 
 
