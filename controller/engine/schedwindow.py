@@ -419,7 +419,25 @@ def schedule_window(
         * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
         for z, zc in zsum.items()
     }
-    spread: dict[Group, int] = {}  # (c, zone) -> SelectorSpread score
+    # (c, zone) -> SelectorSpread score (spread_score, its node and zone terms computed once);
+    # every candidate's c is at most maxc and its zone one of zsum's (or none).
+    spread: dict[Group, int] = {}
+    if maxc <= 32:
+        for c in range(maxc + 1):
+            f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
+            a = f * (1.0 - ZONE_WEIGHTING)
+            for z, part in zone_part.items():
+                spread[c, z] = int(a + part)
+            spread[c, ""] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
+        for name, r, g in cands:
+            sc = r + spread[g]
+            if sc > best or (sc == best and name < chosen):
+                best, chosen = sc, name
+        for name, r, _c, _zone, g in partial:
+            sc = r + spread[g]
+            if sc > best or (sc == best and name < chosen):
+                best, chosen = sc, name
+        return chosen
     get = spread.get
     for group_list in (cands, partial):
         for it in group_list:
