@@ -12,7 +12,8 @@ holding it, plus its matching pods per zone. A pod's window of feasible nodes is
 blocks at a time (whole leaves of LEAF nodes where the window cuts a block, node by node
 only where it cuts a leaf), and a node's score is its resource score plus its group's
 SelectorSpread score, so the highest total and the first name holding it come out of the
-group bests.
+group bests. Matching pods and feasible nodes per zone are kept packed in one integer each
+(ZONE_BITS bits per zone), so that a window adds up a block's zones in one addition.
 
 Used only when every node the window reaches is schedulable and untainted (the pod-only
 filters pass on every node), for a pod without node selector or required node; anything else
@@ -23,6 +24,7 @@ between passes, not during one)."""
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,9 +32,13 @@ if TYPE_CHECKING:
 
 BLOCK = 48
 LEAF = 8  # a block's nodes are also summed up by leaves of LEAF, for a window that cuts it
-# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone))
-Item = tuple[str, int, int, str, tuple[int, str]]
+ZONE_BITS = 48  # per zone in a packed sum (a window holds far fewer than 2**48 pods)
+ZONE_MASK = (1 << ZONE_BITS) - 1
+# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone),
+# c and 1 packed at its zone's place (0, 0 without a zone))
+Item = tuple[str, int, int, str, tuple[int, str], int, int]
 Group = tuple[int, str]
+_C, _ZP, _ZN = itemgetter(2), itemgetter(5), itemgetter(6)
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
@@ -51,9 +57,8 @@ class _Block:
         "maxc",
         "members",
         "stale",
-        "zcount",
-        "zlist",
-        "zsum",
+        "zn",
+        "zp",
     )
 
     def __init__(self, items: list[Item | None]) -> None:
@@ -62,19 +67,18 @@ class _Block:
         self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
         self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
-        self.zlist: list[tuple[str, int]] | None = None  # zsum as a list
-        count = maxc = 0
+        count = maxc = zp = zn = 0
         groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
-        zsum: dict[str, int] = {}  # zone -> matching pods on its feasible nodes
-        zcount: dict[str, int] = {}  # zone -> feasible nodes
         members: dict[Group, list[int]] = {}  # (c, zone) -> offsets of its nodes
         for off, it in enumerate(items):
             if it is None:
                 continue
-            name, r, c, zone, key = it
+            name, r, c, _zone, key, p, q = it
             count += 1
             if c > maxc:
                 maxc = c
+            zp += p
+            zn += q
             g = groups.get(key)
             if g is None:
                 groups[key] = [r, name]
@@ -84,17 +88,9 @@ class _Block:
                 if r > g[0] or (r == g[0] and name < g[1]):
                     g[0] = r
                     g[1] = name
-            if zone:
-                zsum[zone] = zsum.get(zone, 0) + c
-                zcount[zone] = zcount.get(zone, 0) + 1
-        self.count, self.maxc, self.groups, self.zsum, self.zcount = (
-            count,
-            maxc,
-            groups,
-            zsum,
-            zcount,
-        )
-        self.members = members
+        self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
+        self.zp = zp  # matching pods per zone, packed
+        self.zn = zn  # feasible nodes per zone, packed
 
     def first(self) -> str:
         """The first feasible node's name (count > 0)."""
@@ -112,6 +108,11 @@ class WindowIndex:
         self.counts = counts
         self.pos = {e[1]: i for i, e in enumerate(nodes)}
         self.blocks: list[_Block | None] = [None] * ((len(nodes) + BLOCK - 1) // BLOCK)
+        self.shift: dict[str, int] = {}  # zone -> its place in a packed sum
+        for e in nodes:
+            if e[6] and e[6] not in self.shift:
+                self.shift[e[6]] = len(self.shift) * ZONE_BITS
+        self.zones = list(self.shift.items())
 
     def forget(self, name: str) -> None:
         i = self.pos.get(name)
@@ -121,56 +122,30 @@ class WindowIndex:
                 b.stale.add(i % BLOCK)
 
 
-def _leaf(
-    items: list[Item | None],
-) -> tuple[int, str, int, list[tuple[str, int, Group]], list[tuple[str, int]]]:
+def _leaf(items: list[Item | None]) -> tuple[int, str, int, list[tuple[str, int, Group]], int, int]:
     """A leaf's summary: (feasible nodes, the first one's name, largest count, the groups'
-    bests as (name, R, group), matching pods per zone)."""
-    count = maxc = 0
+    bests as (name, R, group), matching pods and feasible nodes per zone, packed)."""
+    count = maxc = zp = zn = 0
     first = ""
     groups: dict[Group, list[Any]] = {}
-    zsum: dict[str, int] = {}
     for it in items:
         if it is None:
             continue
-        name, r, c, zone, key = it
+        name, r, c, _zone, key, p, q = it
         if not count:
             first = name
         count += 1
         if c > maxc:
             maxc = c
+        zp += p
+        zn += q
         g = groups.get(key)
         if g is None:
             groups[key] = [r, name]
         elif r > g[0] or (r == g[0] and name < g[1]):
             g[0] = r
             g[1] = name
-        if zone:
-            zsum[zone] = zsum.get(zone, 0) + c
-    return count, first, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], list(zsum.items())
-
-
-def _item(
-    sched: KubeScheduler, idx: WindowIndex, entry: NodeEntry, info: PodInfo, nz: tuple, cache: dict
-) -> Item | None:
-    """A node's data for the window when it passes the filters (the per-node path's inline
-    check of an untainted schedulable node), else None (_items for one node)."""
-    name = entry[1]
-    used = sched.requested.get(name, _ZERO)
-    if used[PODS] < entry[5] and (
-        not info.has_requests
-        or (
-            entry[2] >= info.cpu + used[CPU]
-            and entry[3] >= info.memory + used[MEMORY]
-            and entry[4] >= info.ephemeral + used[EPHEMERAL]
-        )
-    ):
-        r = cache.get(name)
-        if r is None:
-            r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
-        c = idx.counts.get(name, 0) if idx.counts else 0
-        return (name, r, c, entry[6], (c, entry[6]))
-    return None
+    return count, first, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
 
 
 def _items(
@@ -183,7 +158,7 @@ def _items(
 ) -> list[Item | None]:
     """Each node's data for the window when it passes the filters (the per-node path's
     inline check of an untainted schedulable node), else None."""
-    requested, counts = sched.requested, idx.counts or {}
+    requested, counts, shift = sched.requested, idx.counts or {}, idx.shift
     cpu, mem, eph, has_requests = info.cpu, info.memory, info.ephemeral, info.has_requests
     out: list[Item | None] = []
     for entry in entries:
@@ -202,7 +177,11 @@ def _items(
                 r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
             c = counts.get(name, 0)
             zone = entry[6]
-            out.append((name, r, c, zone, (c, zone)))
+            if zone:
+                s = shift[zone]
+                out.append((name, r, c, zone, (c, zone), c << s, 1 << s))
+            else:
+                out.append((name, r, c, zone, (c, zone), 0, 0))
         else:
             out.append(None)
     return out
@@ -237,15 +216,17 @@ def _block(
     redo_max = False
     for off in sorted(b.stale):
         old = items[off]
-        new = _item(sched, idx, nodes[lo + off], info, nz, cache)
+        new = _items(sched, idx, [nodes[lo + off]], info, nz, cache)[0]
         if old == new:
             continue
         items[off] = new
-        b.glist = b.zlist = None
+        b.glist = None
         b.leaves[off // LEAF] = None
         if old is not None:
-            name, _r, c, zone, key = old
+            name, _r, c, _zone, key, p, q = old
             b.count -= 1
+            b.zp -= p
+            b.zn -= q
             mine = members[key]
             mine.remove(off)
             if not mine:
@@ -254,14 +235,11 @@ def _block(
                 redo.append(key)
             if c == b.maxc:
                 redo_max = True
-            if zone:
-                b.zsum[zone] -= c
-                b.zcount[zone] -= 1
-                if not b.zcount[zone]:
-                    del b.zsum[zone], b.zcount[zone]
         if new is not None:
-            name, r, c, zone, key = new
+            name, r, c, _zone, key, p, q = new
             b.count += 1
+            b.zp += p
+            b.zn += q
             if c > b.maxc:
                 b.maxc = c
             g = groups.get(key)
@@ -273,20 +251,17 @@ def _block(
                 if r > g[0] or (r == g[0] and name < g[1]):
                     g[0] = r
                     g[1] = name
-            if zone:
-                b.zsum[zone] = b.zsum.get(zone, 0) + c
-                b.zcount[zone] = b.zcount.get(zone, 0) + 1
     b.stale.clear()
     for key in redo:
         mine = members.get(key)
         if mine is None:
             continue
-        best = None
+        best: list[Any] = []
         for o in mine:
             it = items[o]
-            if best is None or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):  # type: ignore[index]
+            if not best or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):  # type: ignore[index]
                 best = [it[1], it[0]]  # type: ignore[index]
-        groups[key] = best  # type: ignore[assignment]
+        groups[key] = best
     if redo_max:
         b.maxc = max([key[0] for key in groups], default=0)
     return b
@@ -297,7 +272,7 @@ def schedule_window(
 ) -> str | None:
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
-    from .scheduler import nonzero_requests, num_feasible_nodes_to_find, spread_score
+    from .scheduler import nonzero_requests, num_feasible_nodes_to_find
 
     n = len(nodes)
     nz = nonzero_requests(pod)
@@ -316,7 +291,7 @@ def schedule_window(
     first = ""
     cands: list[tuple[str, int, Group]] = []  # blocks' group bests (name, R, group)
     partial: list[Item] = []  # nodes of blocks the window cuts
-    zsum: dict[str, int] = {}  # matching pods per zone of the blocks read whole
+    zp = zn = 0  # matching pods and feasible nodes per zone, packed
     maxc = 0
     for lo, hi in ((start, n), (0, start)):
         pos = lo
@@ -345,10 +320,9 @@ def schedule_window(
                     glist = b.glist
                     if glist is None:
                         glist = b.glist = [(nm, r, g) for g, (r, nm) in b.groups.items()]
-                        b.zlist = list(b.zsum.items())
                     cands += glist
-                    for z, zc in b.zlist:  # type: ignore[union-attr]  # set with glist
-                        zsum[z] = zsum.get(z, 0) + zc
+                    zp += b.zp
+                    zn += b.zn
                 continue
             # The window cuts the block: whole leaves, node by node where it cuts a leaf.
             end = bend if bend < hi else hi
@@ -373,8 +347,8 @@ def schedule_window(
                             if leaf[2] > maxc:
                                 maxc = leaf[2]
                             cands += leaf[3]
-                            for z, zc in leaf[4]:
-                                zsum[z] = zsum.get(z, 0) + zc
+                            zp += leaf[4]
+                            zn += leaf[5]
                         continue
                 stop = lend if lend < end else end
                 seg = items[pos - bstart : stop - bstart]
@@ -404,56 +378,42 @@ def schedule_window(
         for name, r, _g in cands:
             if r > best or (r == best and name < chosen):
                 best, chosen = r, name
-        for name, r, _c, _zone, _g in partial:
-            if r > best or (r == best and name < chosen):
-                best, chosen = r, name
+        for it in partial:
+            if it[1] > best or (it[1] == best and it[0] < chosen):
+                best, chosen = it[1], it[0]
         return chosen
-    for _name, _r, c, zone, _g in partial:
-        if zone:
-            zsum[zone] = zsum.get(zone, 0) + c
+    if partial:
+        zp += sum(map(_ZP, partial))
+        zn += sum(map(_ZN, partial))
+        c = max(map(_C, partial))
         if c > maxc:
             maxc = c
+    # Matching pods per zone of the window's feasible nodes (a zone with feasible nodes is
+    # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone).
+    zsum = {z: (zp >> s) & ZONE_MASK for z, s in idx.zones if (zn >> s) & ZONE_MASK}
     max_zone = max(zsum.values(), default=0)
     zone_part = {
         z: ZONE_WEIGHTING
         * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
         for z, zc in zsum.items()
     }
-    # (c, zone) -> SelectorSpread score (spread_score, its node and zone terms computed once);
-    # every candidate's c is at most maxc and its zone one of zsum's (or none).
+    # (c, zone) -> SelectorSpread score (spread_score, its node and zone terms computed once
+    # per count and zone): every candidate's c is at most maxc, its zone one of zsum's or none
+    # (made for every count up to maxc when there are few, else for the counts present).
     spread: dict[Group, int] = {}
-    if maxc <= 32:
-        for c in range(maxc + 1):
-            f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
-            a = f * (1.0 - ZONE_WEIGHTING)
-            for z, part in zone_part.items():
-                spread[c, z] = int(a + part)
-            spread[c, ""] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
-        for name, r, g in cands:
-            sc = r + spread[g]
-            if sc > best or (sc == best and name < chosen):
-                best, chosen = sc, name
-        for name, r, _c, _zone, g in partial:
-            sc = r + spread[g]
-            if sc > best or (sc == best and name < chosen):
-                best, chosen = sc, name
-        return chosen
-    get = spread.get
-    for group_list in (cands, partial):
-        for it in group_list:
-            g = it[-1]
-            k = get(g)
-            if k is None:
-                c, zone = g
-                if not zsum:
-                    k = spread_score(c, maxc, -1, max_zone, False)
-                elif not zone:
-                    k = spread_score(c, maxc, -1, max_zone, True)
-                else:
-                    f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
-                    k = int(f * (1.0 - ZONE_WEIGHTING) + zone_part[zone])
-                spread[g] = k
-            sc = it[1] + k
-            if sc > best or (sc == best and it[0] < chosen):
-                best, chosen = sc, it[0]
+    present = range(maxc + 1) if maxc <= 32 else {g[0] for _, _, g in cands} | set(map(_C, partial))
+    for c in present:
+        f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
+        a = f * (1.0 - ZONE_WEIGHTING)
+        for z, part in zone_part.items():
+            spread[c, z] = int(a + part)
+        spread[c, ""] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
+    for name, r, g in cands:
+        sc = r + spread[g]
+        if sc > best or (sc == best and name < chosen):
+            best, chosen = sc, name
+    for it in partial:
+        sc = it[1] + spread[it[4]]
+        if sc > best or (sc == best and it[0] < chosen):
+            best, chosen = sc, it[0]
     return chosen
