@@ -291,11 +291,18 @@ class Pod:
         containers never change)."""
         vec = self.request_vec
         if vec is None:
-            vec = self.request_vec = (
-                self.request("cpu"),
-                self.request("memory"),
-                self.request("ephemeral-storage"),
-            )
+            cpu = mem = eph = 0
+            for c in self.containers:
+                r = c.requests
+                cpu += r.get("cpu", 0)
+                mem += r.get("memory", 0)
+                eph += r.get("ephemeral-storage", 0)
+            for c in self.init_containers:
+                r = c.requests
+                cpu = max(cpu, r.get("cpu", 0))
+                mem = max(mem, r.get("memory", 0))
+                eph = max(eph, r.get("ephemeral-storage", 0))
+            vec = self.request_vec = (cpu, mem, eph)
         return vec
 
     def qos_class(self) -> str:
