@@ -128,6 +128,17 @@ def nonzero_pod_request(pod: Pod, resource: str) -> int:
     return total
 
 
+def nonzero_requests(pod: Pod) -> tuple[int, int]:
+    """``nonzero_pod_request`` of cpu and memory, computed once per pod (kept on it)."""
+    vec = pod.nonzero_vec
+    if vec is None:
+        vec = pod.nonzero_vec = (
+            nonzero_pod_request(pod, "cpu"),
+            nonzero_pod_request(pod, "memory"),
+        )
+    return vec
+
+
 def fit_error_message(num_all_nodes: int, reasons: dict[str, int]) -> str:
     """Port of core.FitError.Error: ``count reason`` strings sorted as strings."""
     parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
@@ -276,7 +287,7 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Pod, required_node: str) -> PodInfo:
-        cpu, mem, eph = pod.request("cpu"), pod.request("memory"), pod.request("ephemeral-storage")
+        cpu, mem, eph = pod.requests3()
         tols = pod.tolerations
         selector = sorted(pod.node_selector.items())
         signature = (
@@ -535,7 +546,7 @@ class KubeScheduler:
         """Port of genericScheduler.prioritizeNodes + selectHost: the highest total of
         LeastAllocated + BalancedAllocation (cached per node until its NodeInfo changes),
         SelectorSpread and TaintToleration; ties to the first node name."""
-        nz = (nonzero_pod_request(pod, "cpu"), nonzero_pod_request(pod, "memory"))
+        nz = nonzero_requests(pod)
         cache = self._resource_scores.get(nz)
         if cache is None:
             if len(self._resource_scores) >= 16:
@@ -670,7 +681,7 @@ class KubeScheduler:
         owner = pod.owner
         if owner is None or not owner.controller or owner.kind not in SPREAD_OWNER_KINDS:
             return None
-        key = f"{owner.kind}/{pod.namespace}/{owner.name}"
+        key = pod.owner_key
         return key if key in self.sim.workloads.workloads else None
 
     def _spread_counts(self, pod: Pod) -> dict[str, int] | None:
