@@ -1,15 +1,16 @@
-"""Fast first rows of a new room: plain multi-row INSERTs through the database cursor,
-without a model instance per row (a 1,000-node room stores ~185,000 timeline events and
-~31,000 view rows at t=0; building model instances for them cost more than the inserts).
+"""Fast first rows of a new room: plain multi-row INSERTs through the database cursor on
+SQLite, COPY on PostgreSQL, without a model instance per row (a 1,000-node room stores
+~31,000 view rows at t=0; building model instances for them cost more than the inserts, and
+PostgreSQL's INSERTs took 1.5 s where COPY takes ~0.2 s).
 Only for rows that cannot exist yet (a room's first persist, or right after a rewind
 deleted them all)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 from django.db import connection
 
 from .models import ObjectView, TimelineEvent
@@ -18,18 +19,31 @@ BATCH = 2000
 
 
 def _json_adapter() -> Any:
-    """What the JSON columns take: text on SQLite, the driver's JSON wrapper elsewhere (the
-    field's own preparation, which psycopg needs for jsonb)."""
-    if connection.vendor == "sqlite":
-        return json.dumps
+    """What the JSON columns take: JSON text on SQLite and in PostgreSQL's COPY (which parses
+    it into jsonb), the field's own preparation on other databases."""
+    if connection.vendor in ("sqlite", "postgresql"):
+        return dumps
     field = ObjectView._meta.get_field("data")
     return lambda value: field.get_db_prep_save(value, connection)
 
 
+def dumps(value: Any) -> str:
+    """JSON text of ``value``, as json.dumps gives it (non-string keys become strings)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
 def _insert(table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            copy_sql = f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN"
+            with cursor.cursor.copy(copy_sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        return
     sql = (
         f"INSERT INTO {connection.ops.quote_name(table)} "
-        f"({', '.join(connection.ops.quote_name(c) for c in columns)}) "
+        f"({names}) "
         f"VALUES ({', '.join(['%s'] * len(columns))})"
     )
     batch: list[tuple[Any, ...]] = []

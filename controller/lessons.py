@@ -29,10 +29,11 @@ from typing import Any
 
 from django.db import transaction
 
+from . import timeline_store
 from .engine.lesson import Checkpoint, Lesson, LessonRuntime
 from .engine.scenario import Scenario, ScenarioError, load_scenario
 from .engine.simulation import Simulation
-from .models import LessonAnswer, LessonState, Room, TimelineEvent
+from .models import LessonAnswer, LessonState, Room
 
 MAX_NAME = 40
 
@@ -90,10 +91,8 @@ def _runtime(room: Room, lesson: Lesson, ls: LessonState, now_ms: int) -> Lesson
     rt = LessonRuntime.from_dict(lesson, {"reached": ls.reached})
     pending = rt.pending
     if pending is not None and pending.when_event is not None and ls.reached:
-        rows = TimelineEvent.objects.filter(room=room, t_ms=now_ms).order_by("idx")
         instant = [
-            {"t": t, "type": typ, **data}
-            for t, typ, data in rows.values_list("t_ms", "type", "data")
+            {"t": t, "type": typ, **data} for _idx, t, typ, data in timeline_store.at(room, now_ms)
         ]
         rt = LessonRuntime.from_dict(
             lesson, {"reached": ls.reached, "instant_t": now_ms, "instant": instant}

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
-from . import build, deltas, limits, services
+from . import build, deltas, limits, services, timeline_store
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
 from .exports import timeline_csv, timeline_events_yaml
@@ -296,9 +296,9 @@ def room_events(request: HttpRequest, slug: str) -> JsonResponse:
         since = int(request.GET.get("since", "-1"))
     except ValueError:
         raise Http404 from None
-    rows = room.events.filter(idx__gt=since).order_by("idx")[:5000]
+    rows = timeline_store.after(room, since, limit=5000)
     return JsonResponse(
-        {"events": [{"idx": r.idx, "t": r.t_ms / 1000, "type": r.type, **r.data} for r in rows]}
+        {"events": [{"idx": i, "t": t / 1000, "type": typ, **data} for i, t, typ, data in rows]}
     )
 
 

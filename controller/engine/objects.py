@@ -240,10 +240,27 @@ class Pod:
     unschedulable_reason: str = ""
     # The DisruptionTarget condition (PodDisruptionConditions): (reason, message) once set.
     disruption_target: tuple[str, str] | None = None
+    # ``namespace/name``, made once: a pod's name and namespace never change.
+    key: str = field(init=False, repr=False, compare=False)
+    # ``Kind/namespace/name`` of the owner ("" without one), made once: it never changes.
+    owner_key: str = field(init=False, repr=False, compare=False)
+    # What the pod adds to its node's NodeInfo (scheduler.node_info_contribution), made on
+    # first use: a pod's containers and their requests never change.
+    nodeinfo_vec: tuple[int, int, int, int, int, int] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    # request() of cpu, memory and ephemeral-storage, made on first use (requests never change)
+    request_vec: tuple[int, int, int] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    qos: str = field(default="", init=False, repr=False, compare=False)  # qos_class(), once
+    # scheduler.nonzero_pod_request of cpu and memory, made on first use
+    nonzero_vec: tuple[int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        self.key = f"{self.namespace}/{self.name}"
+        owner = self.owner
+        self.owner_key = f"{owner.kind}/{self.namespace}/{owner.name}" if owner is not None else ""
 
     @property
     def terminating(self) -> bool:
@@ -269,8 +286,33 @@ class Pod:
         init = max((c.requests.get(resource, 0) for c in self.init_containers), default=0)
         return max(total, init)
 
+    def requests3(self) -> tuple[int, int, int]:
+        """``request`` of cpu, memory and ephemeral-storage (computed once: a pod's
+        containers never change)."""
+        vec = self.request_vec
+        if vec is None:
+            cpu = mem = eph = 0
+            for c in self.containers:
+                r = c.requests
+                cpu += r.get("cpu", 0)
+                mem += r.get("memory", 0)
+                eph += r.get("ephemeral-storage", 0)
+            for c in self.init_containers:
+                r = c.requests
+                cpu = max(cpu, r.get("cpu", 0))
+                mem = max(mem, r.get("memory", 0))
+                eph = max(eph, r.get("ephemeral-storage", 0))
+            vec = self.request_vec = (cpu, mem, eph)
+        return vec
+
     def qos_class(self) -> str:
-        """Port of v1qos.GetPodQOS (cpu and memory decide; requests default from limits)."""
+        """Port of v1qos.GetPodQOS (cpu and memory decide; requests default from limits);
+        computed once (a pod's containers never change)."""
+        if not self.qos:
+            self.qos = self._qos_class()
+        return self.qos
+
+    def _qos_class(self) -> str:
         requests: dict[str, int] = {}
         limits: dict[str, int] = {}
         guaranteed = True

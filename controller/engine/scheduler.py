@@ -75,7 +75,11 @@ assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.
     MEMORY,
     EPHEMERAL,
     PODS,
-) and schedwindow._ZERO == _ZERO
+) and (schedwindow._ZERO, schedwindow.MAX_NODE_SCORE, schedwindow.ZONE_WEIGHTING) == (
+    _ZERO,
+    MAX_NODE_SCORE,
+    ZONE_WEIGHTING,
+)
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
@@ -97,7 +101,11 @@ def num_feasible_nodes_to_find(num_all_nodes: int, percentage_of_nodes_to_score:
 
 def node_info_contribution(pod: Pod) -> tuple[int, int, int, int, int, int]:
     """What a pod adds to its node's NodeInfo: port of nodeinfo.calculateResource (regular
-    containers only) with schedutil.GetNonzeroRequests for the scorers."""
+    containers only) with schedutil.GetNonzeroRequests for the scorers. Computed once per pod
+    (its containers' requests never change) and kept on it."""
+    vec = pod.nodeinfo_vec
+    if vec is not None:
+        return vec
     cpu = mem = eph = nz_cpu = nz_mem = 0
     for c in pod.containers:
         r = c.requests
@@ -106,7 +114,8 @@ def node_info_contribution(pod: Pod) -> tuple[int, int, int, int, int, int]:
         eph += r.get("ephemeral-storage", 0)
         nz_cpu += r.get("cpu", DEFAULT_MILLI_CPU_REQUEST)
         nz_mem += r.get("memory", DEFAULT_MEMORY_REQUEST)
-    return (cpu, mem, eph, 1, nz_cpu, nz_mem)
+    vec = pod.nodeinfo_vec = (cpu, mem, eph, 1, nz_cpu, nz_mem)
+    return vec
 
 
 def nonzero_pod_request(pod: Pod, resource: str) -> int:
@@ -117,6 +126,17 @@ def nonzero_pod_request(pod: Pod, resource: str) -> int:
     for c in pod.init_containers:
         total = max(total, c.requests.get(resource, default))
     return total
+
+
+def nonzero_requests(pod: Pod) -> tuple[int, int]:
+    """``nonzero_pod_request`` of cpu and memory, computed once per pod (kept on it)."""
+    vec = pod.nonzero_vec
+    if vec is None:
+        vec = pod.nonzero_vec = (
+            nonzero_pod_request(pod, "cpu"),
+            nonzero_pod_request(pod, "memory"),
+        )
+    return vec
 
 
 def fit_error_message(num_all_nodes: int, reasons: dict[str, int]) -> str:
@@ -267,7 +287,7 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Pod, required_node: str) -> PodInfo:
-        cpu, mem, eph = pod.request("cpu"), pod.request("memory"), pod.request("ephemeral-storage")
+        cpu, mem, eph = pod.requests3()
         tols = pod.tolerations
         selector = sorted(pod.node_selector.items())
         signature = (
@@ -526,7 +546,7 @@ class KubeScheduler:
         """Port of genericScheduler.prioritizeNodes + selectHost: the highest total of
         LeastAllocated + BalancedAllocation (cached per node until its NodeInfo changes),
         SelectorSpread and TaintToleration; ties to the first node name."""
-        nz = (nonzero_pod_request(pod, "cpu"), nonzero_pod_request(pod, "memory"))
+        nz = nonzero_requests(pod)
         cache = self._resource_scores.get(nz)
         if cache is None:
             if len(self._resource_scores) >= 16:
@@ -661,7 +681,7 @@ class KubeScheduler:
         owner = pod.owner
         if owner is None or not owner.controller or owner.kind not in SPREAD_OWNER_KINDS:
             return None
-        key = f"{owner.kind}/{pod.namespace}/{owner.name}"
+        key = pod.owner_key
         return key if key in self.sim.workloads.workloads else None
 
     def _spread_counts(self, pod: Pod) -> dict[str, int] | None:

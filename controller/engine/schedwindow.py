@@ -9,8 +9,11 @@ the nodes are cut into blocks of BLOCK, and each block keeps, for one kind of po
 signature, its non-zero requests and its spreading owner): which of its nodes fit, and per
 (matching pods on the node, zone) group the best resource score with the first node name
 holding it, plus its matching pods per zone. A pod's window of feasible nodes is read whole
-blocks at a time, and a node's score is its resource score plus its group's SelectorSpread
-score, so the highest total and the first name holding it come out of the group bests.
+blocks at a time (whole leaves of LEAF nodes where the window cuts a block, node by node
+only where it cuts a leaf), and a node's score is its resource score plus its group's
+SelectorSpread score, so the highest total and the first name holding it come out of the
+group bests. Matching pods and feasible nodes per zone are kept packed in one integer each
+(ZONE_BITS bits per zone), so that a window adds up a block's zones in one addition.
 
 Used only when every node the window reaches is schedulable and untainted (the pod-only
 filters pass on every node), for a pod without node selector or required node; anything else
@@ -21,31 +24,80 @@ between passes, not during one)."""
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
+LEAF = 8  # a block's nodes are also summed up by leaves of LEAF, for a window that cuts it
+ZONE_BITS = 48  # per zone in a packed sum (a window holds far fewer than 2**48 pods)
+ZONE_MASK = (1 << ZONE_BITS) - 1
+# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone),
+# c and 1 packed at its zone's place (0, 0 without a zone))
+Item = tuple[str, int, int, str, tuple[int, str], int, int]
+Group = tuple[int, str]
+_C, _ZP, _ZN = itemgetter(2), itemgetter(5), itemgetter(6)
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
+MAX_NODE_SCORE = 100  # scheduler.py's (it checks they are its own)
+ZONE_WEIGHTING = 2.0 / 3.0
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 
 
 class _Block:
-    __slots__ = ("count", "glist", "groups", "items", "maxc", "stale", "zcount", "zlist", "zsum")
+    __slots__ = (
+        "count",
+        "glist",
+        "groups",
+        "items",
+        "leaves",
+        "maxc",
+        "members",
+        "stale",
+        "zn",
+        "zp",
+    )
 
-    def __init__(self) -> None:
-        self.items: list[tuple[str, int, int, str] | None] = []  # per node: feasible data
-        self.count = 0
-        self.groups: dict[tuple[int, str], list[Any]] = {}  # (c, zone) -> [max R, first name]
-        self.zsum: dict[str, int] = {}  # zone -> matching pods on its feasible nodes
-        self.zcount: dict[str, int] = {}  # zone -> feasible nodes
-        self.maxc = 0
+    def __init__(self, items: list[Item | None]) -> None:
+        self.items = items  # per node: feasible data
+        # per LEAF nodes: their summary (_leaf), made when a window cuts the block there
+        self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
-        self.glist: list[tuple[str, int, int, str]] | None = None  # groups as a list
-        self.zlist: list[tuple[str, int]] = []
+        self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
+        count = maxc = zp = zn = 0
+        groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
+        members: dict[Group, list[int]] = {}  # (c, zone) -> offsets of its nodes
+        for off, it in enumerate(items):
+            if it is None:
+                continue
+            name, r, c, _zone, key, p, q = it
+            count += 1
+            if c > maxc:
+                maxc = c
+            zp += p
+            zn += q
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [r, name]
+                members[key] = [off]
+            else:
+                members[key].append(off)
+                if r > g[0] or (r == g[0] and name < g[1]):
+                    g[0] = r
+                    g[1] = name
+        self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
+        self.zp = zp  # matching pods per zone, packed
+        self.zn = zn  # feasible nodes per zone, packed
+
+    def first(self) -> str:
+        """The first feasible node's name (count > 0)."""
+        for it in self.items:
+            if it is not None:
+                return it[0]
+        return ""
 
 
 class WindowIndex:
@@ -56,6 +108,11 @@ class WindowIndex:
         self.counts = counts
         self.pos = {e[1]: i for i, e in enumerate(nodes)}
         self.blocks: list[_Block | None] = [None] * ((len(nodes) + BLOCK - 1) // BLOCK)
+        self.shift: dict[str, int] = {}  # zone -> its place in a packed sum
+        for e in nodes:
+            if e[6] and e[6] not in self.shift:
+                self.shift[e[6]] = len(self.shift) * ZONE_BITS
+        self.zones = list(self.shift.items())
 
     def forget(self, name: str) -> None:
         i = self.pos.get(name)
@@ -65,46 +122,69 @@ class WindowIndex:
                 b.stale.add(i % BLOCK)
 
 
-def _merge(groups: dict, c: int, zone: str, r: int, name: str) -> None:
-    g = groups.get((c, zone))
-    if g is None:
-        groups[(c, zone)] = [r, name]
-    elif r > g[0] or (r == g[0] and name < g[1]):
-        g[0], g[1] = r, name
+def _leaf(items: list[Item | None]) -> tuple[int, str, int, list[tuple[str, int, Group]], int, int]:
+    """A leaf's summary: (feasible nodes, the first one's name, largest count, the groups'
+    bests as (name, R, group), matching pods and feasible nodes per zone, packed)."""
+    count = maxc = zp = zn = 0
+    first = ""
+    groups: dict[Group, list[Any]] = {}
+    for it in items:
+        if it is None:
+            continue
+        name, r, c, _zone, key, p, q = it
+        if not count:
+            first = name
+        count += 1
+        if c > maxc:
+            maxc = c
+        zp += p
+        zn += q
+        g = groups.get(key)
+        if g is None:
+            groups[key] = [r, name]
+        elif r > g[0] or (r == g[0] and name < g[1]):
+            g[0] = r
+            g[1] = name
+    return count, first, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
 
 
-def _item(
-    sched: KubeScheduler, idx: WindowIndex, entry: NodeEntry, info: PodInfo, nz: tuple, cache: dict
-) -> tuple[str, int, int, str] | None:
-    """A node's data for the window when it passes the filters (the per-node path's inline
-    check of an untainted schedulable node), else None."""
-    name = entry[1]
-    used = sched.requested.get(name, _ZERO)
-    if used[PODS] < entry[5] and (
-        not info.has_requests
-        or (
-            entry[2] >= info.cpu + used[CPU]
-            and entry[3] >= info.memory + used[MEMORY]
-            and entry[4] >= info.ephemeral + used[EPHEMERAL]
-        )
-    ):
-        r = cache.get(name)
-        if r is None:
-            r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
-        c = idx.counts.get(name, 0) if idx.counts else 0
-        return (name, r, c, entry[6])
-    return None
-
-
-def _add(b: _Block, it: tuple[str, int, int, str]) -> None:
-    name, r, c, zone = it
-    b.count += 1
-    if c > b.maxc:
-        b.maxc = c
-    _merge(b.groups, c, zone, r, name)
-    if zone:
-        b.zsum[zone] = b.zsum.get(zone, 0) + c
-        b.zcount[zone] = b.zcount.get(zone, 0) + 1
+def _items(
+    sched: KubeScheduler,
+    idx: WindowIndex,
+    entries: list[NodeEntry],
+    info: PodInfo,
+    nz: tuple[int, int],
+    cache: dict[str, int],
+) -> list[Item | None]:
+    """Each node's data for the window when it passes the filters (the per-node path's
+    inline check of an untainted schedulable node), else None."""
+    requested, counts, shift = sched.requested, idx.counts or {}, idx.shift
+    cpu, mem, eph, has_requests = info.cpu, info.memory, info.ephemeral, info.has_requests
+    out: list[Item | None] = []
+    for entry in entries:
+        name = entry[1]
+        used = requested.get(name, _ZERO)
+        if used[PODS] < entry[5] and (
+            not has_requests
+            or (
+                entry[2] >= cpu + used[CPU]
+                and entry[3] >= mem + used[MEMORY]
+                and entry[4] >= eph + used[EPHEMERAL]
+            )
+        ):
+            r = cache.get(name)
+            if r is None:
+                r = cache[name] = sched.resource_score(entry, nz[0], nz[1])
+            c = counts.get(name, 0)
+            zone = entry[6]
+            if zone:
+                s = shift[zone]
+                out.append((name, r, c, zone, (c, zone), c << s, 1 << s))
+            else:
+                out.append((name, r, c, zone, (c, zone), 0, 0))
+        else:
+            out.append(None)
+    return out
 
 
 def _block(
@@ -120,57 +200,70 @@ def _block(
         if len(sched._resource_scores) >= 16:
             sched._resource_scores.clear()
         cache = sched._resource_scores[nz] = {}
-    entries = idx.nodes[j * BLOCK : (j + 1) * BLOCK]
+    lo = j * BLOCK
     if b is None:
-        b = _Block()
+        entries = idx.nodes[lo : lo + BLOCK]
         for entry in entries:
             node = entry[0]
             if node.unschedulable or node.taints:
                 return None
-            it = _item(sched, idx, entry, info, nz, cache)
-            b.items.append(it)
-            if it is not None:
-                _add(b, it)
-        idx.blocks[j] = b
+        b = idx.blocks[j] = _Block(_items(sched, idx, entries, info, nz, cache))
         return b
     # Only the changed nodes: remove their old data, add the new; a group whose best node
-    # changed, and the block's largest count, are found again from the items.
-    redo: set[tuple[int, str]] = set()
+    # changed is found again from its members, the largest count from the groups.
+    items, nodes, groups, members = b.items, idx.nodes, b.groups, b.members
+    redo: list[Group] = []
     redo_max = False
     for off in sorted(b.stale):
-        old = b.items[off]
-        new = _item(sched, idx, entries[off], info, nz, cache)
+        old = items[off]
+        new = _items(sched, idx, [nodes[lo + off]], info, nz, cache)[0]
         if old == new:
             continue
-        b.items[off] = new
+        items[off] = new
+        b.glist = None
+        b.leaves[off // LEAF] = None
         if old is not None:
-            name, _r, c, zone = old
+            name, _r, c, _zone, key, p, q = old
             b.count -= 1
-            if b.groups[(c, zone)][1] == name:
-                redo.add((c, zone))
+            b.zp -= p
+            b.zn -= q
+            mine = members[key]
+            mine.remove(off)
+            if not mine:
+                del members[key], groups[key]
+            elif groups[key][1] == name:
+                redo.append(key)
             if c == b.maxc:
                 redo_max = True
-            if zone:
-                b.zsum[zone] -= c
-                b.zcount[zone] -= 1
-                if not b.zcount[zone]:
-                    del b.zsum[zone], b.zcount[zone]
         if new is not None:
-            _add(b, new)
+            name, r, c, _zone, key, p, q = new
+            b.count += 1
+            b.zp += p
+            b.zn += q
+            if c > b.maxc:
+                b.maxc = c
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [r, name]
+                members[key] = [off]
+            else:
+                members[key].append(off)
+                if r > g[0] or (r == g[0] and name < g[1]):
+                    g[0] = r
+                    g[1] = name
     b.stale.clear()
-    b.glist = None
     for key in redo:
-        best = None
-        for it in b.items:
-            if it is not None and (it[2], it[3]) == key:
-                if best is None or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):
-                    best = [it[1], it[0]]
-        if best is None:
-            del b.groups[key]
-        else:
-            b.groups[key] = best
+        mine = members.get(key)
+        if mine is None:
+            continue
+        best: list[Any] = []
+        for o in mine:
+            it = items[o]
+            if not best or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):  # type: ignore[index]
+                best = [it[1], it[0]]  # type: ignore[index]
+        groups[key] = best
     if redo_max:
-        b.maxc = max((it[2] for it in b.items if it is not None), default=0)
+        b.maxc = max([key[0] for key in groups], default=0)
     return b
 
 
@@ -179,16 +272,10 @@ def schedule_window(
 ) -> str | None:
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
-    from .scheduler import (
-        MAX_NODE_SCORE,
-        ZONE_WEIGHTING,
-        nonzero_pod_request,
-        num_feasible_nodes_to_find,
-        spread_score,
-    )
+    from .scheduler import nonzero_requests, num_feasible_nodes_to_find
 
     n = len(nodes)
-    nz = (nonzero_pod_request(pod, "cpu"), nonzero_pod_request(pod, "memory"))
+    nz = nonzero_requests(pod)
     owner = sched._spread_owner(pod)
     counts = sched._spread_counts(pod) if owner is not None else None
     key = (info.signature, nz, owner)
@@ -197,93 +284,136 @@ def schedule_window(
         if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
             sched._windows.clear()
         idx = sched._windows[key] = WindowIndex(nodes, counts)
+    blocks = idx.blocks
     need = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n
     processed = found = 0
     first = ""
-    cands: list[tuple[str, int, int, str]] = []  # blocks' group bests (name, R, c, zone)
-    partial: list[tuple[str, int, int, str]] = []  # nodes of blocks the window cuts
-    zl: list[tuple[str, int]] = []  # blocks' matching pods per zone
+    cands: list[tuple[str, int, Group]] = []  # blocks' group bests (name, R, group)
+    partial: list[Item] = []  # nodes of blocks the window cuts
+    zp = zn = 0  # matching pods and feasible nodes per zone, packed
     maxc = 0
     for lo, hi in ((start, n), (0, start)):
         pos = lo
         while pos < hi and need:
             j = pos // BLOCK
-            b = _block(sched, idx, j, info, nz)
-            if b is None:
-                return None
+            b = blocks[j]
+            if b is None or b.stale:
+                b = _block(sched, idx, j, info, nz)
+                if b is None:
+                    return None
             bstart = j * BLOCK
-            bend = min(bstart + BLOCK, n)
-            if pos == bstart and bend <= hi and b.count < need:
+            bend = bstart + BLOCK
+            if bend > n:
+                bend = n
+            count = b.count
+            if pos == bstart and bend <= hi and count < need:
                 processed += bend - bstart
-                if b.count:
+                pos = bend
+                if count:
                     if not found:
-                        first = next(it for it in b.items if it is not None)[0]
-                    found += b.count
-                    need -= b.count
+                        first = b.first()
+                    found += count
+                    need -= count
                     if b.maxc > maxc:
                         maxc = b.maxc
-                    if b.glist is None:
-                        b.glist = [(nm, r, c, z) for (c, z), (r, nm) in b.groups.items()]
-                        b.zlist = list(b.zsum.items())
-                    cands += b.glist
-                    zl += b.zlist
-                pos = bend
+                    glist = b.glist
+                    if glist is None:
+                        glist = b.glist = [(nm, r, g) for g, (r, nm) in b.groups.items()]
+                    cands += glist
+                    zp += b.zp
+                    zn += b.zn
                 continue
-            items = b.items
-            end = min(bend, hi)
-            while pos < end:
-                it = items[pos - bstart]
-                pos += 1
-                processed += 1
-                if it is None:
-                    continue
-                if not found:
-                    first = it[0]
-                found += 1
-                partial.append(it)
-                need -= 1
-                if not need:
-                    break
+            # The window cuts the block: whole leaves, node by node where it cuts a leaf.
+            end = bend if bend < hi else hi
+            items, leaves = b.items, b.leaves
+            while pos < end and need:
+                li = (pos - bstart) // LEAF
+                lstart = bstart + li * LEAF
+                lend = lstart + LEAF if lstart + LEAF < bend else bend
+                if pos == lstart and lend <= end:
+                    leaf = leaves[li]
+                    if leaf is None:
+                        leaf = leaves[li] = _leaf(items[li * LEAF : lend - bstart])
+                    count = leaf[0]
+                    if count < need:
+                        processed += lend - pos
+                        pos = lend
+                        if count:
+                            if not found:
+                                first = leaf[1]
+                            found += count
+                            need -= count
+                            if leaf[2] > maxc:
+                                maxc = leaf[2]
+                            cands += leaf[3]
+                            zp += leaf[4]
+                            zn += leaf[5]
+                        continue
+                stop = lend if lend < end else end
+                seg = items[pos - bstart : stop - bstart]
+                if None in seg:
+                    seg = [it for it in seg if it is not None]
+                    if len(seg) >= need:  # the window ends at the need-th feasible node here
+                        last = seg[need - 1]
+                        stop = pos + items[pos - bstart : stop - bstart].index(last) + 1
+                elif len(seg) >= need:
+                    stop = pos + need
+                seg = seg[:need]
+                processed += stop - pos
+                pos = stop
+                if seg:
+                    if not found:
+                        first = seg[0][0]
+                    found += len(seg)
+                    need -= len(seg)
+                    partial += seg
     if not found:
         return None  # the FitError: the per-node path counts the reasons
     sched.next_start_node_index = (start + processed) % n
     if found == 1:
         return first
+    best, chosen = -1, ""
     if not counts:  # no SelectorSpread score: the resource scores alone
-        best, chosen = -1, ""
-        for name, r, _c, _zone in cands + partial:
+        for name, r, _g in cands:
             if r > best or (r == best and name < chosen):
                 best, chosen = r, name
+        for it in partial:
+            if it[1] > best or (it[1] == best and it[0] < chosen):
+                best, chosen = it[1], it[0]
         return chosen
-    zsum: dict[str, int] = {}
-    for z, zc in zl:
-        zsum[z] = zsum.get(z, 0) + zc
-    for _name, _r, c, zone in partial:
-        if zone:
-            zsum[zone] = zsum.get(zone, 0) + c
+    if partial:
+        zp += sum(map(_ZP, partial))
+        zn += sum(map(_ZN, partial))
+        c = max(map(_C, partial))
         if c > maxc:
             maxc = c
+    # Matching pods per zone of the window's feasible nodes (a zone with feasible nodes is
+    # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone).
+    zsum = {z: (zp >> s) & ZONE_MASK for z, s in idx.zones if (zn >> s) & ZONE_MASK}
     max_zone = max(zsum.values(), default=0)
     zone_part = {
         z: ZONE_WEIGHTING
         * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
         for z, zc in zsum.items()
     }
-    spread: dict[tuple[int, str], int] = {}  # (c, zone) -> SelectorSpread score
-    best, chosen = -1, ""
-    for name, r, c, zone in cands + partial:
-        k = spread.get((c, zone))
-        if k is None:
-            if not zsum:
-                k = spread_score(c, maxc, -1, max_zone, False)
-            elif not zone:
-                k = spread_score(c, maxc, -1, max_zone, True)
-            else:
-                f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
-                k = int(f * (1.0 - ZONE_WEIGHTING) + zone_part[zone])
-            spread[(c, zone)] = k
-        sc = r + k
+    # (c, zone) -> SelectorSpread score (spread_score, its node and zone terms computed once
+    # per count and zone): every candidate's c is at most maxc, its zone one of zsum's or none
+    # (made for every count up to maxc when there are few, else for the counts present).
+    spread: dict[Group, int] = {}
+    present = range(maxc + 1) if maxc <= 32 else {g[0] for _, _, g in cands} | set(map(_C, partial))
+    for c in present:
+        f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
+        a = f * (1.0 - ZONE_WEIGHTING)
+        for z, part in zone_part.items():
+            spread[c, z] = int(a + part)
+        spread[c, ""] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
+    for name, r, g in cands:
+        sc = r + spread[g]
         if sc > best or (sc == best and name < chosen):
             best, chosen = sc, name
+    for it in partial:
+        sc = it[1] + spread[it[4]]
+        if sc > best or (sc == best and it[0] < chosen):
+            best, chosen = sc, it[0]
     return chosen

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .admission import add_or_update_daemon_pod_tolerations
@@ -32,6 +32,37 @@ from .nodelifecycle.zones import zone_display
 from .objects import FALSE, NO_EXECUTE, NO_SCHEDULE, TRUE, Node, OwnerRef, Pod
 from .scenario import INT32_MAX, ScenarioError, _int, _map, _show, _str
 from .series import append_change
+
+# The fields _new_pod copies from a template: all of Pod's (a new field must be added there).
+_POD_FIELDS = [
+    "namespace",
+    "name",
+    "uid",
+    "creation_ms",
+    "labels",
+    "annotations",
+    "owner",
+    "node_name",
+    "node_selector",
+    "tolerations",
+    "containers",
+    "init_containers",
+    "priority",
+    "priority_class_name",
+    "termination_grace_period_s",
+    "host_network",
+    "phase",
+    "reason",
+    "message",
+    "ready",
+    "started",
+    "deletion_ms",
+    "deletion_grace_s",
+    "usage",
+    "unschedulable_reason",
+    "disruption_target",
+]
+assert [f.name for f in fields(Pod) if f.init] == _POD_FIELDS, "update WorkloadControllers._new_pod"
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -406,7 +437,7 @@ class WorkloadControllers:
         self.sim.kube_scheduler.pod_changed(pod, now)
         owner = pod.owner
         if owner is not None and owner.controller:
-            okey = f"{owner.kind}/{pod.namespace}/{owner.name}"
+            okey = pod.owner_key
             if alive:
                 self.owned.setdefault(okey, {})[key] = pod
             elif key in self.owned.get(okey, {}):
@@ -539,18 +570,34 @@ class WorkloadControllers:
     ) -> Pod:
         """Port of controller.GetPodFromTemplate: a new pod of the workload, controlled by it."""
         t = self._pod_template(w)
-        return replace(
-            t,
+        # dataclasses.replace(t, ...) written out (every field of Pod: _POD_FIELDS checks it)
+        return Pod(
+            namespace=t.namespace,
             name=name,
             uid=self.sim.cluster.new_uid("pod"),
             creation_ms=now,
             labels={**t.labels, **(extra_labels or {})},
             annotations=dict(t.annotations),
+            owner=t.owner,
+            node_name=t.node_name,
             node_selector=dict(t.node_selector),
             tolerations=list(t.tolerations),
             containers=list(t.containers),
             init_containers=list(t.init_containers),
+            priority=t.priority,
+            priority_class_name=t.priority_class_name,
+            termination_grace_period_s=t.termination_grace_period_s,
+            host_network=t.host_network,
+            phase=t.phase,
+            reason=t.reason,
+            message=t.message,
+            ready=t.ready,
+            started=t.started,
+            deletion_ms=t.deletion_ms,
+            deletion_grace_s=t.deletion_grace_s,
             usage=dict(t.usage),
+            unschedulable_reason=t.unschedulable_reason,
+            disruption_target=t.disruption_target,
         )
 
     def _generate_name(self, w: Workload) -> str:

@@ -104,3 +104,65 @@ def test_rooms_tick_on_their_owner_and_move_when_it_is_killed(
     finally:
         one.kill()
         two.kill()
+
+
+def _queued(client, queue: str) -> list[dict]:
+    """The task messages waiting in a worker's direct queue (kombu's Redis list): task name
+    and arguments."""
+    import base64
+    import json
+
+    out = []
+    for raw in client.lrange(queue, 0, -1):
+        message = json.loads(raw)
+        args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+        out.append({"task": message["headers"]["task"], "args": args})
+    return out
+
+
+def test_beat_sends_each_other_worker_one_message_with_all_its_rooms(
+    transactional_db, redis_server
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from controller import tasks
+
+    client = redis_client()
+    names = ["inline", "w-a@h", "w-b@h"]  # "inline": this process, outside a worker
+    for name in names:
+        affinity.beat(client, name)
+    try:
+        rooms = [services.room_create(f"batch-{i}", SCENARIO, None, 10.0) for i in range(9)]
+        owners = {r.pk: affinity.owner(r.pk, names) for r in rooms}
+        assert set(owners.values()) == set(names)
+        versions = {r.pk: r.version for r in rooms}
+        Room.objects.filter(pk__in=versions).update(
+            wall_anchor=timezone.now() - timedelta(seconds=5)
+        )
+        tasks.rooms_tick_task()
+        for other in ("w-a@h", "w-b@h"):
+            [message] = _queued(client, f"{other}.dq2")  # one message, not one per room
+            assert message["task"] == "controller.tasks.worker_tick_task"
+            mine = sorted(pk for pk, w in owners.items() if w == other)
+            assert message["args"][0] == mine
+        for r in rooms:
+            r.refresh_from_db()
+            ticked_here = r.version > versions[r.pk]
+            assert ticked_here == (owners[r.pk] == "inline"), (r.pk, owners[r.pk])
+        # The other worker runs its message: its rooms tick to the beat's instant; a message
+        # older than STALE_BEATS beats is dropped.
+        [message] = _queued(client, "w-a@h.dq2")
+        room_ids, wall = message["args"]
+        stale = (timezone.now() - timedelta(seconds=10)).isoformat()
+        tasks.worker_tick_task(room_ids, stale)
+        assert all(Room.objects.get(pk=pk).version == versions[pk] for pk in room_ids)
+        tasks.worker_tick_task(room_ids, wall)
+        assert all(Room.objects.get(pk=pk).version > versions[pk] for pk in room_ids)
+    finally:
+        for name in names:
+            affinity.leave(client, name)
+            client.delete(f"{name}.dq2")
+        for key in client.scan_iter("playground:room:*"):
+            client.delete(key)

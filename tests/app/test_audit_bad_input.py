@@ -23,7 +23,7 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.db import IntegrityError
 
-from controller import services
+from controller import services, timeline_store
 from controller.engine.scenario import ScenarioError
 from controller.models import Action, ClusterParameters, ObjectView, Room, TimelineEvent
 
@@ -76,7 +76,7 @@ def state(room: Room) -> tuple[Any, ...]:
         r.paused,
         r.event_count,
         list(Action.objects.filter(room=r).values_list("kind", "status", "payload")),
-        TimelineEvent.objects.filter(room=r).count(),
+        timeline_store.count(r),
         (params.controller_manager, params.kubelet, params.api_server),
     )
 

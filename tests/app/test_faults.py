@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
-from controller import services
+from controller import services, timeline_store
 from controller.liveclient import LiveClient, wait_until
 from controller.models import Room, TimelineEvent
 from controller.procs import Beat, Daphne
@@ -124,7 +124,7 @@ def _same_as_headless(room: Room, tmp_path: Path) -> None:
     live = room_events(room)
     assert any('"NodeReady"' in e and '"Unknown"' in e for e in live)
     assert live == headless_events(room, tmp_path)
-    idx = list(TimelineEvent.objects.filter(room=room).values_list("idx", flat=True))
+    idx = [row[0] for row in timeline_store.after(room)]
     assert idx == list(range(len(idx))), "timeline rows numbered once each, no gap"
 
 

@@ -21,9 +21,9 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.utils.html import escape
 
-from controller import lessons, services
+from controller import lessons, services, timeline_store
 from controller.lessons import LessonError
-from controller.models import LessonAnswer, LessonState, Room, TimelineEvent
+from controller.models import LessonAnswer, LessonState, Room
 from tests.app.test_rooms import headless_events, room_events
 
 LESSON = (Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.yaml").read_text()
@@ -50,7 +50,7 @@ def lesson_state(room: Room) -> tuple[int, str, bool, dict[str, int]]:
 
 
 def events(room: Room) -> list[tuple[int, str, dict[str, Any]]]:
-    return [(e.t_ms, e.type, e.data) for e in TimelineEvent.objects.filter(room=room)]
+    return [(t, typ, data) for _idx, t, typ, data in timeline_store.after(room)]
 
 
 def test_a_lesson_room_gets_its_state_and_a_plain_room_none(room: Room) -> None:

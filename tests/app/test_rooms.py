@@ -10,7 +10,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
-from controller import services
+from controller import services, timeline_store
 from controller.engine import cli
 from controller.engine.scenario import load_scenario
 from controller.engine.timeline import to_json
@@ -83,8 +83,7 @@ def headless_events(room: Room, tmp_path) -> list[str]:
 
 def room_events(room: Room) -> list[str]:
     return [
-        to_json({"t": e.t_ms, "type": e.type, **e.data})
-        for e in TimelineEvent.objects.filter(room=room).order_by("idx")
+        to_json({"t": t, "type": typ, **data}) for _idx, t, typ, data in timeline_store.after(room)
     ]
 
 

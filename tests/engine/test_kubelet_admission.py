@@ -24,7 +24,13 @@ from typing import Any
 import pytest
 import yaml
 
-from controller.engine.kubelet.predicate import InsufficientResource, admitted_pods, fits
+from controller.engine.kubelet.predicate import (
+    InsufficientResource,
+    admitted_pods,
+    admitted_usage,
+    fits,
+    fits_used,
+)
 from controller.engine.kubelet.preemption import (
     PreemptionError,
     distance,
@@ -200,6 +206,12 @@ def test_admitted_pods_are_the_started_or_running_ones_not_terminal() -> None:
     me = _pod("me")
     pods = [running, unseen, failed, rebooted, stopped, terminating, me]
     assert [p.name for p in admitted_pods(pods, me)] == ["running", "rebooted", "terminating"]
+    # admitted_usage: the same pods, counted and summed (as fits sums them)
+    for i, p in enumerate(pods):
+        p.containers[0].requests["cpu"] = 100 * (i + 1)
+        p.nodeinfo_vec = None
+    assert admitted_usage(pods, me) == (3, (100 + 400 + 600, 0, 0))
+    assert fits_used(me, ALLOC, 3, (1100, 0, 0)) == fits(me, ALLOC, admitted_pods(pods, me))
 
 
 # -- stories ------------------------------------------------------------------------------------

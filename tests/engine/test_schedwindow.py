@@ -88,6 +88,11 @@ CASES = {
             {"at": "20s", "type": "ZoneOutage", "zone": "zone-c"},
         ],
     ),
+    "a deployment with more than 32 pods on a node": (
+        zoned(70, cpu="16"),
+        [deployment("web", 7500, "10m")],
+        [{"at": "20s", "type": "ZoneOutage", "zone": "zone-b"}],
+    ),
 }
 
 

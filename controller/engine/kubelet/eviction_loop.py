@@ -466,6 +466,8 @@ class EvictionLoop:
 
     # -- admission ------------------------------------------------------------------------
     def admit(self, pod: Pod, now: int) -> tuple[bool, str, str]:
+        if not self.manager.node_conditions:  # managerImpl.Admit's first test: no pressure
+            return True, "", ""
         tolerates = tolerations_tolerate_taint(
             pod.tolerations, Taint(TAINT_MEMORY_PRESSURE, NO_SCHEDULE)
         )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ..objects import Pod
@@ -70,17 +71,25 @@ def fits(
     (computePodResourceRequest); the node's requested total counts the other pods' regular
     containers, as the scheduler's NodeInfo does (node_info_contribution). A pod that requests
     nothing is checked for the pod count only."""
-    used = [0, 0, 0]
+    cpu = mem = eph = 0
     for p in other_pods:
-        c = node_info_contribution(p)
-        used[0] += c[0]
-        used[1] += c[1]
-        used[2] += c[2]
+        c = p.nodeinfo_vec or node_info_contribution(p)
+        cpu += c[0]
+        mem += c[1]
+        eph += c[2]
+    return fits_used(pod, allocatable, len(other_pods), (cpu, mem, eph))
+
+
+def fits_used(
+    pod: Pod, allocatable: dict[str, int], others: int, used: tuple[int, int, int]
+) -> list[InsufficientResource]:
+    """``fits`` given the other pods' count and their summed cpu, memory and
+    ephemeral-storage requests (admitted_usage)."""
     out: list[InsufficientResource] = []
     allowed = allocatable.get("pods", 0)
-    if len(other_pods) + 1 > allowed:
-        out.append(InsufficientResource("pods", 1, len(other_pods), allowed))
-    want = (pod.request("cpu"), pod.request("memory"), pod.request("ephemeral-storage"))
+    if others + 1 > allowed:
+        out.append(InsufficientResource("pods", 1, others, allowed))
+    want = pod.requests3()
     if not any(want):
         return out
     for i, resource in enumerate(("cpu", "memory", "ephemeral-storage")):
@@ -120,11 +129,37 @@ def admitted_pods(
     out = []
     for p in pods_on_node:
         phase = phase_of(p)
-        if p is pod or phase in ("Failed", "Succeeded"):
+        if p is pod or phase == "Failed" or phase == "Succeeded":
             continue
         if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
             out.append(p)
     return out
+
+
+def admitted_usage(
+    pods_on_node: list[Pod],
+    pod: Pod,
+    waiting: Collection[str] = (),
+    phase_of: Callable[[Pod], str] = lambda p: p.phase,
+) -> tuple[int, tuple[int, int, int]]:
+    """How many pods ``admitted_pods`` gives and their summed cpu, memory and
+    ephemeral-storage requests (as ``fits`` sums them), without making the list: the same
+    test, pod by pod."""
+    n = cpu = mem = eph = 0
+    for p in pods_on_node:
+        phase = phase_of(p)
+        if p is pod or phase == "Failed" or phase == "Succeeded":
+            continue
+        if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
+            c = p.nodeinfo_vec or node_info_contribution(p)
+            n += 1
+            cpu += c[0]
+            mem += c[1]
+            eph += c[2]
+    return n, (cpu, mem, eph)
+
+
+_api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent: the API's
 
 
 def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
@@ -139,10 +174,14 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
         return True, "", ""
     waiting = admission_done(kubelet)
     pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
-    others = admitted_pods(pods, pod, waiting, kubelet.status.phase_of)
-    reasons = fits(pod, node.resources.allocatable, others)
+    status = kubelet.status
+    phase_of = status.phase_of if status.pending else _api_phase
+    reasons = fits_used(
+        pod, node.resources.allocatable, *admitted_usage(pods, pod, waiting, phase_of)
+    )
     if not reasons:
         return True, "", ""
+    others = admitted_pods(pods, pod, waiting, phase_of)
     ok, reason, message = handle_admission_failure(kubelet, pod, reasons, others, now_ms)
     if ok or reason:
         return ok, reason, message

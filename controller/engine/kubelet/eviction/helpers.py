@@ -212,7 +212,36 @@ def add_allocatable_thresholds(thresholds: list[Threshold]) -> list[Threshold]:
     return [*thresholds, *extra]
 
 
+_PARSED: dict[tuple[object, ...], list[Threshold]] = {}  # parse_threshold_config's results
+
+
 def parse_threshold_config(
+    enforce_node_allocatable: Iterable[str],
+    eviction_hard: Mapping[str, object] | None,
+    eviction_soft: Mapping[str, object] | None,
+    eviction_soft_grace_period: Mapping[str, object] | None,
+    eviction_minimum_reclaim: Mapping[str, object] | None,
+    path_prefix: str = "spec.kubelet",
+) -> list[Threshold]:
+    """Port of helpers.go ParseThresholdConfig (``_parse_threshold_config``), each distinct
+    configuration parsed once: every node of a generated cluster has the same, and the
+    thresholds are immutable (a fresh list of them is returned each time)."""
+    enforce = tuple(enforce_node_allocatable)
+    maps = (eviction_hard, eviction_soft, eviction_soft_grace_period, eviction_minimum_reclaim)
+    try:
+        key = (enforce, path_prefix) + tuple(None if m is None else tuple(m.items()) for m in maps)
+        hash(key)
+    except TypeError:  # a value that cannot be a key (bad input): parse it as it is
+        return _parse_threshold_config(enforce, *maps, path_prefix)
+    parsed = _PARSED.get(key)
+    if parsed is None:
+        if len(_PARSED) >= 256:
+            _PARSED.clear()
+        parsed = _PARSED[key] = _parse_threshold_config(enforce, *maps, path_prefix)
+    return list(parsed)
+
+
+def _parse_threshold_config(
     enforce_node_allocatable: Iterable[str],
     eviction_hard: Mapping[str, object] | None,
     eviction_soft: Mapping[str, object] | None,

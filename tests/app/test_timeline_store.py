@@ -1,0 +1,183 @@
+"""A room's stored timeline (controller/timeline_store.py): a big room's first instant goes in
+compressed chunks, everything later in rows, and every reader (the events endpoint, a
+client's snapshot, exports, lessons) sees one timeline in idx order, the engine's own."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from controller import services, timeline_store
+from controller.engine.scenario import load_scenario
+from controller.engine.simulation import Simulation
+from controller.models import Room, TimelineChunk, TimelineEvent
+
+# 12 nodes and 600 pods: ~3,700 events at t=0, over CHUNK_MIN, so the first instant is chunked.
+BIG = """
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: chunked}
+spec:
+  kubernetesVersion: "1.34"
+  nodes:
+    - generate: {count: 6, namePrefix: a-, zone: zone-a}
+    - generate: {count: 6, namePrefix: b-, zone: zone-b}
+  objects:
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web, namespace: default}
+      spec:
+        replicas: 600
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec: {containers: [{name: web, resources: {requests: {cpu: 10m}}}]}
+  faults:
+    - {at: 30s, type: StopKubelet, node: a-1}
+"""
+
+
+def _engine(until_ms: int) -> list[tuple[int, str, dict]]:
+    sim = Simulation(load_scenario(BIG))
+    sim.run(until_ms)
+    return [
+        (e["t"], e["type"], {k: v for k, v in e.items() if k not in ("t", "type")})
+        for e in sim.timeline.events
+    ]
+
+
+def _synthetic(n: int, t: int = 0) -> list[dict]:
+    return [
+        {"t": t + i // 1000, "type": "PodPhase", "pod": f"p-{i}", "phase": "Running"}
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def room(db) -> Room:
+    return Room.objects.create(
+        name="store", slug="store", scenario_yaml="", wall_anchor=timezone.now()
+    )
+
+
+@pytest.mark.parametrize(
+    ("events", "chunks", "rows"),
+    [
+        (timeline_store.CHUNK_MIN - 1, 0, timeline_store.CHUNK_MIN - 1),  # rows
+        (timeline_store.CHUNK_MIN, 1, 0),
+        (2 * timeline_store.CHUNK + 1, 3, 0),  # the last chunk holds one event
+    ],
+)
+def test_many_events_at_once_are_chunked_few_are_rows(room, events, chunks, rows) -> None:
+    timeline_store.write(room.pk, 0, _synthetic(events))
+    assert TimelineChunk.objects.filter(room=room).count() == chunks
+    assert TimelineEvent.objects.filter(room=room).count() == rows
+    assert timeline_store.count(room) == events
+    got = timeline_store.after(room)
+    assert [r[0] for r in got] == list(range(events))
+    assert got[-1][1:] == (
+        (events - 1) // 1000,
+        "PodPhase",
+        {"pod": f"p-{events - 1}", "phase": "Running"},
+    )
+
+
+# Chunks 0..9999 and 10000..11999, then rows 12000..12099 (later ticks).
+@pytest.mark.parametrize(
+    ("since", "limit", "first", "last"),
+    [
+        (-1, None, 0, 12_099),
+        (-1, 5000, 0, 4999),
+        (9_998, 3, 9_999, 10_001),  # across the chunks' boundary
+        (11_990, 20, 11_991, 12_010),  # from a chunk into the rows
+        (12_050, None, 12_051, 12_099),  # rows only
+        (12_099, None, None, None),  # nothing after the last
+    ],
+)
+def test_after_reads_chunks_then_rows_in_order(room, since, limit, first, last) -> None:
+    timeline_store.write(room.pk, 0, _synthetic(12_000))
+    TimelineEvent.objects.bulk_create(
+        TimelineEvent(room=room, idx=12_000 + i, t_ms=500 + i, type="Fault", data={"i": i})
+        for i in range(100)
+    )
+    got = [r[0] for r in timeline_store.after(room, since, limit)]
+    if first is None:
+        assert got == []
+    else:
+        assert got == list(range(first, last + 1))
+
+
+@pytest.mark.parametrize(
+    ("rows", "n", "first"),
+    [
+        (0, 300, 11_700),  # all from the last chunk
+        (100, 300, 11_800),  # 200 from the chunk, 100 rows
+        (100, 50, 12_050),  # rows only
+        (0, 20_000, 0),  # more than there are: all of them
+    ],
+)
+def test_last_reads_back_over_the_chunks(room, rows, n, first) -> None:
+    timeline_store.write(room.pk, 0, _synthetic(12_000))
+    TimelineEvent.objects.bulk_create(
+        TimelineEvent(room=room, idx=12_000 + i, t_ms=500, type="Fault", data={})
+        for i in range(rows)
+    )
+    got = [r[0] for r in timeline_store.last(room, n)]
+    assert got == list(range(first, 12_000 + rows))
+
+
+def test_at_finds_an_instant_in_chunks_and_rows(room) -> None:
+    timeline_store.write(room.pk, 0, _synthetic(12_000))  # t = idx // 1000 ms
+    TimelineEvent.objects.create(room=room, idx=12_000, t_ms=11, type="Fault", data={})
+    got = timeline_store.at(room, 11)
+    assert [r[0] for r in got] == [*range(11_000, 12_000), 12_000]
+    assert [r[0] for r in timeline_store.at(room, 9)] == list(range(9_000, 10_000))
+    assert timeline_store.at(room, 99) == []
+
+
+def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(db, client) -> None:
+    room = services.room_create("chunked", BIG, None, 10.0)
+    expected = _engine(0)
+    assert len(expected) > timeline_store.CHUNK_MIN
+    assert TimelineChunk.objects.filter(room=room).exists()
+    assert not TimelineEvent.objects.filter(room=room).exists()
+    stored = [(t, typ, data) for _i, t, typ, data in timeline_store.after(room)]
+    assert stored == expected
+    # Later ticks are rows after the chunks; the whole timeline is still the engine's.
+    services.room_control(room.pk, "step", 60, "t")
+    services.room_advance(room.pk)
+    room.refresh_from_db()
+    assert TimelineEvent.objects.filter(room=room).exists()
+    assert [(e["t"], e["type"]) for e in services.room_timeline(room)] == [
+        (t, typ) for t, typ, _d in _engine(room.sim_ms)
+    ]
+    assert timeline_store.count(room) == room.event_count
+    # The events endpoint, paged from the start, as a client catching up reads it.
+    paged: list[dict] = []
+    since = -1
+    while True:
+        page = client.get(f"/rooms/{room.slug}/events.json", {"since": since}).json()["events"]
+        if not page:
+            break
+        paged += page
+        since = page[-1]["idx"]
+    assert [e["idx"] for e in paged] == list(range(room.event_count))
+    assert [(round(e["t"] * 1000), e["type"]) for e in paged] == [
+        (t, typ) for t, typ, _d in _engine(room.sim_ms)
+    ]
+    # A client's snapshot carries the last 300 events, over the chunks and rows.
+    snap = services.room_snapshot(room)
+    assert [e["idx"] for e in snap["events"]] == list(
+        range(room.event_count - 300, room.event_count)
+    )
+
+
+def test_a_rewind_of_a_chunked_room_stores_its_timeline_again(db) -> None:
+    room = services.room_create("chunked", BIG, None, 10.0)
+    services.room_control(room.pk, "step", 60, "t")
+    services.room_advance(room.pk)
+    services.room_rewind(room.pk, 0, "teacher")
+    room.refresh_from_db()
+    assert room.sim_ms == 0 and timeline_store.count(room) == room.event_count
+    stored = [(t, typ, data) for _i, t, typ, data in timeline_store.after(room)]
+    assert stored == _engine(0)

@@ -1,0 +1,152 @@
+"""Big-ish generated clusters give, byte for byte, the timelines the engine gave before its
+t=0 speed work (issue #14, "Fast big rooms"): the sha256 of each run's JSON timeline was
+computed with the code before the scheduler, kubelet admission and workload fast paths, so
+an optimisation that changes any event of these runs fails here.
+
+The runs cover what the fast paths touch: the block scheduler (more than 200 nodes), a zone
+outage and the rescheduling after it, nodes of mixed sizes that fill up, nodeSelectors,
+DaemonSets (with and without tolerations), pods that never fit (FailedScheduling), bare pods
+bound by nodeName beyond a node's capacity (kubelet admission's OutOf* rejections), taints of
+every effect, a stopped kubelet, both simulated releases."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from controller.bench_build import big_room_scenario
+from controller.engine.clock import SECOND
+from controller.engine.scenario import parse_scenario
+from controller.engine.simulation import Simulation
+from controller.engine.timeline import to_json
+
+
+def deployment(name: str, replicas: int, cpu: str, memory: str = "", **spec: Any) -> dict:
+    requests = {"cpu": cpu, **({"memory": memory} if memory else {})}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [{"name": "c", "resources": {"requests": requests}}],
+                    **spec,
+                },
+            },
+        },
+    }
+
+
+def daemonset(name: str, cpu: str, **spec: Any) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+                    **spec,
+                },
+            },
+        },
+    }
+
+
+def bare(name: str, cpu: str, **spec: Any) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec},
+    }
+
+
+def mixed(n: int, version: str) -> dict:
+    """Small and big nodes in three zones, some without a zone, one cordoned; deployments
+    that fill them, one pinned to a zone, one to a node, one that never fits; two
+    DaemonSets; bare pods, 120 of them bound by nodeName to five small nodes (more
+    than their cpu or pods allow); taints of
+    every effect, a zone outage and a stopped kubelet."""
+    nodes: list[dict] = []
+    for z in "abc":
+        small = {"pods": "20", "cpu": "2", "memory": "4Gi"}
+        big = {"pods": "110", "cpu": "16", "memory": "64Gi"}
+        for kind, capacity in (("small", small), ("big", big)):
+            gen = {"count": n // 6, "namePrefix": f"{z}-{kind}-", "zone": f"zone-{z}"}
+            nodes.append({"generate": {**gen, "capacity": capacity}})
+    nodes.append({"generate": {"count": 20, "namePrefix": "plain-"}})
+    nodes.append({"name": "cordoned", "zone": "zone-a", "unschedulable": True})
+    objects = [
+        deployment("web", n * 8, "100m", "128Mi"),
+        deployment("api", n * 4, "250m"),
+        deployment("pinned", n, "50m", nodeSelector={"topology.kubernetes.io/zone": "zone-b"}),
+        deployment("huge", 30, "20"),
+        deployment("hostpinned", 5, "10m", nodeSelector={"kubernetes.io/hostname": "a-big-1"}),
+        daemonset("agent", "20m"),
+        daemonset("tolerant", "5m", tolerations=[{"operator": "Exists"}]),
+    ]
+    objects += [bare(f"p-{i}", "30m") for i in range(200)]
+    objects += [
+        bare(f"bound-{i}", "150m" if i % 5 < 3 else "100m", nodeName=f"b-small-{i % 5 + 1}")
+        for i in range(120)
+    ]
+    faults = [
+        {"at": "10s", "type": "Taint", "node": "a-big-3", "key": "k", "effect": "NoSchedule"},
+        {"at": "10s", "type": "Taint", "node": "b-big-5", "key": "p", "effect": "PreferNoSchedule"},
+        {"at": "15s", "type": "Taint", "node": "c-big-2", "key": "x", "effect": "NoExecute"},
+        {"at": "60s", "type": "ZoneOutage", "zone": "zone-c"},
+        {"at": "90s", "type": "StopKubelet", "node": "b-big-7"},
+    ]
+    return {
+        "apiVersion": "playground/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": f"mixed-{n}"},
+        "spec": {
+            "kubernetesVersion": version,
+            "nodes": nodes,
+            "objects": objects,
+            "faults": faults,
+        },
+    }
+
+
+RUNS = {
+    # name: (scenario, seconds to run, events, sha256 of the JSON timeline)
+    "big room of 300 nodes, zone-a down at 60 s": (
+        lambda: big_room_scenario(300, 9000),
+        400,
+        59109,
+        "7ca57b6571fdeab39bc3a8f9ef31eff35df28dc990c29f2abd74ff7fcd757243",
+    ),
+    "mixed 1.34 cluster of 300 nodes": (
+        lambda: mixed(300, "1.34"),
+        300,
+        35487,
+        "7a1ea0e592e2a1ef1ac5d74a11dff6e18421f6f8cc059f103d0ea5802e15f586",
+    ),
+    "mixed 1.18 cluster of 300 nodes": (
+        lambda: mixed(300, "1.18"),
+        300,
+        34130,
+        "fcee0a8836bfc3c4a4a6b49d5afd1932793e01580f131d5fa2e65246c2b91573",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_big_timeline_digest_is_the_original_one(name: str) -> None:
+    make, seconds, events, digest = RUNS[name]
+    sim = Simulation(parse_scenario(make()))
+    sim.run(seconds * SECOND)
+    text = "".join(to_json(e) + "\n" for e in sim.timeline.events)
+    got = hashlib.sha256(text.encode()).hexdigest()
+    assert (len(sim.timeline.events), got) == (events, digest)
