@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("controller", "0008_room_build")]
+    dependencies = [("controller", "0009_timeline_chunk")]
 
     operations = [
         migrations.CreateModel(
