@@ -57,7 +57,9 @@ def check_scenario_size(text: str | bytes | int) -> None:
 
 
 def scenario_pods(nodes: int, objects: list[dict[str, Any]]) -> int:
-    """The pods a scenario's objects make at t=0 (a DaemonSet: one per node, at most)."""
+    """The pods a scenario's objects make at t=0 (a DaemonSet: one per node, at most). A Pod
+    with a controller owner (an imported cluster's) is one of its workload's pods, adopted:
+    counted once, with the workload."""
     total = 0
     for obj in objects:
         if not isinstance(obj, dict):
@@ -65,7 +67,12 @@ def scenario_pods(nodes: int, objects: list[dict[str, Any]]) -> int:
         kind = obj.get("kind")
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         if kind == "Pod":
-            total += 1
+            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            owners = meta.get("ownerReferences")
+            owned = isinstance(owners, list) and any(
+                isinstance(o, dict) and o.get("controller") is True for o in owners
+            )
+            total += 0 if owned else 1
         elif kind == "DaemonSet":
             total += nodes
         elif kind in ("Deployment", "ReplicaSet", "StatefulSet"):

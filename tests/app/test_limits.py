@@ -298,3 +298,30 @@ def test_a_bad_limit_setting_names_its_variable(monkeypatch, raw, error) -> None
     assert str(info.value) == error
     monkeypatch.setenv("PLAYGROUND_MAX_NODES_PER_ROOM", "12")
     assert env_number("PLAYGROUND_MAX_NODES_PER_ROOM", 5000) == 12
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("value", "accepted"), [(15, True), (14, False)])
+def test_an_imported_clusters_pods_are_counted_once(settings, value, accepted) -> None:
+    """An imported cluster lists each workload and its pods (owned by the workload's
+    controller, adopted at t=0): 15 pods, not 30 (workload replicas + the pods)."""
+    from pathlib import Path
+
+    listing = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl" / "three-zones.yaml"
+    text, _report = services.import_scenario(listing.read_text())
+    settings.PLAYGROUND_MAX_PODS_PER_ROOM = value
+    if accepted:
+        room = services.room_create("", text, None, 10.0)
+        assert len(services.room_snapshot(room)["pods"]) == 15
+    else:
+        refused(
+            "PLAYGROUND_MAX_PODS_PER_ROOM",
+            14,
+            "this scenario has 15 pods",
+            services.room_create,
+            "",
+            text,
+            None,
+            10.0,
+        )
+        assert Room.objects.count() == 0
