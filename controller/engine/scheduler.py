@@ -373,11 +373,16 @@ class KubeScheduler:
             self._node_changed(prev[1])
             self._spread.clear()
             self.wake(now)  # AssignedPodDelete: room may have been freed
-        if counts and key not in self._accounted:
+            prev = None
+        if counts and prev is None:
             vec = node_info_contribution(pod)
             used = self.requested.setdefault(pod.node_name, [0, 0, 0, 0, 0, 0])
-            for i, v in enumerate(vec):
-                used[i] += v
+            used[0] += vec[0]
+            used[1] += vec[1]
+            used[2] += vec[2]
+            used[3] += vec[3]
+            used[4] += vec[4]
+            used[5] += vec[5]
             self._accounted[key] = (pod, pod.node_name, vec)
             self._node_changed(pod.node_name)
         if current is None:

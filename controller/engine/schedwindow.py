@@ -103,11 +103,16 @@ class _Block:
 class WindowIndex:
     """Block summaries for one kind of pod over the node list of one scheduling pass."""
 
-    def __init__(self, nodes: list[NodeEntry], counts: dict[str, int] | None) -> None:
+    def __init__(
+        self, nodes: list[NodeEntry], counts: dict[str, int] | None, like: WindowIndex | None
+    ) -> None:
         self.nodes = nodes
         self.counts = counts
-        self.pos = {e[1]: i for i, e in enumerate(nodes)}
         self.blocks: list[_Block | None] = [None] * ((len(nodes) + BLOCK - 1) // BLOCK)
+        if like is not None and like.nodes is nodes:  # the same node list: the same places
+            self.pos, self.shift, self.zones = like.pos, like.shift, like.zones
+            return
+        self.pos = {e[1]: i for i, e in enumerate(nodes)}
         self.shift: dict[str, int] = {}  # zone -> its place in a packed sum
         for e in nodes:
             if e[6] and e[6] not in self.shift:
@@ -281,9 +286,10 @@ def schedule_window(
     key = (info.signature, nz, owner)
     idx = sched._windows.get(key)
     if idx is None or idx.nodes is not nodes or idx.counts is not counts:
+        like = next(iter(sched._windows.values()), None)
         if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
             sched._windows.clear()
-        idx = sched._windows[key] = WindowIndex(nodes, counts)
+        idx = sched._windows[key] = WindowIndex(nodes, counts, like)
     blocks = idx.blocks
     need = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n

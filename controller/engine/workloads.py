@@ -429,8 +429,10 @@ class WorkloadControllers:
         if current is not None and current is not pod:
             return  # a late notice about an object already replaced under the same name
         alive = current is not None
-        self._count_pod(key, pod_metrics_class(pod) if alive else None)
-        if alive and is_pod_ready(pod):
+        cls = pod_metrics_class(pod) if alive else None
+        if self._pod_class.get(key) != cls:
+            self._count_pod(key, cls)
+        if alive and pod.ready is True:  # is_pod_ready
             self.ready_since.setdefault(key, now)
         else:
             self.ready_since.pop(key, None)
