@@ -109,11 +109,14 @@ def compute_hash(template: dict[str, Any], collision_count: int = 0) -> str:
     return safe_encode_string(str(fnv32a(data)))
 
 
+_SUFFIX_CHARS = bytes(ord(ALPHANUMS[b % len(ALPHANUMS)]) for b in range(256))
+
+
 def random_suffix(seed: str, n: int = 5) -> str:
     """Stands in for utilrand.String(n) (the API server's generateName): ``n`` characters of
     the safe alphabet, drawn from a hash of ``seed`` instead of a global random source."""
     digest = hashlib.sha256(seed.encode()).digest()
-    return "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in digest[:n])
+    return digest[:n].translate(_SUFFIX_CHARS).decode()  # ALPHANUMS[b % len(ALPHANUMS)] each
 
 
 # -- pod predicates ----------------------------------------------------------------------------
