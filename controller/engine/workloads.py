@@ -31,6 +31,7 @@ from .manifests import pod_from_manifest
 from .nodelifecycle.zones import zone_display
 from .objects import FALSE, NO_EXECUTE, NO_SCHEDULE, TRUE, Node, OwnerRef, Pod
 from .scenario import INT32_MAX, ScenarioError, _int, _map, _show, _str
+from .scheduler import node_info_contribution, nonzero_requests
 from .series import append_change
 
 # The fields _new_pod copies from a template: all of Pod's (a new field must be added there).
@@ -576,7 +577,7 @@ class WorkloadControllers:
         """Port of controller.GetPodFromTemplate: a new pod of the workload, controlled by it."""
         t = self._pod_template(w)
         # dataclasses.replace(t, ...) written out (every field of Pod: _POD_FIELDS checks it)
-        return Pod(
+        pod = Pod(
             namespace=t.namespace,
             name=name,
             uid=self.sim.cluster.new_uid("pod"),
@@ -604,6 +605,12 @@ class WorkloadControllers:
             unschedulable_reason=t.unschedulable_reason,
             disruption_target=t.disruption_target,
         )
+        # The same containers as the template's: what is derived from them, computed once.
+        pod.request_vec = t.requests3()
+        pod.nodeinfo_vec = node_info_contribution(t)
+        pod.nonzero_vec = nonzero_requests(t)
+        pod.qos = t.qos_class()
+        return pod
 
     def _generate_name(self, w: Workload) -> str:
         """metadata.generateName ``<name>-`` completed by the API server."""
