@@ -92,13 +92,6 @@ class _Block:
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
 
-    def first(self) -> str:
-        """The first feasible node's name (count > 0)."""
-        for it in self.items:
-            if it is not None:
-                return it[0]
-        return ""
-
 
 class WindowIndex:
     """Block summaries for one kind of pod over the node list of one scheduling pass."""
@@ -127,18 +120,15 @@ class WindowIndex:
                 b.stale.add(i % BLOCK)
 
 
-def _leaf(items: list[Item | None]) -> tuple[int, str, int, list[tuple[str, int, Group]], int, int]:
-    """A leaf's summary: (feasible nodes, the first one's name, largest count, the groups'
-    bests as (name, R, group), matching pods and feasible nodes per zone, packed)."""
+def _leaf(items: list[Item | None]) -> tuple[int, int, list[tuple[str, int, Group]], int, int]:
+    """A leaf's summary: (feasible nodes, largest count, the groups' bests as (name, R,
+    group), matching pods and feasible nodes per zone, packed)."""
     count = maxc = zp = zn = 0
-    first = ""
     groups: dict[Group, list[Any]] = {}
     for it in items:
         if it is None:
             continue
         name, r, c, _zone, key, p, q = it
-        if not count:
-            first = name
         count += 1
         if c > maxc:
             maxc = c
@@ -150,7 +140,7 @@ def _leaf(items: list[Item | None]) -> tuple[int, str, int, list[tuple[str, int,
         elif r > g[0] or (r == g[0] and name < g[1]):
             g[0] = r
             g[1] = name
-    return count, first, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
+    return count, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
 
 
 def _items(
@@ -291,10 +281,9 @@ def schedule_window(
             sched._windows.clear()
         idx = sched._windows[key] = WindowIndex(nodes, counts, like)
     blocks = idx.blocks
-    need = num_feasible_nodes_to_find(n)
+    need = wanted = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n
-    processed = found = 0
-    first = ""
+    processed = 0  # nodes looked at
     cands: list[tuple[str, int, Group]] = []  # blocks' group bests (name, R, group)
     partial: list[Item] = []  # nodes of blocks the window cuts
     zp = zn = 0  # matching pods and feasible nodes per zone, packed
@@ -314,12 +303,8 @@ def schedule_window(
                 bend = n
             count = b.count
             if pos == bstart and bend <= hi and count < need:
-                processed += bend - bstart
                 pos = bend
                 if count:
-                    if not found:
-                        first = b.first()
-                    found += count
                     need -= count
                     if b.maxc > maxc:
                         maxc = b.maxc
@@ -343,18 +328,14 @@ def schedule_window(
                         leaf = leaves[li] = _leaf(items[li * LEAF : lend - bstart])
                     count = leaf[0]
                     if count < need:
-                        processed += lend - pos
                         pos = lend
                         if count:
-                            if not found:
-                                first = leaf[1]
-                            found += count
                             need -= count
-                            if leaf[2] > maxc:
-                                maxc = leaf[2]
-                            cands += leaf[3]
-                            zp += leaf[4]
-                            zn += leaf[5]
+                            if leaf[1] > maxc:
+                                maxc = leaf[1]
+                            cands += leaf[2]
+                            zp += leaf[3]
+                            zn += leaf[4]
                         continue
                 stop = lend if lend < end else end
                 seg = items[pos - bstart : stop - bstart]
@@ -366,19 +347,17 @@ def schedule_window(
                 elif len(seg) >= need:
                     stop = pos + need
                 seg = seg[:need]
-                processed += stop - pos
                 pos = stop
                 if seg:
-                    if not found:
-                        first = seg[0][0]
-                    found += len(seg)
                     need -= len(seg)
                     partial += seg
+        processed += pos - lo
+    found = wanted - need
     if not found:
         return None  # the FitError: the per-node path counts the reasons
     sched.next_start_node_index = (start + processed) % n
-    if found == 1:
-        return first
+    if found == 1:  # the only feasible node
+        return cands[0][0] if cands else partial[0][0]
     best, chosen = -1, ""
     if not counts:  # no SelectorSpread score: the resource scores alone
         for name, r, _g in cands:
