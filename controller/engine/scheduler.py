@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from . import schedwindow
@@ -81,6 +82,7 @@ assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.
     ZONE_WEIGHTING,
 )
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
+_TOLERATION_FIELDS = attrgetter("key", "operator", "value", "effect")
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
 
@@ -291,7 +293,7 @@ class PodInfo:
         tols = pod.tolerations
         selector = sorted(pod.node_selector.items())
         signature = (
-            tuple((t.key, t.operator, t.value, t.effect) for t in tols),
+            tuple(map(_TOLERATION_FIELDS, tols)),
             tuple(selector),
             cpu,
             mem,

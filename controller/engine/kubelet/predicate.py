@@ -136,6 +136,9 @@ def admitted_pods(
     return out
 
 
+_api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent: the API's
+
+
 def admitted_usage(
     pods_on_node: list[Pod],
     pod: Pod,
@@ -147,7 +150,7 @@ def admitted_usage(
     test, pod by pod."""
     n = cpu = mem = eph = 0
     for p in pods_on_node:
-        phase = phase_of(p)
+        phase = p.phase if phase_of is _api_phase else phase_of(p)
         if p is pod or phase == "Failed" or phase == "Succeeded":
             continue
         if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
@@ -157,9 +160,6 @@ def admitted_usage(
             mem += c[1]
             eph += c[2]
     return n, (cpu, mem, eph)
-
-
-_api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent: the API's
 
 
 def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
