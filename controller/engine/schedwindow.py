@@ -262,13 +262,25 @@ def _block(
     return b
 
 
+_SCHEDULER: tuple[Any, Any] | None = None
+
+
+def _scheduler() -> tuple[Any, Any]:
+    """scheduler.py's nonzero_requests and num_feasible_nodes_to_find (it imports this
+    module: looked up on first use)."""
+    global _SCHEDULER
+    from .scheduler import nonzero_requests, num_feasible_nodes_to_find
+
+    _SCHEDULER = (nonzero_requests, num_feasible_nodes_to_find)
+    return _SCHEDULER
+
+
 def schedule_window(
     sched: KubeScheduler, pod: Any, info: PodInfo, nodes: list[NodeEntry]
 ) -> str | None:
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
-    from .scheduler import nonzero_requests, num_feasible_nodes_to_find
-
+    nonzero_requests, num_feasible_nodes_to_find = _SCHEDULER or _scheduler()
     n = len(nodes)
     nz = nonzero_requests(pod)
     owner = sched._spread_owner(pod)

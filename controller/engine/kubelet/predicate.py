@@ -167,12 +167,10 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     here means nothing to check), the pods it admitted, fits; a pod that does not fit goes
     to the CriticalPodAdmissionHandler, which may admit a critical pod by preempting others
     (preemption.handle_admission_failure); otherwise the first reason rejects it."""
-    from .preemption import admission_done, handle_admission_failure
-
     node = kubelet.node
     if node is None:
         return True, "", ""
-    waiting = admission_done(kubelet)
+    waiting = preemption.admission_done(kubelet)
     pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
     status = kubelet.status
     phase_of = status.phase_of if status.pending else _api_phase
@@ -182,8 +180,12 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     if not reasons:
         return True, "", ""
     others = admitted_pods(pods, pod, waiting, phase_of)
-    ok, reason, message = handle_admission_failure(kubelet, pod, reasons, others, now_ms)
+    ok, reason, message = preemption.handle_admission_failure(kubelet, pod, reasons, others, now_ms)
     if ok or reason:
         return ok, reason, message
     first = reasons[0]
     return False, first.reason, first.error()
+
+
+# preemption.py imports this module (InsufficientResource): imported last, once.
+from . import preemption  # noqa: E402
