@@ -455,7 +455,7 @@ class WorkloadControllers:
                 if w.kind == "DaemonSet":
                     node = self.ds_target.get(key) or pod.node_name
                     self._mark_ds_node(w, node)
-                self._mark(okey, now)
+                self.dirty.add(okey)  # _mark: the reconcile is ensured below
                 if not alive and w.kind == "ReplicaSet" and w.owner is not None:
                     self._recreate_deployment_emptied(w.owner.name, w.namespace, now)
         if not alive:
