@@ -32,10 +32,10 @@ TAINT_NODES_BY_CONDITION = "TaintNodesByCondition"
 def _tolerates_key(tolerations: list[Toleration], key: str) -> bool:
     """The plugin's test: a toleration whose key is ``key`` or empty and whose effect is
     NoExecute or empty."""
-    return any(
-        (t.key == key or t.key == "") and (t.effect == NO_EXECUTE or t.effect == "")
-        for t in tolerations
-    )
+    for t in tolerations:
+        if (t.key == key or t.key == "") and (t.effect == NO_EXECUTE or t.effect == ""):
+            return True
+    return False
 
 
 def default_toleration_seconds(pod: Pod, cfg: ApiServerConfig) -> None:

@@ -101,7 +101,10 @@ class Toleration:
 
 def tolerations_tolerate_taint(tolerations: list[Toleration], taint: Taint) -> bool:
     """Port of v1helper.TolerationsTolerateTaint."""
-    return any(t.tolerates(taint) for t in tolerations)
+    for t in tolerations:
+        if t.tolerates(taint):
+            return True
+    return False
 
 
 @dataclass(slots=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from . import schedwindow
@@ -81,6 +82,7 @@ assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.
     ZONE_WEIGHTING,
 )
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
+_TOLERATION_FIELDS = attrgetter("key", "operator", "value", "effect")
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
 
@@ -291,7 +293,7 @@ class PodInfo:
         tols = pod.tolerations
         selector = sorted(pod.node_selector.items())
         signature = (
-            tuple((t.key, t.operator, t.value, t.effect) for t in tols),
+            tuple(map(_TOLERATION_FIELDS, tols)),
             tuple(selector),
             cpu,
             mem,
@@ -373,11 +375,16 @@ class KubeScheduler:
             self._node_changed(prev[1])
             self._spread.clear()
             self.wake(now)  # AssignedPodDelete: room may have been freed
-        if counts and key not in self._accounted:
+            prev = None
+        if counts and prev is None:
             vec = node_info_contribution(pod)
             used = self.requested.setdefault(pod.node_name, [0, 0, 0, 0, 0, 0])
-            for i, v in enumerate(vec):
-                used[i] += v
+            used[0] += vec[0]
+            used[1] += vec[1]
+            used[2] += vec[2]
+            used[3] += vec[3]
+            used[4] += vec[4]
+            used[5] += vec[5]
             self._accounted[key] = (pod, pod.node_name, vec)
             self._node_changed(pod.node_name)
         if current is None:

@@ -92,22 +92,20 @@ class _Block:
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
 
-    def first(self) -> str:
-        """The first feasible node's name (count > 0)."""
-        for it in self.items:
-            if it is not None:
-                return it[0]
-        return ""
-
 
 class WindowIndex:
     """Block summaries for one kind of pod over the node list of one scheduling pass."""
 
-    def __init__(self, nodes: list[NodeEntry], counts: dict[str, int] | None) -> None:
+    def __init__(
+        self, nodes: list[NodeEntry], counts: dict[str, int] | None, like: WindowIndex | None
+    ) -> None:
         self.nodes = nodes
         self.counts = counts
-        self.pos = {e[1]: i for i, e in enumerate(nodes)}
         self.blocks: list[_Block | None] = [None] * ((len(nodes) + BLOCK - 1) // BLOCK)
+        if like is not None and like.nodes is nodes:  # the same node list: the same places
+            self.pos, self.shift, self.zones = like.pos, like.shift, like.zones
+            return
+        self.pos = {e[1]: i for i, e in enumerate(nodes)}
         self.shift: dict[str, int] = {}  # zone -> its place in a packed sum
         for e in nodes:
             if e[6] and e[6] not in self.shift:
@@ -122,18 +120,15 @@ class WindowIndex:
                 b.stale.add(i % BLOCK)
 
 
-def _leaf(items: list[Item | None]) -> tuple[int, str, int, list[tuple[str, int, Group]], int, int]:
-    """A leaf's summary: (feasible nodes, the first one's name, largest count, the groups'
-    bests as (name, R, group), matching pods and feasible nodes per zone, packed)."""
+def _leaf(items: list[Item | None]) -> tuple[int, int, list[tuple[str, int, Group]], int, int]:
+    """A leaf's summary: (feasible nodes, largest count, the groups' bests as (name, R,
+    group), matching pods and feasible nodes per zone, packed)."""
     count = maxc = zp = zn = 0
-    first = ""
     groups: dict[Group, list[Any]] = {}
     for it in items:
         if it is None:
             continue
         name, r, c, _zone, key, p, q = it
-        if not count:
-            first = name
         count += 1
         if c > maxc:
             maxc = c
@@ -145,7 +140,7 @@ def _leaf(items: list[Item | None]) -> tuple[int, str, int, list[tuple[str, int,
         elif r > g[0] or (r == g[0] and name < g[1]):
             g[0] = r
             g[1] = name
-    return count, first, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
+    return count, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
 
 
 def _items(
@@ -267,13 +262,25 @@ def _block(
     return b
 
 
+_SCHEDULER: tuple[Any, Any] | None = None
+
+
+def _scheduler() -> tuple[Any, Any]:
+    """scheduler.py's nonzero_requests and num_feasible_nodes_to_find (it imports this
+    module: looked up on first use)."""
+    global _SCHEDULER
+    from .scheduler import nonzero_requests, num_feasible_nodes_to_find
+
+    _SCHEDULER = (nonzero_requests, num_feasible_nodes_to_find)
+    return _SCHEDULER
+
+
 def schedule_window(
     sched: KubeScheduler, pod: Any, info: PodInfo, nodes: list[NodeEntry]
 ) -> str | None:
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
-    from .scheduler import nonzero_requests, num_feasible_nodes_to_find
-
+    nonzero_requests, num_feasible_nodes_to_find = _SCHEDULER or _scheduler()
     n = len(nodes)
     nz = nonzero_requests(pod)
     owner = sched._spread_owner(pod)
@@ -281,14 +288,14 @@ def schedule_window(
     key = (info.signature, nz, owner)
     idx = sched._windows.get(key)
     if idx is None or idx.nodes is not nodes or idx.counts is not counts:
+        like = next(iter(sched._windows.values()), None)
         if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
             sched._windows.clear()
-        idx = sched._windows[key] = WindowIndex(nodes, counts)
+        idx = sched._windows[key] = WindowIndex(nodes, counts, like)
     blocks = idx.blocks
-    need = num_feasible_nodes_to_find(n)
+    need = wanted = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n
-    processed = found = 0
-    first = ""
+    processed = 0  # nodes looked at
     cands: list[tuple[str, int, Group]] = []  # blocks' group bests (name, R, group)
     partial: list[Item] = []  # nodes of blocks the window cuts
     zp = zn = 0  # matching pods and feasible nodes per zone, packed
@@ -308,12 +315,8 @@ def schedule_window(
                 bend = n
             count = b.count
             if pos == bstart and bend <= hi and count < need:
-                processed += bend - bstart
                 pos = bend
                 if count:
-                    if not found:
-                        first = b.first()
-                    found += count
                     need -= count
                     if b.maxc > maxc:
                         maxc = b.maxc
@@ -337,18 +340,14 @@ def schedule_window(
                         leaf = leaves[li] = _leaf(items[li * LEAF : lend - bstart])
                     count = leaf[0]
                     if count < need:
-                        processed += lend - pos
                         pos = lend
                         if count:
-                            if not found:
-                                first = leaf[1]
-                            found += count
                             need -= count
-                            if leaf[2] > maxc:
-                                maxc = leaf[2]
-                            cands += leaf[3]
-                            zp += leaf[4]
-                            zn += leaf[5]
+                            if leaf[1] > maxc:
+                                maxc = leaf[1]
+                            cands += leaf[2]
+                            zp += leaf[3]
+                            zn += leaf[4]
                         continue
                 stop = lend if lend < end else end
                 seg = items[pos - bstart : stop - bstart]
@@ -360,19 +359,17 @@ def schedule_window(
                 elif len(seg) >= need:
                     stop = pos + need
                 seg = seg[:need]
-                processed += stop - pos
                 pos = stop
                 if seg:
-                    if not found:
-                        first = seg[0][0]
-                    found += len(seg)
                     need -= len(seg)
                     partial += seg
+        processed += pos - lo
+    found = wanted - need
     if not found:
         return None  # the FitError: the per-node path counts the reasons
     sched.next_start_node_index = (start + processed) % n
-    if found == 1:
-        return first
+    if found == 1:  # the only feasible node
+        return cands[0][0] if cands else partial[0][0]
     best, chosen = -1, ""
     if not counts:  # no SelectorSpread score: the resource scores alone
         for name, r, _g in cands:

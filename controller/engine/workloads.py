@@ -31,6 +31,7 @@ from .manifests import pod_from_manifest
 from .nodelifecycle.zones import zone_display
 from .objects import FALSE, NO_EXECUTE, NO_SCHEDULE, TRUE, Node, OwnerRef, Pod
 from .scenario import INT32_MAX, ScenarioError, _int, _map, _show, _str
+from .scheduler import node_info_contribution, nonzero_requests
 from .series import append_change
 
 # The fields _new_pod copies from a template: all of Pod's (a new field must be added there).
@@ -109,11 +110,14 @@ def compute_hash(template: dict[str, Any], collision_count: int = 0) -> str:
     return safe_encode_string(str(fnv32a(data)))
 
 
+_SUFFIX_CHARS = bytes(ord(ALPHANUMS[b % len(ALPHANUMS)]) for b in range(256))
+
+
 def random_suffix(seed: str, n: int = 5) -> str:
     """Stands in for utilrand.String(n) (the API server's generateName): ``n`` characters of
     the safe alphabet, drawn from a hash of ``seed`` instead of a global random source."""
     digest = hashlib.sha256(seed.encode()).digest()
-    return "".join(ALPHANUMS[b % len(ALPHANUMS)] for b in digest[:n])
+    return digest[:n].translate(_SUFFIX_CHARS).decode()  # ALPHANUMS[b % len(ALPHANUMS)] each
 
 
 # -- pod predicates ----------------------------------------------------------------------------
@@ -429,8 +433,10 @@ class WorkloadControllers:
         if current is not None and current is not pod:
             return  # a late notice about an object already replaced under the same name
         alive = current is not None
-        self._count_pod(key, pod_metrics_class(pod) if alive else None)
-        if alive and is_pod_ready(pod):
+        cls = pod_metrics_class(pod) if alive else None
+        if self._pod_class.get(key) != cls:
+            self._count_pod(key, cls)
+        if alive and pod.ready is True:  # is_pod_ready
             self.ready_since.setdefault(key, now)
         else:
             self.ready_since.pop(key, None)
@@ -449,7 +455,7 @@ class WorkloadControllers:
                 if w.kind == "DaemonSet":
                     node = self.ds_target.get(key) or pod.node_name
                     self._mark_ds_node(w, node)
-                self._mark(okey, now)
+                self.dirty.add(okey)  # _mark: the reconcile is ensured below
                 if not alive and w.kind == "ReplicaSet" and w.owner is not None:
                     self._recreate_deployment_emptied(w.owner.name, w.namespace, now)
         if not alive:
@@ -571,7 +577,7 @@ class WorkloadControllers:
         """Port of controller.GetPodFromTemplate: a new pod of the workload, controlled by it."""
         t = self._pod_template(w)
         # dataclasses.replace(t, ...) written out (every field of Pod: _POD_FIELDS checks it)
-        return Pod(
+        pod = Pod(
             namespace=t.namespace,
             name=name,
             uid=self.sim.cluster.new_uid("pod"),
@@ -599,6 +605,12 @@ class WorkloadControllers:
             unschedulable_reason=t.unschedulable_reason,
             disruption_target=t.disruption_target,
         )
+        # The same containers as the template's: what is derived from them, computed once.
+        pod.request_vec = t.requests3()
+        pod.nodeinfo_vec = node_info_contribution(t)
+        pod.nonzero_vec = nonzero_requests(t)
+        pod.qos = t.qos_class()
+        return pod
 
     def _generate_name(self, w: Workload) -> str:
         """metadata.generateName ``<name>-`` completed by the API server."""

@@ -25,6 +25,7 @@ from ..objects import (
     NodeCondition,
     Pod,
 )
+from .predicate import kubelet_predicate_admit
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
@@ -406,8 +407,6 @@ class Kubelet:
         """The pod admit handlers in order (kubelet.go NewMainKubelet): the eviction
         manager's, the resource fit (lifecycle.NewPredicateAdmitHandler), then the node
         shutdown manager's; the first that rejects decides."""
-        from .predicate import kubelet_predicate_admit
-
         result = self.eviction.admit(pod, now_ms)
         if not result[0]:
             return result

@@ -136,6 +136,9 @@ def admitted_pods(
     return out
 
 
+_api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent: the API's
+
+
 def admitted_usage(
     pods_on_node: list[Pod],
     pod: Pod,
@@ -147,7 +150,7 @@ def admitted_usage(
     test, pod by pod."""
     n = cpu = mem = eph = 0
     for p in pods_on_node:
-        phase = phase_of(p)
+        phase = p.phase if phase_of is _api_phase else phase_of(p)
         if p is pod or phase == "Failed" or phase == "Succeeded":
             continue
         if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
@@ -159,20 +162,15 @@ def admitted_usage(
     return n, (cpu, mem, eph)
 
 
-_api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent: the API's
-
-
 def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
     """predicateAdmitHandler.Admit on a kubelet: the node (getNodeAnyWay: none left to read
     here means nothing to check), the pods it admitted, fits; a pod that does not fit goes
     to the CriticalPodAdmissionHandler, which may admit a critical pod by preempting others
     (preemption.handle_admission_failure); otherwise the first reason rejects it."""
-    from .preemption import admission_done, handle_admission_failure
-
     node = kubelet.node
     if node is None:
         return True, "", ""
-    waiting = admission_done(kubelet)
+    waiting = preemption.admission_done(kubelet)
     pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
     status = kubelet.status
     phase_of = status.phase_of if status.pending else _api_phase
@@ -182,8 +180,12 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     if not reasons:
         return True, "", ""
     others = admitted_pods(pods, pod, waiting, phase_of)
-    ok, reason, message = handle_admission_failure(kubelet, pod, reasons, others, now_ms)
+    ok, reason, message = preemption.handle_admission_failure(kubelet, pod, reasons, others, now_ms)
     if ok or reason:
         return ok, reason, message
     first = reasons[0]
     return False, first.reason, first.error()
+
+
+# preemption.py imports this module (InsufficientResource): imported last, once.
+from . import preemption  # noqa: E402
