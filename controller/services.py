@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -627,6 +628,34 @@ def room_advance(
         return None
 
 
+def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
+    """A running room that no worker ticked for more than PLAYGROUND_MAX_CATCH_UP_SECONDS of
+    its clock (the whole stack was stopped, say, and started again hours later) resumes from
+    where its clock stood, as if it had been paused meanwhile: re-anchored at ``wall_now``
+    (saved, and a clock message sent to its pages). Catching up instead would simulate hours in
+    one tick, holding the room (and on SQLite the whole database) for minutes."""
+    limit = settings.PLAYGROUND_MAX_CATCH_UP_SECONDS
+    if room.paused or limit <= 0 or room.speed <= 0:
+        return False
+    behind_s = (target - room.sim_ms) / (room.speed * 1000)
+    if behind_s <= limit:
+        return False
+    log.warning(
+        "room %s: its clock is %.0f s behind (nobody ticked it); it resumes from %.1f s",
+        room.pk,
+        behind_s,
+        room.sim_ms / 1000,
+    )
+    room.sim_anchor_ms = room.sim_ms
+    room.wall_anchor = wall_now
+    room.save(update_fields=["sim_anchor_ms", "wall_anchor"])
+    _broadcast_after_commit(
+        room.pk,
+        {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+    )
+    return True
+
+
 def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] | None:
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
@@ -636,6 +665,8 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         sim = rt.sim
         pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
         target = _now_target(room, wall_now) + extra_ms
+        if _stalled(room, target, wall_now):
+            target = room.sim_ms + extra_ms
         for action in pending:
             if action.kind in CONTROL_KINDS:
                 continue

@@ -157,6 +157,9 @@ PLAYGROUND_MAX_MESSAGE_BYTES = env_number("PLAYGROUND_MAX_MESSAGE_BYTES", 65536)
 PLAYGROUND_MAX_SCENARIO_BYTES = env_number("PLAYGROUND_MAX_SCENARIO_BYTES", 16 * 1024 * 1024)
 # A room nobody watches for this long stops ticking; a viewer's arrival resumes it (0: never).
 PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300, float)
+# A running room more than this many wall seconds behind its clock (no worker ticked it: the
+# stack was stopped) resumes from where it stood instead of catching up (services._stalled).
+PLAYGROUND_MAX_CATCH_UP_SECONDS = env_number("PLAYGROUND_MAX_CATCH_UP_SECONDS", 300, float)
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
 CELERY_WORKER_DIRECT = True
 PLAYGROUND_TICK_SECONDS = float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))

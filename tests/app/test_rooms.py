@@ -380,3 +380,31 @@ def test_invalid_parameter_is_refused_with_the_same_message_everywhere(admin_cli
     async_to_sync(scenario)()
     room.refresh_from_db()
     assert (room.version, Action.objects.filter(room=room).count()) == before
+
+
+@pytest.mark.parametrize(
+    ("behind_wall_s", "expected_sim_ms"),
+    [
+        (100, 1_000_000),  # a slow worker: the tick catches up (10x: 1,000 simulated s)
+        (300, 3_000_000),  # at the limit: still caught up
+        (3 * 3600, 0),  # the stack was stopped for hours: resumes where its clock stood
+    ],
+)
+def test_a_room_nobody_ticked_for_long_resumes_where_it_stood(
+    db, settings, behind_wall_s, expected_sim_ms
+) -> None:
+    from datetime import timedelta
+
+    settings.PLAYGROUND_MAX_CATCH_UP_SECONDS = 300
+    room = services.room_create("stalled", SCENARIO, None, 10.0)
+    anchor = room.wall_anchor
+    Room.objects.filter(pk=room.pk).update(wall_anchor=anchor - timedelta(seconds=behind_wall_s))
+    services.room_advance(room.pk, anchor)
+    room.refresh_from_db()
+    assert room.sim_ms == expected_sim_ms
+    if expected_sim_ms == 0:
+        # Re-anchored at the tick: one wall second later it is 10 simulated seconds on.
+        assert (room.sim_anchor_ms, room.wall_anchor) == (0, anchor)
+        services.room_advance(room.pk, anchor + timedelta(seconds=1))
+        room.refresh_from_db()
+        assert room.sim_ms == 10_000
