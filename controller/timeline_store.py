@@ -9,7 +9,6 @@ come out as (idx, t_ms, type, data) in idx order."""
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -108,11 +107,6 @@ def at(room: Room | int, t_ms: int) -> list[Row]:
         out += [r for r in _decode(chunk) if r[1] == t_ms]
     out += [_row(r) for r in TimelineEvent.objects.filter(room=room, t_ms=t_ms).order_by("idx")]
     return out
-
-
-def iterate(room: Room | int) -> Iterator[Row]:
-    """Every event, in order."""
-    yield from after(room)
 
 
 def count(room: Room | int) -> int:
