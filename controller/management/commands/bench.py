@@ -15,8 +15,9 @@ The last three start their own redis-server on a free port (as ``pagebench`` doe
 in a child process pointed at it, so that a running ``make run`` is neither used nor
 disturbed; ``--use-redis-url`` uses REDIS_URL instead (then no other worker may be announced
 on it). ``rooms`` and ``viewers`` start their own Celery workers, beat and Daphne processes.
-The rooms live in the configured database (DATABASE_URL; migrated first) and are deleted
-afterwards. Every row prints the load average.
+Their rooms live in DATABASE_URL when it is set (migrated first; PostgreSQL for the
+figures of a real deployment), else in a private SQLite file, and are deleted afterwards.
+Every row prints the load average.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ class Command(BaseCommand):
 
     def _in_child_with_own_redis(self, rows: list[str], opts: dict[str, Any]) -> None:
         """Run ``rows`` in a child ``manage.py bench`` whose REDIS_URL is a private
-        redis-server on a free port (stopped afterwards)."""
+        redis-server on a free port (stopped afterwards), and whose database is DATABASE_URL
+        when set, else a private SQLite file."""
         from controller.procs import REPO, free_port
 
         binary = shutil.which("redis-server")
@@ -143,6 +145,10 @@ class Command(BaseCommand):
         ):
             args += [f"--{name.replace('_', '-')}", str(opts[name])]
         env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        if not os.environ.get("DATABASE_URL"):
+            # A private SQLite file (migrated by the child): the dev database's own running
+            # rooms (make run's demo) would be ticked by the benchmark's workers too.
+            env["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
         try:
             code = subprocess.call(args, env=env, cwd=REPO)
         finally:
