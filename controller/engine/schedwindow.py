@@ -67,27 +67,8 @@ class _Block:
         self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
         self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
-        count = maxc = zp = zn = 0
-        groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
         members: dict[Group, list[int]] = {}  # (c, zone) -> offsets of its nodes
-        for off, it in enumerate(items):
-            if it is None:
-                continue
-            name, r, c, _zone, key, p, q = it
-            count += 1
-            if c > maxc:
-                maxc = c
-            zp += p
-            zn += q
-            g = groups.get(key)
-            if g is None:
-                groups[key] = [r, name]
-                members[key] = [off]
-            else:
-                members[key].append(off)
-                if r > g[0] or (r == g[0] and name < g[1]):
-                    g[0] = r
-                    g[1] = name
+        count, maxc, groups, zp, zn = _summary(items, members)
         self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
@@ -120,12 +101,15 @@ class WindowIndex:
                 b.stale.add(i % BLOCK)
 
 
-def _leaf(items: list[Item | None]) -> tuple[int, int, list[tuple[str, int, Group]], int, int]:
-    """A leaf's summary: (feasible nodes, largest count, the groups' bests as (name, R,
-    group), matching pods and feasible nodes per zone, packed)."""
+def _summary(
+    items: list[Item | None], members: dict[Group, list[int]] | None = None
+) -> tuple[int, int, dict[Group, list[Any]], int, int]:
+    """Feasible nodes, largest count, per (c, zone) group the best R with the first name
+    holding it, matching pods and feasible nodes per zone (packed) of ``items``; with
+    ``members``, each group's node offsets go there too (a block's, _Block)."""
     count = maxc = zp = zn = 0
-    groups: dict[Group, list[Any]] = {}
-    for it in items:
+    groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
+    for off, it in enumerate(items):
         if it is None:
             continue
         name, r, c, _zone, key, p, q = it
@@ -137,9 +121,21 @@ def _leaf(items: list[Item | None]) -> tuple[int, int, list[tuple[str, int, Grou
         g = groups.get(key)
         if g is None:
             groups[key] = [r, name]
-        elif r > g[0] or (r == g[0] and name < g[1]):
-            g[0] = r
-            g[1] = name
+            if members is not None:
+                members[key] = [off]
+        else:
+            if members is not None:
+                members[key].append(off)
+            if r > g[0] or (r == g[0] and name < g[1]):
+                g[0] = r
+                g[1] = name
+    return count, maxc, groups, zp, zn
+
+
+def _leaf(items: list[Item | None]) -> tuple[int, int, list[tuple[str, int, Group]], int, int]:
+    """A leaf's summary: (feasible nodes, largest count, the groups' bests as (name, R,
+    group), matching pods and feasible nodes per zone, packed)."""
+    count, maxc, groups, zp, zn = _summary(items)
     return count, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
 
 
