@@ -628,6 +628,11 @@ def room_advance(
         return None
 
 
+def _clock_message(room: Room) -> dict[str, Any]:
+    """What a room's pages re-anchor their clock from (speed, paused, simulated time)."""
+    return {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000}
+
+
 def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
     """A running room that no worker ticked for more than PLAYGROUND_MAX_CATCH_UP_SECONDS of
     its clock (the whole stack was stopped, say, and started again hours later) resumes from
@@ -651,7 +656,7 @@ def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
     room.save(update_fields=["sim_anchor_ms", "wall_anchor"])
     _broadcast_after_commit(
         room.pk,
-        {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+        _clock_message(room),
     )
     return True
 
@@ -971,7 +976,7 @@ def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
     for room in rooms:
         _broadcast_after_commit(
             room.pk,
-            {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+            _clock_message(room),
         )
     return Room.objects.get(pk=room_id)
 
@@ -1042,7 +1047,7 @@ def room_wake(room_id: int) -> bool:
     for room in woken:
         _broadcast_after_commit(
             room.pk,
-            {"type": "clock", "speed": room.speed, "paused": room.paused, "t": room.sim_ms / 1000},
+            _clock_message(room),
         )
     return bool(woken)
 
