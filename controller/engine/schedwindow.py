@@ -61,7 +61,9 @@ class _Block:
         "zp",
     )
 
-    def __init__(self, items: list[Item | None]) -> None:
+    def __init__(self, items: list[Item | None] | None) -> None:
+        if items is None:  # filled in by copy()
+            return
         self.items = items  # per node: feasible data
         # per LEAF nodes: their summary (_leaf), made when a window cuts the block there
         self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
@@ -73,6 +75,16 @@ class _Block:
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
 
+    def copy(self) -> _Block:
+        """The same summary, sharing nothing that changes in place (items and leaves are
+        replaced, never changed; a group's best and members are changed in place)."""
+        b = _Block(None)
+        b.items, b.leaves, b.stale, b.glist = list(self.items), list(self.leaves), set(), self.glist
+        b.count, b.maxc, b.zp, b.zn = self.count, self.maxc, self.zp, self.zn
+        b.groups = {k: v[:] for k, v in self.groups.items()}
+        b.members = {k: v[:] for k, v in self.members.items()}
+        return b
+
 
 class WindowIndex:
     """Block summaries for one kind of pod over the node list of one scheduling pass."""
@@ -83,6 +95,10 @@ class WindowIndex:
         self.nodes = nodes
         self.counts = counts
         self.blocks: list[_Block | None] = [None] * ((len(nodes) + BLOCK - 1) // BLOCK)
+        # The index of the same pods with no matching pod anywhere (counts None): its blocks
+        # hold the same feasible nodes and resource scores, c = 0 everywhere, so a block of
+        # this index is a copy of its block with the nodes where c > 0 brought up to date.
+        self.base: WindowIndex | None = None
         if like is not None and like.nodes is nodes:  # the same node list: the same places
             self.pos, self.shift, self.zones = like.pos, like.shift, like.zones
             return
@@ -192,6 +208,24 @@ def _block(
             sched._resource_scores.clear()
         cache = sched._resource_scores[nz] = {}
     lo = j * BLOCK
+    if b is None and idx.base is not None:
+        base = _block(sched, idx.base, j, info, nz)
+        if base is None:
+            return None
+        b = idx.blocks[j] = base.copy()
+        counts = idx.counts
+        if counts:  # the nodes holding matching pods: their c is not 0
+            if len(counts) < BLOCK:
+                pos = idx.pos
+                b.stale.update(
+                    i - lo for i in map(pos.get, counts) if i is not None and lo <= i < lo + BLOCK
+                )
+            else:
+                b.stale.update(
+                    off for off, e in enumerate(idx.nodes[lo : lo + BLOCK]) if e[1] in counts
+                )
+        if not b.stale:
+            return b
     if b is None:
         entries = idx.nodes[lo : lo + BLOCK]
         for entry in entries:
@@ -288,6 +322,14 @@ def schedule_window(
         if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
             sched._windows.clear()
         idx = sched._windows[key] = WindowIndex(nodes, counts, like)
+        if counts is not None:
+            bases = sched._bases
+            base = bases.get(key[:2])
+            if base is None or base.nodes is not nodes:
+                if len(bases) >= 8:
+                    bases.clear()
+                base = bases[key[:2]] = WindowIndex(nodes, None, idx)
+            idx.base = base
     blocks = idx.blocks
     need = wanted = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n

@@ -14,7 +14,7 @@ a NoExecute taint check (added to the kubelet's generalFilter after 1.18) is lef
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -140,7 +140,7 @@ _api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent:
 
 
 def admitted_usage(
-    pods_on_node: list[Pod],
+    pods_on_node: Iterable[Pod],
     pod: Pod,
     waiting: Collection[str] = (),
     phase_of: Callable[[Pod], str] = lambda p: p.phase,
@@ -171,14 +171,17 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     if node is None:
         return True, "", ""
     waiting = preemption.admission_done(kubelet)
-    pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
+    cluster = kubelet.sim.cluster
     status = kubelet.status
     phase_of = status.phase_of if status.pending else _api_phase
+    # The node's pods as pods_on_node lists them, read in place (nothing changes them here).
+    bound = cluster.pods_by_node.get(kubelet.node_name, {}).values()
     reasons = fits_used(
-        pod, node.resources.allocatable, *admitted_usage(pods, pod, waiting, phase_of)
+        pod, node.resources.allocatable, *admitted_usage(bound, pod, waiting, phase_of)
     )
     if not reasons:
         return True, "", ""
+    pods = cluster.pods_on_node(kubelet.node_name)
     others = admitted_pods(pods, pod, waiting, phase_of)
     ok, reason, message = preemption.handle_admission_failure(kubelet, pod, reasons, others, now_ms)
     if ok or reason:
