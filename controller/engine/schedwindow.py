@@ -44,6 +44,7 @@ CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
 MAX_NODE_SCORE = 100  # scheduler.py's (it checks they are its own)
 ZONE_WEIGHTING = 2.0 / 3.0
+REBUILD = BLOCK // 4  # a block with more changed nodes is made again
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 
 
@@ -208,24 +209,37 @@ def _block(
             sched._resource_scores.clear()
         cache = sched._resource_scores[nz] = {}
     lo = j * BLOCK
-    if b is None and idx.base is not None:
-        base = _block(sched, idx.base, j, info, nz)
-        if base is None:
-            return None
-        b = idx.blocks[j] = base.copy()
-        counts = idx.counts
-        if counts:  # the nodes holding matching pods: their c is not 0
-            if len(counts) < BLOCK:
-                pos = idx.pos
-                b.stale.update(
-                    i - lo for i in map(pos.get, counts) if i is not None and lo <= i < lo + BLOCK
-                )
-            else:
-                b.stale.update(
-                    off for off, e in enumerate(idx.nodes[lo : lo + BLOCK]) if e[1] in counts
-                )
-        if not b.stale:
-            return b
+    if b is not None and len(b.stale) > REBUILD:
+        b = None  # made again: quicker than node by node (the same summary either way)
+    if b is None:
+        # A spreading owner's block: a copy of its base block (kept current) with the nodes
+        # holding its pods brought up to date, when both are few; else made, and given to the
+        # base when none of its nodes holds a matching pod (the same data then).
+        base = idx.base
+        held: list[int] = []
+        if base is not None:
+            counts = idx.counts
+            if counts:  # the nodes holding matching pods: their c is not 0
+                if len(counts) < BLOCK:
+                    pos = idx.pos
+                    held = [
+                        i - lo
+                        for i in map(pos.get, counts)
+                        if i is not None and lo <= i < lo + BLOCK
+                    ]
+                else:
+                    held = [
+                        off for off, e in enumerate(idx.nodes[lo : lo + BLOCK]) if e[1] in counts
+                    ]
+            bb = base.blocks[j]
+            if bb is not None and len(bb.stale) <= REBUILD and len(held) <= REBUILD:
+                bb = _block(sched, base, j, info, nz)
+                if bb is None:
+                    return None
+                b = idx.blocks[j] = bb.copy()
+                if not held:
+                    return b
+                b.stale.update(held)
     if b is None:
         entries = idx.nodes[lo : lo + BLOCK]
         for entry in entries:
@@ -233,6 +247,8 @@ def _block(
             if node.unschedulable or node.taints:
                 return None
         b = idx.blocks[j] = _Block(_items(sched, idx, entries, info, nz, cache))
+        if base is not None and not held:
+            base.blocks[j] = b.copy()
         return b
     # Only the changed nodes: remove their old data, add the new; a group whose best node
     # changed is found again from its members, the largest count from the groups.
