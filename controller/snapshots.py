@@ -139,6 +139,7 @@ class Child:
 
 _LOCK = threading.Lock()
 _CHILDREN: dict[int, Child] = {}  # room id -> its running snapshot child
+_LAST: dict[int, Child] = {}  # room id -> its last child (running or collected)
 
 
 def running(room_id: int) -> Child | None:
@@ -182,7 +183,7 @@ def start(sim: Any, stamps: Stamps, on_done: Any = None) -> Child | None:
         if pid == 0:
             _child_main(sim, out.fileno())  # never returns
         child = Child(pid, stamps, time.monotonic(), out)
-        _CHILDREN[stamps.room_id] = child
+        _CHILDREN[stamps.room_id] = _LAST[stamps.room_id] = child
     threading.Thread(
         target=_collect, args=(child, on_done), daemon=True, name=f"snapshot-{stamps.room_id}"
     ).start()
@@ -221,8 +222,10 @@ def _collect(child: Child, on_done: Any) -> None:
             if not child.error:
                 if status > 0 and os.WIFSIGNALED(status):
                     child.error = f"killed by signal {os.WTERMSIG(status)}"
+                elif status > 0 and os.WIFEXITED(status):
+                    child.error = f"exited with code {os.WEXITSTATUS(status)}"
                 else:
-                    child.error = f"failed (status {status})"
+                    child.error = "was reaped by another (its result is unknown)"
             log.error(
                 "room %s: the snapshot child of t=%.1f s %s; the last good snapshot stays",
                 room_id,
@@ -246,8 +249,10 @@ def _collect(child: Child, on_done: Any) -> None:
 
 
 def wait(room_id: int, timeout: float = 60.0) -> Child | None:
-    """Wait for the room's running snapshot child, if any, to be collected (tests, bench)."""
+    """Wait for the room's running snapshot child, if any, to be collected (tests, bench);
+    the room's last child (None: this process forked none for it)."""
     child = running(room_id)
     if child is not None and not child.done.wait(timeout):
         raise TimeoutError(f"room {room_id}: the snapshot child is still running")
-    return child
+    with _LOCK:
+        return _LAST.get(room_id)
