@@ -27,7 +27,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import bulk, lessons, limits, timeline_store
+from . import bulk, lessons, limits, snapshots, timeline_store
 from .deltas import bounded
 from .engine.config import KubeletConfig
 from .engine.core import Phase
@@ -867,7 +867,7 @@ def _persist(
     )
     every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
     if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
-        _snapshot(room, rt)
+        _snapshot(room, rt, force=force_snapshot)
     return {
         "type": "delta",
         "seq": room.seq,
@@ -925,7 +925,13 @@ def room_series(room: Room) -> dict[str, Any]:
     return out
 
 
-def _snapshot(room: Room, rt: Runtime) -> None:
+def _snapshot(room: Room, rt: Runtime, force: bool = False) -> None:
+    """Store the engine as it is now, with the stamps a restore replays after (the room's
+    event count, its last applied action, the room version it is). A big engine is pickled by
+    a forked child once the caller's transaction has committed (controller/snapshots.py: the
+    room's lock is released before it is stored); a small one right here, as it is cheaper
+    than the fork. ``force``: a rewind's (if a child of the room is still running, the next
+    tick takes it)."""
     started = time.monotonic()
     last = (
         room.actions.filter(status=Action.APPLIED)
@@ -933,22 +939,41 @@ def _snapshot(room: Room, rt: Runtime) -> None:
         .values_list("id", flat=True)
         .first()
     )
-    listeners = rt.sim.timeline.listeners
-    rt.sim.timeline.listeners = []
-    blob = zlib.compress(pickle.dumps(rt.sim, protocol=pickle.HIGHEST_PROTOCOL), 1)
-    rt.sim.timeline.listeners = listeners
-    EngineSnapshot.objects.update_or_create(
-        room=room,
-        defaults={
-            "sim_ms": rt.sim.now_ms,
-            "event_count": room.event_count,
-            "last_action_id": last or 0,
-            "engine_version": ENGINE_VERSION,
-            "blob": blob,
-        },
+    stamps = snapshots.Stamps(
+        room_id=room.pk,
+        room_version=room.version,
+        sim_ms=rt.sim.now_ms,
+        event_count=room.event_count,
+        last_action_id=last or 0,
+        engine_version=ENGINE_VERSION,
     )
+    objects = len(rt.sim.cluster.pods) + len(rt.sim.cluster.nodes)
+    if snapshots.use_fork(rt.snapshot_cost, objects):
+        rt.snapshot_at = started
+        transaction.on_commit(lambda: _fork_snapshot(rt, stamps, force))
+        return
+    snapshots.store(stamps, snapshots.dump(rt.sim))
     rt.snapshot_at = time.monotonic()
     rt.snapshot_cost = rt.snapshot_at - started
+
+
+def _fork_snapshot(rt: Runtime, stamps: snapshots.Stamps, force: bool) -> None:
+    """After the tick's commit, still under the room's lock: fork the snapshot's child (the
+    engine as the tick left it)."""
+    if snapshots.running(stamps.room_id) is not None:
+        if force:
+            rt.snapshot_at = 0.0  # due at the next tick
+        return
+
+    def done(child: snapshots.Child) -> None:
+        if not child.error:
+            rt.snapshot_cost = child.seconds
+
+    if snapshots.start(rt.sim, stamps, done) is None and snapshots.running(stamps.room_id) is None:
+        started = time.monotonic()  # the fork failed (logged): pickled here instead
+        snapshots.store(stamps, snapshots.dump(rt.sim))
+        rt.snapshot_at = time.monotonic()
+        rt.snapshot_cost = rt.snapshot_at - started
 
 
 def _public_event(idx: int, e: dict[str, Any]) -> dict[str, Any]:
@@ -1095,7 +1120,8 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
         sim.run(t_ms)
         timeline_store.delete(room)
         ObjectView.objects.filter(room=room).delete()
-        EngineSnapshot.objects.filter(room=room).delete()
+        # A tombstone: no snapshot of before the rewind (a child still pickling one) is stored.
+        snapshots.invalidate(room.pk, room.version)
         SeriesPoint.objects.filter(room=room).delete()
         room.series_t_ms = 0
         room.event_count = 0

@@ -160,6 +160,22 @@ PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300,
 # A running room more than this many wall seconds behind its clock (no worker ticked it: the
 # stack was stopped) resumes from where it stood instead of catching up (services._stalled).
 PLAYGROUND_MAX_CATCH_UP_SECONDS = env_number("PLAYGROUND_MAX_CATCH_UP_SECONDS", 300, float)
+# A big room's engine snapshot is pickled by a forked child, not in its tick (the room's lock is
+# released at once; controller/snapshots.py): when os.fork exists, this is on, and pickling
+# the engine takes at least PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS. A child running longer than
+# PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS is killed (the next periodic snapshot retries).
+PLAYGROUND_SNAPSHOT_FORK = os.environ.get("PLAYGROUND_SNAPSHOT_FORK", "1").strip().lower() not in (
+    "0",
+    "false",
+    "no",
+    "off",
+)
+PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS = env_number(
+    "PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS", 0.05, float
+)
+PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = env_number(
+    "PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS", 600, float
+)
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
 CELERY_WORKER_DIRECT = True
 PLAYGROUND_TICK_SECONDS = float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))

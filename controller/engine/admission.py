@@ -38,6 +38,20 @@ def _tolerates_key(tolerations: list[Toleration], key: str) -> bool:
     return False
 
 
+# The plugin's tolerations, one object per (key, seconds): 30,000 pods share two objects
+# instead of holding 60,000 (a snapshot pickles each shared one once). Toleration is frozen.
+_DEFAULT_TOLERATIONS: dict[tuple[str, int | None], Toleration] = {}
+
+
+def _default_toleration(key: str, seconds: int | None) -> Toleration:
+    tol = _DEFAULT_TOLERATIONS.get((key, seconds))
+    if tol is None:
+        tol = _DEFAULT_TOLERATIONS[(key, seconds)] = Toleration(
+            key, "Exists", "", NO_EXECUTE, seconds
+        )
+    return tol
+
+
 def default_toleration_seconds(pod: Pod, cfg: ApiServerConfig) -> None:
     """Port of defaulttolerationseconds.Plugin.Admit: add not-ready and unreachable
     NoExecute tolerations for the configured seconds unless the pod already has them."""
@@ -45,19 +59,11 @@ def default_toleration_seconds(pod: Pod, cfg: ApiServerConfig) -> None:
         return
     if not _tolerates_key(pod.tolerations, TAINT_NOT_READY):
         pod.tolerations.append(
-            Toleration(
-                TAINT_NOT_READY, "Exists", "", NO_EXECUTE, cfg.default_not_ready_toleration_seconds
-            )
+            _default_toleration(TAINT_NOT_READY, cfg.default_not_ready_toleration_seconds)
         )
     if not _tolerates_key(pod.tolerations, TAINT_UNREACHABLE):
         pod.tolerations.append(
-            Toleration(
-                TAINT_UNREACHABLE,
-                "Exists",
-                "",
-                NO_EXECUTE,
-                cfg.default_unreachable_toleration_seconds,
-            )
+            _default_toleration(TAINT_UNREACHABLE, cfg.default_unreachable_toleration_seconds)
         )
 
 

@@ -67,7 +67,9 @@ class Taint:
         return out
 
 
-@dataclass(slots=True)
+# Frozen: one Toleration may be shared by many pods (admission's default tolerations, a
+# workload template's), so nothing may change one in place; a pod's list is replaced instead.
+@dataclass(slots=True, frozen=True)
 class Toleration:
     key: str = ""
     operator: str = "Equal"

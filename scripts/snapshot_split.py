@@ -1,0 +1,84 @@
+"""Split a big room's engine snapshot (services._snapshot) into its phases: pickle, zlib,
+the database write, and the cost of os.fork() in the process that holds the engine
+(issue #14). ``python scripts/snapshot_split.py 1000 30000`` prints one JSON row."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import resource
+import sys
+import time
+import zlib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
+
+
+def main(nodes: int, pods: int) -> dict:
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0, interactive=False)
+    from django.db import transaction
+
+    from controller import services
+    from controller.bench_build import big_room_text
+    from controller.build import gc_paused
+    from controller.engine.scenario import load_scenario
+    from controller.engine.simulation import Simulation
+    from controller.models import EngineSnapshot
+
+    room, _ = services.room_prepare(f"snap-split-{nodes}", big_room_text(nodes, pods), None, 10.0)
+    sim = Simulation(load_scenario(room.scenario_yaml))
+    with gc_paused():
+        sim.run(0)
+    with transaction.atomic(), gc_paused():
+        rt = services.Runtime(sim, room.version)
+        services._persist(room, rt, fresh=True)
+    clock = time.perf_counter
+    row: dict = {"nodes": len(sim.cluster.nodes), "pods": len(sim.cluster.pods)}
+    listeners = sim.timeline.listeners
+    sim.timeline.listeners = []
+    t0 = clock()
+    raw = pickle.dumps(sim, protocol=pickle.HIGHEST_PROTOCOL)
+    t1 = clock()
+    blob = zlib.compress(raw, 1)
+    t2 = clock()
+    sim.timeline.listeners = listeners
+    EngineSnapshot.objects.update_or_create(
+        room=room,
+        defaults={"sim_ms": sim.now_ms, "event_count": room.event_count, "blob": blob},
+    )
+    t3 = clock()
+    row.update(
+        pickle_s=round(t1 - t0, 3),
+        zlib_s=round(t2 - t1, 3),
+        db_s=round(t3 - t2, 3),
+        raw_mib=round(len(raw) / 2**20, 1),
+        blob_mib=round(len(blob) / 2**20, 1),
+    )
+    t4 = clock()
+    services._snapshot(room, rt)
+    row["snapshot_s"] = round(clock() - t4, 3)
+    forks = []
+    for _ in range(3):
+        t5 = clock()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        forks.append(clock() - t5)
+        os.waitpid(pid, 0)
+    row["fork_s"] = round(min(forks), 4)
+    row["rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    services._CACHE.pop(room.pk, None)
+    room.delete()
+    return row
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]))))

@@ -1,0 +1,286 @@
+"""A room's engine snapshot taken by a forked child (controller/snapshots.py, issue #14): the
+tick releases the room's lock before it is stored, the stored one has the stamps of its
+instant, a restore from it continues exactly, an older one never replaces a newer one, and a
+failing child leaves the last good one. Rooms here are tiny: the fork threshold is set to 0.
+
+The ticks run in this process (tasks.room_tick_task, with the room's real Redis lock), so that
+the test can hold a child back: ``gate`` makes the child wait (in snapshots.dump, which the
+child calls) until the test writes to a pipe."""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+
+import pytest
+
+from controller import services, snapshots, tasks, timeline_store
+from controller.engine import cli
+from controller.engine.timeline import to_json
+from controller.models import Action, EngineSnapshot, Room
+
+SCENARIO = """
+apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {name: bg}
+spec:
+  nodes:
+    - {name: n-1, zone: z}
+    - {name: n-2, zone: z}
+    - {name: n-3, zone: z}
+  objects:
+    - apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: web, namespace: default}
+      spec:
+        replicas: 4
+        selector: {matchLabels: {app: web}}
+        template:
+          metadata: {labels: {app: web}}
+          spec: {containers: [{name: web}]}
+"""
+
+
+@pytest.fixture
+def forked(settings, transactional_db, redis_server):
+    """Every snapshot is forked (the rooms are tiny); no child is left running after."""
+    settings.PLAYGROUND_SNAPSHOT_FORK = True
+    settings.PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS = 0
+    yield
+    for child in list(snapshots._CHILDREN.values()):
+        if not child.done.wait(5):
+            os.kill(child.pid, signal.SIGKILL)  # held at a gate by a failed test
+            child.done.wait(10)
+
+
+class Gate:
+    """Children forked while it is shut wait in snapshots.dump until ``open``."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.r, self.w = os.pipe()
+        real = snapshots.dump
+
+        def held(sim):
+            # In the child: wait for the test (at most a minute: a failed test leaves none).
+            if not select.select([self.r], [], [], 60)[0]:
+                raise TimeoutError("the gate was never opened")
+            return real(sim)
+
+        monkeypatch.setattr(snapshots, "dump", held)
+        self.real = real
+        self.monkeypatch = monkeypatch
+
+    def open(self) -> None:
+        os.write(self.w, b"x" * 16)
+
+    def remove(self) -> None:
+        self.monkeypatch.setattr(snapshots, "dump", self.real)
+
+
+def make_room() -> Room:
+    room = services.room_create("bg", SCENARIO, None, 10.0)
+    snapshots.wait(room.pk, 30)  # its first snapshot (forked when it went live)
+    services.room_control(room.pk, "pause", None, "test")
+    return Room.objects.get(pk=room.pk)
+
+
+def tick(room: Room, step_s: float, snapshot: bool = False) -> Room:
+    """Step the paused room by ``step_s`` and tick it as a worker does (under its lock);
+    ``snapshot``: its periodic snapshot is due at this tick."""
+    services.room_control(room.pk, "step", step_s, "t")
+    if snapshot:
+        services._CACHE[room.pk].snapshot_at = 0.0
+    tasks.room_tick_task(room.pk)
+    return Room.objects.get(pk=room.pk)
+
+
+def stamps(room_id: int) -> tuple[int, int, int, int, str]:
+    s = EngineSnapshot.objects.get(room_id=room_id)
+    return (s.room_version, s.sim_ms, s.event_count, s.last_action_id, s.engine_version)
+
+
+def room_events(room: Room) -> list[str]:
+    return [
+        to_json({"t": t, "type": typ, **data}) for _idx, t, typ, data in timeline_store.after(room)
+    ]
+
+
+def headless_events(room: Room, tmp_path) -> list[str]:
+    path = tmp_path / "export.yaml"
+    path.write_text(services.room_export(room))
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, (
+        err.getvalue()
+    )
+    return out.getvalue().splitlines()
+
+
+def reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_a_background_snapshot_has_the_stamps_of_its_instant_and_a_restore_from_it_is_exact(
+    forked, monkeypatch, tmp_path
+) -> None:
+    room = make_room()
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    gate = Gate(monkeypatch)
+    room = tick(room, 30, snapshot=True)
+    child = snapshots.running(room.pk)
+    assert child is not None
+    # The last applied action then: the tick's step (the StopKubelet is before it).
+    applied = Action.objects.filter(room=room, status=Action.APPLIED).order_by("id")
+    last = applied.last()
+    assert last.kind == "step" and applied.filter(kind="StopKubelet").exists()
+    at_fork = (room.version, room.sim_ms, room.event_count, last.pk, services.ENGINE_VERSION)
+    assert child.stamps == snapshots.Stamps(room.pk, *at_fork)
+    # The room ticks on (and an action is applied) before the child's blob is stored.
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-2"}, "t")
+    room = tick(room, 20)
+    assert room.sim_ms > at_fork[1] and room.event_count > at_fork[2]
+    gate.open()
+    assert snapshots.wait(room.pk, 30) is child and child.stored and not child.error
+    assert stamps(room.pk) == at_fork
+    assert reaped(child.pid)
+    gate.remove()
+    # A worker restart: the engine comes back from that snapshot (not from the scenario) plus
+    # the actions applied after it, and goes on exactly as the export simulates.
+    services._CACHE.pop(room.pk)
+
+    def no_replay_from_the_start(*args, **kwargs):
+        raise AssertionError("the room was replayed from its scenario, not its snapshot")
+
+    with monkeypatch.context() as m:
+        m.setattr(services, "_new_sim", no_replay_from_the_start)
+        room = tick(room, 5)
+    room = tick(room, 400)
+    events = room_events(room)
+    assert any('"PodDeleted"' in line for line in events)
+    assert events == headless_events(room, tmp_path)
+
+
+def test_the_lock_is_released_before_the_snapshot_is_stored(forked, monkeypatch) -> None:
+    room = make_room()
+    before = stamps(room.pk)
+    gate = Gate(monkeypatch)
+    room = tick(room, 10, snapshot=True)
+    child = snapshots.running(room.pk)
+    assert child is not None and not child.done.is_set()
+    # The tick is over: its lock is free while the child still waits to pickle...
+    assert not tasks.redis_client().exists(f"playground:room:{room.pk}:lock")
+    assert stamps(room.pk) == before
+    # ...and the room's next tick runs meanwhile (a second child is not forked).
+    seq = room.seq
+    room = tick(room, 10, snapshot=True)
+    assert room.seq == seq + 1 and room.sim_ms >= 20_000
+    assert snapshots.running(room.pk) is child and stamps(room.pk) == before
+    gate.open()
+    snapshots.wait(room.pk, 30)
+    assert child.stored and stamps(room.pk)[1] == child.stamps.sim_ms < room.sim_ms
+
+
+def test_an_older_background_snapshot_finishing_after_a_newer_one_is_not_stored(
+    forked, monkeypatch, settings
+) -> None:
+    room = make_room()
+    gate = Gate(monkeypatch)
+    room = tick(room, 10, snapshot=True)
+    old = snapshots.running(room.pk)
+    assert old is not None
+    # Meanwhile another worker ticked the room on and stored a newer snapshot (in its tick).
+    settings.PLAYGROUND_SNAPSHOT_FORK = False
+    gate.remove()
+    room = tick(room, 30, snapshot=True)
+    newer = stamps(room.pk)
+    assert newer[:3] == (room.version, room.sim_ms, room.event_count)
+    assert newer[0] > old.stamps.room_version
+    gate.open()
+    snapshots.wait(room.pk, 30)
+    assert not old.stored and not old.error
+    assert stamps(room.pk) == newer
+
+
+def test_a_snapshot_from_before_a_rewind_finishing_after_it_is_not_stored(
+    forked, monkeypatch, tmp_path
+) -> None:
+    room = make_room()
+    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    room = tick(room, 60)
+    gate = Gate(monkeypatch)
+    room = tick(room, 400, snapshot=True)
+    old = snapshots.running(room.pk)
+    assert old is not None
+    services.room_rewind(room.pk, 30, "t")
+    gate.open()
+    snapshots.wait(room.pk, 30)
+    assert not old.stored
+    # The rewind's tombstone stays (no engine): a restore replays the room from its scenario.
+    assert stamps(room.pk)[1:] == (0, 0, 0, "")
+    gate.remove()
+    services._CACHE.pop(room.pk)
+    room = tick(room, 100)
+    snapshots.wait(room.pk, 30)  # the restore's fresh snapshot (forked)
+    room = tick(room, 10)
+    assert EngineSnapshot.objects.get(room=room).engine_version == services.ENGINE_VERSION
+    assert room_events(room) == headless_events(room, tmp_path)
+
+
+@pytest.mark.parametrize("how", ["unpicklable", "killed"])
+def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
+    forked, monkeypatch, tmp_path, caplog, how
+) -> None:
+    room = make_room()
+    good = stamps(room.pk)
+    blob = bytes(EngineSnapshot.objects.get(room=room).blob)
+    if how == "unpicklable":
+        sim = services._runtime(room).sim
+        sim.not_picklable = lambda: None  # as a bug might leave in the engine
+        room = tick(room, 10, snapshot=True)
+        child = snapshots.wait(room.pk, 30)
+        assert child is not None and child.error == "exited with code 1"
+        del sim.not_picklable
+    else:
+        gate = Gate(monkeypatch)
+        room = tick(room, 10, snapshot=True)
+        child = snapshots.running(room.pk)
+        assert child is not None
+        os.kill(child.pid, signal.SIGKILL)
+        snapshots.wait(room.pk, 30)
+        assert child.error == f"killed by signal {signal.SIGKILL}"
+        gate.remove()
+    assert not child.stored and reaped(child.pid)
+    assert "the last good snapshot stays" in caplog.text
+    snap = EngineSnapshot.objects.get(room=room)
+    assert stamps(room.pk) == good and bytes(snap.blob) == blob
+    # The room ticks on; its next periodic snapshot is stored.
+    seq = room.seq
+    room = tick(room, 10, snapshot=True)
+    assert room.seq == seq + 1
+    child = snapshots.wait(room.pk, 30)
+    assert child is not None and child.stored
+    assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
+    services._CACHE.pop(room.pk)
+    room = tick(room, 300)
+    assert room_events(room) == headless_events(room, tmp_path)
+
+
+def test_a_small_engine_is_snapshotted_in_its_tick_unless_it_would_take_long(
+    settings, transactional_db, redis_server
+) -> None:
+    settings.PLAYGROUND_SNAPSHOT_FORK = True
+    settings.PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS = 0.05
+    assert not snapshots.use_fork(0.0, 1000)  # estimated 25 ms
+    assert snapshots.use_fork(0.0, 2000)  # estimated 50 ms
+    assert snapshots.use_fork(0.06, 10) and not snapshots.use_fork(0.01, 100_000)
+    settings.PLAYGROUND_SNAPSHOT_FORK = False
+    assert not snapshots.use_fork(10.0, 100_000)
+    settings.PLAYGROUND_SNAPSHOT_FORK = True
+    room = services.room_create("bg", SCENARIO, None, 10.0)
+    assert snapshots.running(room.pk) is None
+    assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
