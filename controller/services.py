@@ -767,10 +767,13 @@ def _persist(
     events = list(sim.timeline.events)
     sim.timeline.events.clear()
     start = room.event_count
-    if fresh or start == 0:
+    first = fresh or start == 0
+    encoding = None
+    if first:
         # Nothing stored yet (a new room, or a rewind that deleted everything): many events
-        # at once go in compressed chunks (timeline_store).
-        timeline_store.write(room.pk, start, events)
+        # at once go in compressed chunks (timeline_store), written after the views; a big
+        # room's are encoded by a forked child while this process stores the views.
+        encoding = timeline_store.encode_soon(events)
         force_snapshot = True
     else:
         TimelineEvent.objects.bulk_create(
@@ -847,6 +850,8 @@ def _persist(
             unique_fields=["room", "kind", "key"],
             update_fields=["data"],
         )
+    if first:
+        timeline_store.write(room.pk, start, events, encoding)
     _persist_series(room, sim)
     room.event_count = start + len(events)
     room.seq += 1
