@@ -34,10 +34,13 @@ BLOCK = 48
 LEAF = 8  # a block's nodes are also summed up by leaves of LEAF, for a window that cuts it
 ZONE_BITS = 48  # per zone in a packed sum (a window holds far fewer than 2**48 pods)
 ZONE_MASK = (1 << ZONE_BITS) - 1
-# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone),
-# c and 1 packed at its zone's place (0, 0 without a zone))
-Item = tuple[str, int, int, str, tuple[int, str], int, int]
-Group = tuple[int, str]
+# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone)
+# as one int, c and 1 packed at its zone's place (0, 0 without a zone))
+Item = tuple[str, int, int, str, int, int, int]
+# A group, (c, zone), is the int c << GROUP_SHIFT | (the zone's place in a packed sum + 1), or
+# c << GROUP_SHIFT for a node without a zone (an int: hashed at no cost, unlike a tuple).
+Group = int
+GROUP_SHIFT = 32
 _C, _ZP, _ZN = itemgetter(2), itemgetter(5), itemgetter(6)
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
@@ -70,7 +73,7 @@ class _Block:
         self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
         self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
-        members: dict[Group, list[int]] = {}  # (c, zone) -> offsets of its nodes
+        members: dict[Group, list[int]] = {}  # group -> offsets of its nodes
         count, maxc, groups, zp, zn = _summary(items, members)
         self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
         self.zp = zp  # matching pods per zone, packed
@@ -125,7 +128,7 @@ def _summary(
     holding it, matching pods and feasible nodes per zone (packed) of ``items``; with
     ``members``, each group's node offsets go there too (a block's, _Block)."""
     count = maxc = zp = zn = 0
-    groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
+    groups: dict[Group, list[Any]] = {}  # group -> [max R, first name]
     for off, it in enumerate(items):
         if it is None:
             continue
@@ -187,9 +190,9 @@ def _items(
             zone = entry[6]
             if zone:
                 s = shift[zone]
-                out.append((name, r, c, zone, (c, zone), c << s, 1 << s))
+                out.append((name, r, c, zone, c << GROUP_SHIFT | (s + 1), c << s, 1 << s))
             else:
-                out.append((name, r, c, zone, (c, zone), 0, 0))
+                out.append((name, r, c, zone, c << GROUP_SHIFT, 0, 0))
         else:
             out.append(None)
     return out
@@ -304,7 +307,7 @@ def _block(
                 best = [it[1], it[0]]  # type: ignore[index]
         groups[key] = best
     if redo_max:
-        b.maxc = max([key[0] for key in groups], default=0)
+        b.maxc = max([key >> GROUP_SHIFT for key in groups], default=0)
     return b
 
 
@@ -441,24 +444,30 @@ def schedule_window(
             maxc = c
     # Matching pods per zone of the window's feasible nodes (a zone with feasible nodes is
     # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone).
-    zsum = {z: (zp >> s) & ZONE_MASK for z, s in idx.zones if (zn >> s) & ZONE_MASK}
+    # (Zones by their place in a packed sum.)
+    zsum = {s: (zp >> s) & ZONE_MASK for _z, s in idx.zones if (zn >> s) & ZONE_MASK}
     max_zone = max(zsum.values(), default=0)
     zone_part = {
-        z: ZONE_WEIGHTING
+        s + 1: ZONE_WEIGHTING
         * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
-        for z, zc in zsum.items()
+        for s, zc in zsum.items()
     }
-    # (c, zone) -> SelectorSpread score (spread_score, its node and zone terms computed once
-    # per count and zone): every candidate's c is at most maxc, its zone one of zsum's or none
+    # group -> SelectorSpread score (spread_score, its node and zone terms computed once per
+    # count and zone): every candidate's c is at most maxc, its zone one of zsum's or none
     # (made for every count up to maxc when there are few, else for the counts present).
     spread: dict[Group, int] = {}
-    present = range(maxc + 1) if maxc <= 32 else {g[0] for _, _, g in cands} | set(map(_C, partial))
+    present = (
+        range(maxc + 1)
+        if maxc <= 32
+        else {g >> GROUP_SHIFT for _, _, g in cands} | set(map(_C, partial))
+    )
     for c in present:
         f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
         a = f * (1.0 - ZONE_WEIGHTING)
-        for z, part in zone_part.items():
-            spread[c, z] = int(a + part)
-        spread[c, ""] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
+        cg = c << GROUP_SHIFT
+        for zg, part in zone_part.items():
+            spread[cg | zg] = int(a + part)
+        spread[cg] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
     for name, r, g in cands:
         sc = r + spread[g]
         if sc > best or (sc == best and name < chosen):
