@@ -154,6 +154,7 @@ def _child_main(sim: Any, fd: int) -> None:
         for name in _CHILD_DEFAULT_SIGNALS:
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)  # the parent's event loop's (Daphne), not the child's
         gc.disable()  # a collection would touch (copy) every page for nothing
         view = memoryview(dump(sim))
         while view:

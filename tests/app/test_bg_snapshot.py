@@ -284,3 +284,16 @@ def test_a_small_engine_is_snapshotted_in_its_tick_unless_it_would_take_long(
     room = services.room_create("bg", SCENARIO, None, 10.0)
     assert snapshots.running(room.pk) is None
     assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
+
+
+def test_a_fork_that_fails_falls_back_to_a_snapshot_in_the_tick(forked, monkeypatch, caplog):
+    room = make_room()
+
+    def no_fork():
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(snapshots.os, "fork", no_fork)
+    room = tick(room, 10, snapshot=True)
+    assert snapshots.running(room.pk) is None
+    assert "could not fork a snapshot child" in caplog.text
+    assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
