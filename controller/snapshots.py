@@ -14,7 +14,8 @@ stamps taken at fork time, unless a newer snapshot is stored already (``store``)
 it never goes back); a rewind leaves a tombstone of its version (``invalidate``) so that an
 older child finishing after it cannot bring back the engine from before the rewind.
 
-One child per room at a time; each is reaped by its collector. A child that fails (its engine
+One child per room at a time, at most PLAYGROUND_SNAPSHOT_MAX_CHILDREN per process (a
+snapshot due meanwhile is taken at a later tick); each is reaped by its collector. A child that fails (its engine
 cannot be pickled, it was killed, it ran longer than PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS)
 is logged and leaves the last good snapshot: the room's next periodic snapshot retries.
 Small engines are pickled in the tick as before (``use_fork``): below
@@ -169,9 +170,11 @@ def _child_main(sim: Any, fd: int) -> None:
 def start(sim: Any, stamps: Stamps, on_done: Any = None) -> Child | None:
     """Fork a child that pickles ``sim`` as it is now; a thread stores its blob with
     ``stamps`` when it exits and then calls ``on_done(child)``. None when the room has a
-    child already or the fork failed (the caller's next periodic snapshot retries)."""
+    child already or this process has PLAYGROUND_SNAPSHOT_MAX_CHILDREN (each may copy up to
+    its engine's memory); OSError when the fork failed (logged)."""
     with _LOCK:
-        if stamps.room_id in _CHILDREN:
+        limit = settings.PLAYGROUND_SNAPSHOT_MAX_CHILDREN
+        if stamps.room_id in _CHILDREN or (limit and len(_CHILDREN) >= limit):
             return None
         # Anonymous (nothing left behind); the collector closes it.
         out = tempfile.TemporaryFile(prefix="engine-snapshot-")  # noqa: SIM115
@@ -180,7 +183,7 @@ def start(sim: Any, stamps: Stamps, on_done: Any = None) -> Child | None:
         except OSError:
             out.close()
             log.exception("room %s: could not fork a snapshot child", stamps.room_id)
-            return None
+            raise
         if pid == 0:
             _child_main(sim, out.fileno())  # never returns
         child = Child(pid, stamps, time.monotonic(), out)

@@ -13,6 +13,7 @@ import io
 import os
 import select
 import signal
+import time
 
 import pytest
 
@@ -297,3 +298,52 @@ def test_a_fork_that_fails_falls_back_to_a_snapshot_in_the_tick(forked, monkeypa
     assert snapshots.running(room.pk) is None
     assert "could not fork a snapshot child" in caplog.text
     assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
+
+
+def test_a_snapshot_due_while_the_process_has_its_most_children_is_taken_at_a_later_tick(
+    forked, monkeypatch, settings
+) -> None:
+    settings.PLAYGROUND_SNAPSHOT_MAX_CHILDREN = 1
+    first, second = make_room(), make_room()
+    gate = Gate(monkeypatch)
+    first = tick(first, 10, snapshot=True)
+    held = snapshots.running(first.pk)
+    assert held is not None
+    before = stamps(second.pk)
+    second = tick(second, 10, snapshot=True)
+    assert snapshots.running(second.pk) is None and stamps(second.pk) == before
+    assert services._CACHE[second.pk].snapshot_at == 0.0  # still due
+    gate.open()
+    snapshots.wait(first.pk, 30)
+    gate.remove()
+    second = tick(second, 10)
+    child = snapshots.wait(second.pk, 30)
+    assert child is not None and child.stored
+    assert stamps(second.pk)[:3] == (second.version, second.sim_ms, second.event_count)
+
+
+@pytest.fixture
+def fork_everything_in_workers(monkeypatch) -> None:
+    """Celery workers started after this fork every snapshot (their environment)."""
+    monkeypatch.setenv("PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS", "0")
+
+
+def test_a_celery_worker_forks_the_snapshot_from_its_pool_thread_and_stores_it(
+    fork_everything_in_workers, celery_worker_proc
+) -> None:
+    room = services.room_create("bg", SCENARIO, None, 10.0)  # its snapshot: in this process
+    # As after an upgrade: the worker's restore replays the room and snapshots it at once.
+    EngineSnapshot.objects.filter(room=room).update(engine_version="older", blob=b"junk")
+    tasks.room_tick_task.delay(room.pk)
+
+    def stored() -> bool:
+        return EngineSnapshot.objects.get(room=room).engine_version == services.ENGINE_VERSION
+
+    deadline = time.monotonic() + 30
+    while not stored():
+        assert time.monotonic() < deadline, celery_worker_proc.log.read_text()[-2000:]
+        time.sleep(0.1)
+    room.refresh_from_db()
+    snap = EngineSnapshot.objects.get(room=room)
+    assert 0 < snap.room_version <= room.version and snap.blob
+    assert "snapshot" not in celery_worker_proc.log.read_text()  # no failure logged
