@@ -106,13 +106,19 @@ def invalidate(room_id: int, room_version: int) -> None:
 
 
 def dump(sim: Any) -> bytes:
-    """The engine, pickled and compressed (its listeners are the process's, not the room's)."""
+    """The engine, pickled and compressed (its listeners are the process's, not the room's).
+    The garbage collector is paused meanwhile: pickling allocates an object per object it
+    writes, and collections of the whole engine made it ~30% slower (1,000 nodes)."""
     listeners = sim.timeline.listeners
     sim.timeline.listeners = []
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return zlib.compress(pickle.dumps(sim, protocol=pickle.HIGHEST_PROTOCOL), 1)
     finally:
         sim.timeline.listeners = listeners
+        if collecting:
+            gc.enable()
 
 
 def use_fork(last_cost_s: float, objects: int) -> bool:
