@@ -15,9 +15,10 @@ it never goes back); a rewind leaves a tombstone of its version (``invalidate``)
 older child finishing after it cannot bring back the engine from before the rewind.
 
 One child per room at a time, at most PLAYGROUND_SNAPSHOT_MAX_CHILDREN per process (a
-snapshot due meanwhile is taken at a later tick); each is reaped by its collector. A child that fails (its engine
-cannot be pickled, it was killed, it ran longer than PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS)
-is logged and leaves the last good snapshot: the room's next periodic snapshot retries.
+snapshot due meanwhile is taken at a later tick); each is reaped by its collector. A child
+that fails (its engine cannot be pickled, it was killed, it ran longer than
+PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS) is logged and leaves the last good snapshot: the
+room's next periodic snapshot retries.
 Small engines are pickled in the tick as before (``use_fork``): below
 PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS of pickling the fork is not worth it; without os.fork or
 with PLAYGROUND_SNAPSHOT_FORK off, every snapshot is.
@@ -248,14 +249,14 @@ def _collect(child: Child, on_done: Any) -> None:
     finally:
         child.file.close()
         connection.close()  # this thread's database connection
-        with _LOCK:
-            _CHILDREN.pop(room_id, None)
-        child.done.set()
         if on_done is not None:
             try:
                 on_done(child)
             except Exception:
                 log.exception("room %s: after its background snapshot", room_id)
+        with _LOCK:
+            _CHILDREN.pop(room_id, None)
+        child.done.set()
 
 
 def wait(room_id: int, timeout: float = 60.0) -> Child | None:

@@ -232,9 +232,9 @@ def test_a_snapshot_from_before_a_rewind_finishing_after_it_is_not_stored(
     assert room_events(room) == headless_events(room, tmp_path)
 
 
-@pytest.mark.parametrize("how", ["unpicklable", "killed"])
+@pytest.mark.parametrize("how", ["unpicklable", "killed", "timed out"])
 def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
-    forked, monkeypatch, tmp_path, caplog, how
+    forked, monkeypatch, settings, tmp_path, caplog, how
 ) -> None:
     room = make_room()
     good = stamps(room.pk)
@@ -246,7 +246,7 @@ def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
         child = snapshots.wait(room.pk, 30)
         assert child is not None and child.error == "exited with code 1"
         del sim.not_picklable
-    else:
+    elif how == "killed":
         gate = Gate(monkeypatch)
         room = tick(room, 10, snapshot=True)
         child = snapshots.running(room.pk)
@@ -255,6 +255,14 @@ def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
         snapshots.wait(room.pk, 30)
         assert child.error == f"killed by signal {signal.SIGKILL}"
         gate.remove()
+    else:  # held at its gate past the timeout: the collector kills it
+        gate = Gate(monkeypatch)
+        settings.PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = 0.2
+        room = tick(room, 10, snapshot=True)
+        child = snapshots.wait(room.pk, 30)
+        assert child is not None and child.error == "timed out"
+        gate.remove()
+        settings.PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = 600
     assert not child.stored and reaped(child.pid)
     assert "the last good snapshot stays" in caplog.text
     snap = EngineSnapshot.objects.get(room=room)
