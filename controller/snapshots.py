@@ -163,6 +163,10 @@ def _child_main(sim: Any, fd: int) -> None:
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), signal.SIG_DFL)
         signal.set_wakeup_fd(-1)  # the parent's event loop's (Daphne), not the child's
+        # Only its file: a child must not keep the parent's sockets (Daphne's listening one, a
+        # restarted server could not bind it) or pipes (its stdout) open after the parent.
+        os.closerange(0, fd)
+        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
         gc.disable()  # a collection would touch (copy) every page for nothing
         view = memoryview(dump(sim))
         while view:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import io
 import os
-import select
 import signal
+import tempfile
 import time
 
 import pytest
@@ -54,19 +54,33 @@ def forked(settings, transactional_db, redis_server):
         if not child.done.wait(5):
             os.kill(child.pid, signal.SIGKILL)  # held at a gate by a failed test
             child.done.wait(10)
+    while GATES:
+        path = GATES.pop()
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+GATES: list[str] = []  # their files, removed after each test
 
 
 class Gate:
-    """Children forked while it is shut wait in snapshots.dump until ``open``."""
+    """Children forked while it is shut wait in snapshots.dump until ``open`` (a file appears:
+    a child keeps no descriptor of its parent's)."""
 
     def __init__(self, monkeypatch) -> None:
-        self.r, self.w = os.pipe()
+        fd, self.path = tempfile.mkstemp(prefix="snapshot-gate-")
+        os.close(fd)
+        os.unlink(self.path)
+        GATES.append(self.path)
         real = snapshots.dump
 
         def held(sim):
             # In the child: wait for the test (at most a minute: a failed test leaves none).
-            if not select.select([self.r], [], [], 60)[0]:
-                raise TimeoutError("the gate was never opened")
+            deadline = time.monotonic() + 60
+            while not os.path.exists(self.path):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the gate was never opened")
+                time.sleep(0.01)
             return real(sim)
 
         monkeypatch.setattr(snapshots, "dump", held)
@@ -74,10 +88,13 @@ class Gate:
         self.monkeypatch = monkeypatch
 
     def open(self) -> None:
-        os.write(self.w, b"x" * 16)
+        with open(self.path, "w"):
+            pass
 
     def remove(self) -> None:
         self.monkeypatch.setattr(snapshots, "dump", self.real)
+        if os.path.exists(self.path):
+            os.unlink(self.path)
 
 
 def make_room() -> Room:
