@@ -69,8 +69,9 @@ SNAPSHOT_EVERY_S = 30.0
 # A new room's first delta with more events, nodes and pods than this is not broadcast: a
 # resync notice is (room_went_live).
 FIRST_DELTA_MAX = 2000
-# A snapshot stalls the room's tick while it is taken (about 1 s for 1,000 nodes / 10,000
-# pods): big rooms take them less often, so that they cost at most ~2% of wall time.
+# A snapshot costs CPU (about 0.7 s for 1,000 nodes / 30,000 pods; a big room's in a forked
+# child, controller/snapshots.py, a small one's in its tick): big rooms take them less often,
+# so that they cost at most ~2% of wall time.
 SNAPSHOT_COST_FACTOR = 50
 MAX_STEP_S = 3600
 CONTROL_KINDS = ("speed", "pause", "resume", "step", "rewind")
@@ -872,7 +873,7 @@ def _persist(
     )
     every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
     if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
-        _snapshot(room, rt, force=force_snapshot)
+        _snapshot(room, rt)
     return {
         "type": "delta",
         "seq": room.seq,
@@ -930,13 +931,12 @@ def room_series(room: Room) -> dict[str, Any]:
     return out
 
 
-def _snapshot(room: Room, rt: Runtime, force: bool = False) -> None:
+def _snapshot(room: Room, rt: Runtime) -> None:
     """Store the engine as it is now, with the stamps a restore replays after (the room's
     event count, its last applied action, the room version it is). A big engine is pickled by
     a forked child once the caller's transaction has committed (controller/snapshots.py: the
     room's lock is released before it is stored); a small one right here, as it is cheaper
-    than the fork. ``force``: a rewind's (if a child of the room is still running, the next
-    tick takes it)."""
+    than the fork."""
     started = time.monotonic()
     last = (
         room.actions.filter(status=Action.APPLIED)
@@ -955,30 +955,32 @@ def _snapshot(room: Room, rt: Runtime, force: bool = False) -> None:
     objects = len(rt.sim.cluster.pods) + len(rt.sim.cluster.nodes)
     if snapshots.use_fork(rt.snapshot_cost, objects):
         rt.snapshot_at = started
-        transaction.on_commit(lambda: _fork_snapshot(rt, stamps, force))
+        transaction.on_commit(lambda: _fork_snapshot(rt, stamps), robust=True)
         return
     snapshots.store(stamps, snapshots.dump(rt.sim))
     rt.snapshot_at = time.monotonic()
     rt.snapshot_cost = rt.snapshot_at - started
 
 
-def _fork_snapshot(rt: Runtime, stamps: snapshots.Stamps, force: bool) -> None:
+def _fork_snapshot(rt: Runtime, stamps: snapshots.Stamps) -> None:
     """After the tick's commit, still under the room's lock: fork the snapshot's child (the
-    engine as the tick left it)."""
-    if snapshots.running(stamps.room_id) is not None:
-        if force:
-            rt.snapshot_at = 0.0  # due at the next tick
-        return
+    engine as the tick left it). While the room's previous child (or too many) still runs,
+    the snapshot is due again at the next tick; if the fork fails, it is taken here."""
 
     def done(child: snapshots.Child) -> None:
         if not child.error:
             rt.snapshot_cost = child.seconds
 
-    if snapshots.start(rt.sim, stamps, done) is None and snapshots.running(stamps.room_id) is None:
-        started = time.monotonic()  # the fork failed (logged): pickled here instead
+    try:
+        child = snapshots.start(rt.sim, stamps, done)
+    except OSError:  # logged: pickled here instead
+        started = time.monotonic()
         snapshots.store(stamps, snapshots.dump(rt.sim))
         rt.snapshot_at = time.monotonic()
         rt.snapshot_cost = rt.snapshot_at - started
+        return
+    if child is None:
+        rt.snapshot_at = 0.0
 
 
 def _public_event(idx: int, e: dict[str, Any]) -> dict[str, Any]:

@@ -173,6 +173,8 @@ PLAYGROUND_SNAPSHOT_FORK = os.environ.get("PLAYGROUND_SNAPSHOT_FORK", "1").strip
 PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS = env_number(
     "PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS", 0.05, float
 )
+# At most this many snapshot children per process (each may copy up to its engine's memory).
+PLAYGROUND_SNAPSHOT_MAX_CHILDREN = env_number("PLAYGROUND_SNAPSHOT_MAX_CHILDREN", 2)
 PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = env_number(
     "PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS", 600, float
 )

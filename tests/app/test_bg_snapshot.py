@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import io
 import os
-import select
 import signal
+import tempfile
+import time
 
 import pytest
 
@@ -53,19 +54,33 @@ def forked(settings, transactional_db, redis_server):
         if not child.done.wait(5):
             os.kill(child.pid, signal.SIGKILL)  # held at a gate by a failed test
             child.done.wait(10)
+    while GATES:
+        path = GATES.pop()
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+GATES: list[str] = []  # their files, removed after each test
 
 
 class Gate:
-    """Children forked while it is shut wait in snapshots.dump until ``open``."""
+    """Children forked while it is shut wait in snapshots.dump until ``open`` (a file appears:
+    a child keeps no descriptor of its parent's)."""
 
     def __init__(self, monkeypatch) -> None:
-        self.r, self.w = os.pipe()
+        fd, self.path = tempfile.mkstemp(prefix="snapshot-gate-")
+        os.close(fd)
+        os.unlink(self.path)
+        GATES.append(self.path)
         real = snapshots.dump
 
         def held(sim):
             # In the child: wait for the test (at most a minute: a failed test leaves none).
-            if not select.select([self.r], [], [], 60)[0]:
-                raise TimeoutError("the gate was never opened")
+            deadline = time.monotonic() + 60
+            while not os.path.exists(self.path):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the gate was never opened")
+                time.sleep(0.01)
             return real(sim)
 
         monkeypatch.setattr(snapshots, "dump", held)
@@ -73,10 +88,13 @@ class Gate:
         self.monkeypatch = monkeypatch
 
     def open(self) -> None:
-        os.write(self.w, b"x" * 16)
+        with open(self.path, "w"):
+            pass
 
     def remove(self) -> None:
         self.monkeypatch.setattr(snapshots, "dump", self.real)
+        if os.path.exists(self.path):
+            os.unlink(self.path)
 
 
 def make_room() -> Room:
@@ -231,9 +249,9 @@ def test_a_snapshot_from_before_a_rewind_finishing_after_it_is_not_stored(
     assert room_events(room) == headless_events(room, tmp_path)
 
 
-@pytest.mark.parametrize("how", ["unpicklable", "killed"])
+@pytest.mark.parametrize("how", ["unpicklable", "killed", "timed out"])
 def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
-    forked, monkeypatch, tmp_path, caplog, how
+    forked, monkeypatch, settings, tmp_path, caplog, how
 ) -> None:
     room = make_room()
     good = stamps(room.pk)
@@ -245,7 +263,7 @@ def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
         child = snapshots.wait(room.pk, 30)
         assert child is not None and child.error == "exited with code 1"
         del sim.not_picklable
-    else:
+    elif how == "killed":
         gate = Gate(monkeypatch)
         room = tick(room, 10, snapshot=True)
         child = snapshots.running(room.pk)
@@ -254,6 +272,14 @@ def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
         snapshots.wait(room.pk, 30)
         assert child.error == f"killed by signal {signal.SIGKILL}"
         gate.remove()
+    else:  # held at its gate past the timeout: the collector kills it
+        gate = Gate(monkeypatch)
+        settings.PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = 0.2
+        room = tick(room, 10, snapshot=True)
+        child = snapshots.wait(room.pk, 30)
+        assert child is not None and child.error == "timed out"
+        gate.remove()
+        settings.PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = 600
     assert not child.stored and reaped(child.pid)
     assert "the last good snapshot stays" in caplog.text
     snap = EngineSnapshot.objects.get(room=room)
@@ -284,3 +310,65 @@ def test_a_small_engine_is_snapshotted_in_its_tick_unless_it_would_take_long(
     room = services.room_create("bg", SCENARIO, None, 10.0)
     assert snapshots.running(room.pk) is None
     assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
+
+
+def test_a_fork_that_fails_falls_back_to_a_snapshot_in_the_tick(forked, monkeypatch, caplog):
+    room = make_room()
+
+    def no_fork():
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(snapshots.os, "fork", no_fork)
+    room = tick(room, 10, snapshot=True)
+    assert snapshots.running(room.pk) is None
+    assert "could not fork a snapshot child" in caplog.text
+    assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
+
+
+def test_a_snapshot_due_while_the_process_has_its_most_children_is_taken_at_a_later_tick(
+    forked, monkeypatch, settings
+) -> None:
+    settings.PLAYGROUND_SNAPSHOT_MAX_CHILDREN = 1
+    first, second = make_room(), make_room()
+    gate = Gate(monkeypatch)
+    first = tick(first, 10, snapshot=True)
+    held = snapshots.running(first.pk)
+    assert held is not None
+    before = stamps(second.pk)
+    second = tick(second, 10, snapshot=True)
+    assert snapshots.running(second.pk) is None and stamps(second.pk) == before
+    assert services._CACHE[second.pk].snapshot_at == 0.0  # still due
+    gate.open()
+    snapshots.wait(first.pk, 30)
+    gate.remove()
+    second = tick(second, 10)
+    child = snapshots.wait(second.pk, 30)
+    assert child is not None and child.stored
+    assert stamps(second.pk)[:3] == (second.version, second.sim_ms, second.event_count)
+
+
+@pytest.fixture
+def fork_everything_in_workers(monkeypatch) -> None:
+    """Celery workers started after this fork every snapshot (their environment)."""
+    monkeypatch.setenv("PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS", "0")
+
+
+def test_a_celery_worker_forks_the_snapshot_from_its_pool_thread_and_stores_it(
+    fork_everything_in_workers, celery_worker_proc
+) -> None:
+    room = services.room_create("bg", SCENARIO, None, 10.0)  # its snapshot: in this process
+    # As after an upgrade: the worker's restore replays the room and snapshots it at once.
+    EngineSnapshot.objects.filter(room=room).update(engine_version="older", blob=b"junk")
+    tasks.room_tick_task.delay(room.pk)
+
+    def stored() -> bool:
+        return EngineSnapshot.objects.get(room=room).engine_version == services.ENGINE_VERSION
+
+    deadline = time.monotonic() + 30
+    while not stored():
+        assert time.monotonic() < deadline, celery_worker_proc.log.read_text()[-2000:]
+        time.sleep(0.1)
+    room.refresh_from_db()
+    snap = EngineSnapshot.objects.get(room=room)
+    assert 0 < snap.room_version <= room.version and snap.blob
+    assert "snapshot" not in celery_worker_proc.log.read_text()  # no failure logged
