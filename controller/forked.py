@@ -29,21 +29,6 @@ log = logging.getLogger(__name__)
 _CHILD_DEFAULT_SIGNALS = ("SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2")
 
 
-def prepare_child(keep_fd: int) -> None:
-    """In a forked child, before its work: the default signal handlers (not Celery's or
-    Daphne's), no wakeup fd (the parent's event loop's), every descriptor closed but
-    ``keep_fd`` (a child must not keep the parent's sockets, such as Daphne's listening one,
-    or pipes, such as its stdout, open after the parent), no garbage collection (it would
-    touch, so copy, every page for nothing)."""
-    for name in _CHILD_DEFAULT_SIGNALS:
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    signal.set_wakeup_fd(-1)
-    os.closerange(0, keep_fd)
-    os.closerange(keep_fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
-    gc.disable()
-
-
 def can_fork() -> bool:
     """Forking is allowed (PLAYGROUND_STORE_FORK) and possible here (os.fork)."""
     return bool(settings.PLAYGROUND_STORE_FORK) and hasattr(os, "fork")
@@ -75,9 +60,12 @@ class Forked:
     def _child(self) -> None:
         code = 1
         try:
-            fd = self.file.fileno()
-            prepare_child(fd)
+            for name in _CHILD_DEFAULT_SIGNALS:
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
+            gc.disable()  # a collection would touch (copy) every page for nothing
             view = memoryview(self.fn(*self.args))
+            fd = self.file.fileno()
             while view:
                 view = view[os.write(fd, view) :]
             code = 0

@@ -41,7 +41,6 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
-from . import forked
 from .models import EngineSnapshot
 
 log = logging.getLogger(__name__)
@@ -50,6 +49,8 @@ log = logging.getLogger(__name__)
 # nodes / 30,000 pods: ~0.7 s): a room's first snapshot is forked when the estimate is over
 # the threshold.
 PICKLE_S_PER_OBJECT = 25e-6
+# Signals whose parent's handlers (Celery's, Daphne's) must not run in the child.
+_CHILD_DEFAULT_SIGNALS = ("SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2")
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,15 @@ def _child_main(sim: Any, fd: int) -> None:
     """In the forked child: pickle, compress, write, exit. Nothing else of the parent's."""
     code = 1
     try:
-        forked.prepare_child(fd)
+        for name in _CHILD_DEFAULT_SIGNALS:
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)  # the parent's event loop's (Daphne), not the child's
+        # Only its file: a child must not keep the parent's sockets (Daphne's listening one, a
+        # restarted server could not bind it) or pipes (its stdout) open after the parent.
+        os.closerange(0, fd)
+        os.closerange(fd + 1, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
+        gc.disable()  # a collection would touch (copy) every page for nothing
         view = memoryview(dump(sim))
         while view:
             view = view[os.write(fd, view) :]
