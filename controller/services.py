@@ -768,13 +768,10 @@ def _persist(
     events = list(sim.timeline.events)
     sim.timeline.events.clear()
     start = room.event_count
-    first = fresh or start == 0
-    encoding = None
-    if first:
+    if fresh or start == 0:
         # Nothing stored yet (a new room, or a rewind that deleted everything): many events
-        # at once go in compressed chunks (timeline_store), written after the views; a big
-        # room's are encoded by a forked child while this process stores the views.
-        encoding = timeline_store.encode_soon(events)
+        # at once go in compressed chunks (timeline_store).
+        timeline_store.write(room.pk, start, events)
         force_snapshot = True
     else:
         TimelineEvent.objects.bulk_create(
@@ -851,8 +848,6 @@ def _persist(
             unique_fields=["room", "kind", "key"],
             update_fields=["data"],
         )
-    if first:
-        timeline_store.write(room.pk, start, events, encoding)
     _persist_series(room, sim)
     room.event_count = start + len(events)
     room.seq += 1

@@ -8,71 +8,40 @@ come out as (idx, t_ms, type, data) in idx order."""
 
 from __future__ import annotations
 
-import marshal
 import zlib
 from typing import Any
 
 import orjson
 from django.db.models import F, Sum
 
-from . import bulk, forked
+from . import bulk
 from .models import Room, TimelineChunk, TimelineEvent
 
 CHUNK = 10_000  # events per chunk: the last 300 events decode ~1 MB of JSON, not all of t=0
 CHUNK_MIN = 2_000  # fewer events than this at once are plain rows
-# As many events at once or more are encoded by a forked child (encode_soon): ~0.1 s of
-# encoding at 1,000 nodes (184,000 events), ~0.9 s at 5,000; a fork costs 5-20 ms.
-FORK_MIN = 50_000
 
 Row = tuple[int, int, str, dict[str, Any]]
 
 
-def _encode(events: list[dict[str, Any]]) -> bytes:
-    """The chunks of ``events`` as (count, first t, last t, blob) each, in one marshal (what a
-    forked child hands back, forked.Forked)."""
-    parts = []
-    for lo in range(0, len(events), CHUNK):
-        part = events[lo : lo + CHUNK]
-        blob = zlib.compress(orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS), 1)
-        parts.append((len(part), part[0]["t"], part[-1]["t"], blob))
-    return marshal.dumps(parts)
-
-
-def encode_soon(events: list[dict[str, Any]]) -> forked.Forked | None:
-    """Start encoding ``events`` for ``write`` in a forked child when there are FORK_MIN of
-    them or more (a big room's first instant: the parent builds and stores its views
-    meanwhile, on the other core); else None (``write`` encodes them itself)."""
-    if len(events) < FORK_MIN or not forked.can_fork():
-        return None
-    return forked.Forked(_encode, events)
-
-
-def write(
-    room_id: int, start: int, events: list[dict[str, Any]], encoding: forked.Forked | None = None
-) -> None:
+def write(room_id: int, start: int, events: list[dict[str, Any]]) -> None:
     """Store ``events`` (engine dicts) as events ``start``, ``start + 1``...; only for
-    indices not stored yet (a room's first persist, or right after a rewind deleted all).
-    ``encoding``: their chunks being encoded by a child (``encode_soon``)."""
+    indices not stored yet (a room's first persist, or right after a rewind deleted all)."""
     if len(events) < CHUNK_MIN:
         bulk.insert_events(room_id, start, events)
         return
-    data = encoding.result() if encoding is not None else _encode(events)
     chunks = []
-    first = start
-    for count, first_t, last_t, blob in marshal.loads(data):
+    for lo in range(0, len(events), CHUNK):
+        part = events[lo : lo + CHUNK]
         chunks.append(
             TimelineChunk(
                 room_id=room_id,
-                first_idx=first,
-                count=count,
-                first_t_ms=first_t,
-                last_t_ms=last_t,
-                blob=blob,
+                first_idx=start + lo,
+                count=len(part),
+                first_t_ms=part[0]["t"],
+                last_t_ms=part[-1]["t"],
+                blob=zlib.compress(orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS), 1),
             )
         )
-        first += count
-    if first != start + len(events):  # never store a timeline with a hole or an overlap
-        raise RuntimeError(f"encoded {first - start} events of {len(events)}")
     TimelineChunk.objects.bulk_create(chunks, batch_size=20)
 
 

@@ -178,14 +178,6 @@ PLAYGROUND_SNAPSHOT_MAX_CHILDREN = env_number("PLAYGROUND_SNAPSHOT_MAX_CHILDREN"
 PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = env_number(
     "PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS", 600, float
 )
-# A big room's first timeline events are encoded by a forked child while the worker stores
-# the room's views (controller/forked.py, timeline_store.encode_soon): on where os.fork exists.
-PLAYGROUND_STORE_FORK = os.environ.get("PLAYGROUND_STORE_FORK", "1").strip().lower() not in (
-    "0",
-    "false",
-    "no",
-    "off",
-)
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
 CELERY_WORKER_DIRECT = True
 PLAYGROUND_TICK_SECONDS = float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))

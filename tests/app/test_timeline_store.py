@@ -135,32 +135,7 @@ def test_at_finds_an_instant_in_chunks_and_rows(room) -> None:
     assert timeline_store.at(room, 99) == []
 
 
-@pytest.fixture(params=["this process", "a forked child"])
-def encoded_by(request, monkeypatch, settings) -> list:
-    """Who encodes a big first instant's chunks: this process, or a forked child (FORK_MIN
-    lowered so that BIG's t=0 is big enough); the children made are listed."""
-    made: list = []
-    if request.param == "this process":
-        settings.PLAYGROUND_STORE_FORK = False
-    else:
-        settings.PLAYGROUND_STORE_FORK = True
-        monkeypatch.setattr(timeline_store, "FORK_MIN", timeline_store.CHUNK_MIN)
-    real = timeline_store.encode_soon
-
-    def spy(events):
-        encoding = real(events)
-        if encoding is not None:
-            made.append(encoding)
-        return encoding
-
-    monkeypatch.setattr(timeline_store, "encode_soon", spy)
-    yield made
-    assert [e.forked for e in made] == ([] if request.param == "this process" else [True])
-
-
-def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(
-    db, client, encoded_by
-) -> None:
+def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(db, client) -> None:
     room = services.room_create("chunked", BIG, None, 10.0)
     expected = _engine(0)
     assert len(expected) > timeline_store.CHUNK_MIN
@@ -197,43 +172,12 @@ def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(
     )
 
 
-def test_a_rewind_of_a_chunked_room_stores_its_timeline_again(db, settings, monkeypatch) -> None:
+def test_a_rewind_of_a_chunked_room_stores_its_timeline_again(db) -> None:
     room = services.room_create("chunked", BIG, None, 10.0)
     services.room_control(room.pk, "step", 60, "t")
     services.room_advance(room.pk)
-    monkeypatch.setattr(timeline_store, "FORK_MIN", timeline_store.CHUNK_MIN)  # a child
     services.room_rewind(room.pk, 0, "teacher")
     room.refresh_from_db()
     assert room.sim_ms == 0 and timeline_store.count(room) == room.event_count
     stored = [(t, typ, data) for _i, t, typ, data in timeline_store.after(room)]
     assert stored == _engine(0)
-
-
-def test_a_failing_encoding_child_is_done_again_here_and_nothing_is_lost(
-    room, settings, monkeypatch
-) -> None:
-    """The child that encodes the chunks fails (here: it raises; a killed one is the same
-    to the parent): this process encodes them itself; the stored timeline is whole."""
-    import os
-
-    settings.PLAYGROUND_STORE_FORK = True
-    monkeypatch.setattr(timeline_store, "FORK_MIN", timeline_store.CHUNK_MIN)
-    parent = os.getpid()
-    real = timeline_store._encode
-
-    def fails_in_the_child(events):
-        if os.getpid() != parent:
-            raise MemoryError("the child ran out")
-        return real(events)
-
-    monkeypatch.setattr(timeline_store, "_encode", fails_in_the_child)
-    events = _synthetic(2 * timeline_store.CHUNK + 7)
-    encoding = timeline_store.encode_soon(events)
-    assert encoding is not None and encoding.pid
-    timeline_store.write(room.pk, 0, events, encoding)
-    assert not encoding.forked  # the child's result was not used
-    got = timeline_store.after(room)
-    assert [r[0] for r in got] == list(range(len(events)))
-    assert [(r[1], r[2], {"pod": r[3]["pod"], "phase": r[3]["phase"]}) for r in got] == [
-        (e["t"], e["type"], {"pod": e["pod"], "phase": e["phase"]}) for e in events
-    ]
