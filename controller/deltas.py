@@ -54,22 +54,25 @@ _LOCK = threading.Lock()
 _CACHE_SIZE = 8
 
 
-def snapshot_bytes(room: Room) -> bytes:
-    """The room's snapshot as JSON bytes, built once per (room, seq, version) by this
-    process: a hundred clients resyncing after one big tick cost one build."""
-    from .services import room_snapshot
+def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
+    """The room's snapshot as JSON bytes (services.room_snapshot without the lesson, or with
+    ``extra`` keys: a client's role and lesson state): its rows and events built once per
+    (room, seq, version) by this process, so that a hundred clients connecting or resyncing
+    after one big tick cost one build; its clock (services.snapshot_clock) is of now, from
+    ``room`` as the caller read it."""
+    from .services import room_snapshot_json, snapshot_clock, with_tail
 
     key = (room.pk, room.seq, room.version)
     with _LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
+        body = _CACHE.get(key)
+        if body is not None:
             _CACHE.move_to_end(key)
-            return hit
-    # Without the lesson: its state is per role and changes without a new room version
-    # (answers, reveal); a resyncing page keeps the lesson it has (and its broadcasts).
-    body = json.dumps(room_snapshot(room, lesson=False), separators=(",", ":")).encode()
-    with _LOCK:
-        _CACHE[key] = body
-        while len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return body
+    if body is None:
+        # Without the lesson: its state is per role and changes without a new room version
+        # (answers, reveal); a resyncing page keeps the lesson it has (and its broadcasts).
+        body = room_snapshot_json(room)
+        with _LOCK:
+            _CACHE[key] = body
+            while len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    return with_tail(body, {**snapshot_clock(room), **(extra or {})})

@@ -21,9 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -1171,35 +1174,72 @@ def room_snapshot(
     for a lesson room the lesson and its state (``client``'s own answer included; the
     consumer filters it by role). ``lesson=False`` leaves the key out (the shared HTTP
     snapshot: the lesson's state is per role and changes without a new room version)."""
-    with one_committed_state():
-        room = Room.objects.get(pk=room.pk)
-        views = list(ObjectView.objects.filter(room=room).values_list("kind", "key", "data"))
-        events = timeline_store.last(room, last_events)
-    nodes = [d for k, _key, d in views if k == "node"]
-    pods = [d for k, _key, d in views if k == "pod"]
-    zones = next((d for k, _key, d in views if k == "zone"), [])
-    workloads = next((d for k, _key, d in views if k == "metrics"), {})
-    params = next((d for k, _key, d in views if k == "params"), None)
-    out = {
-        "type": "snapshot",
-        "seq": room.seq,
-        "t": _now_target(room, timezone.now()) / 1000 if not room.paused else room.sim_ms / 1000,
-        "simT": room.sim_ms / 1000,
-        "speed": room.speed,
-        "paused": room.paused,
-        "room": {"name": room.name, "slug": room.slug, "scenario": room.scenario_name},
-        "nodes": sorted(nodes, key=lambda n: n["name"]),
-        "pods": sorted(pods, key=lambda p: p["key"]),
-        "zones": zones,
-        "workloads": workloads,
-        "params": params,
-        "events": [
-            {"idx": idx, "t": t / 1000, "type": typ, **data} for idx, t, typ, data in events
-        ],
-    }
+    room = Room.objects.get(pk=room.pk)
+    out = orjson.loads(with_tail(room_snapshot_json(room, last_events), snapshot_clock(room)))
     if lesson:
         out["lesson"] = lessons.snapshot(room, client)
     return out
+
+
+def snapshot_clock(room: Room) -> dict[str, Any]:
+    """A snapshot's clock, as of now: the simulated time the page shows (``t``), speed,
+    paused. Not part of ``room_snapshot_json`` (built once per room version), so that a
+    snapshot served from that cache has the clock of the moment it is served."""
+    return {
+        "t": _now_target(room, timezone.now()) / 1000 if not room.paused else room.sim_ms / 1000,
+        "speed": room.speed,
+        "paused": room.paused,
+    }
+
+
+def with_tail(body: bytes, tail: dict[str, Any]) -> bytes:
+    """The JSON object ``body`` with the (non-empty) ``tail``'s keys added at its end."""
+    return body[:-1] + b"," + orjson.dumps(tail, option=orjson.OPT_NON_STR_KEYS)[1:]
+
+
+def room_snapshot_json(room: Room, last_events: int = 300) -> bytes:
+    """``room_snapshot(room, lesson=False)`` without its clock (snapshot_clock) as JSON
+    bytes, made from the view rows' stored JSON texts without decoding them: a 1,000-node
+    room's snapshot is 17 MB of JSON, and decoding its 31,000 rows and encoding them again
+    took ~1 s per client."""
+    with one_committed_state():
+        room = Room.objects.get(pk=room.pk)
+        views = list(
+            ObjectView.objects.filter(room=room).values_list(
+                "kind", "key", Cast("data", output_field=TextField())
+            )
+        )
+        events = timeline_store.last(room, last_events)
+    nodes = sorted((key, text) for kind, key, text in views if kind == "node")
+    pods = sorted((key, text) for kind, key, text in views if kind == "pod")
+    one = {kind: text for kind, _key, text in views if kind in ("zone", "metrics", "params")}
+    head = orjson.dumps(
+        {
+            "type": "snapshot",
+            "seq": room.seq,
+            "simT": room.sim_ms / 1000,
+            "room": {"name": room.name, "slug": room.slug, "scenario": room.scenario_name},
+        }
+    )
+    recent = [{"idx": idx, "t": t / 1000, "type": typ, **data} for idx, t, typ, data in events]
+    return b"".join(
+        [
+            head[:-1],
+            b',"nodes":[',
+            ",".join(text for _key, text in nodes).encode(),
+            b'],"pods":[',
+            ",".join(text for _key, text in pods).encode(),
+            b'],"zones":',
+            one["zone"].encode() if "zone" in one else b"[]",
+            b',"workloads":',
+            one["metrics"].encode() if "metrics" in one else b"{}",
+            b',"params":',
+            one["params"].encode() if "params" in one else b"null",
+            b',"events":',
+            orjson.dumps(recent, option=orjson.OPT_NON_STR_KEYS),
+            b"}",
+        ]
+    )
 
 
 def room_timeline(room: Room) -> list[dict[str, Any]]:

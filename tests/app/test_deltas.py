@@ -106,10 +106,96 @@ def test_deltas_under_the_limit_are_broadcast_whole(
     assert unknown == [f"a-{i}" for i in range(1, 7)]
 
 
-def test_snapshot_json_is_built_once_per_room_version(transactional_db, redis_server) -> None:
+def test_snapshot_json_is_built_once_per_room_version(
+    transactional_db, redis_server, monkeypatch
+) -> None:
     room = _room()
+    builds: list[int] = []
+    real = services.room_snapshot_json
+
+    def counted(r, *args, **kwargs):
+        builds.append(r.seq)
+        return real(r, *args, **kwargs)
+
+    monkeypatch.setattr(services, "room_snapshot_json", counted)
     first = deltas.snapshot_bytes(room)
-    assert deltas.snapshot_bytes(Room.objects.get(pk=room.pk)) is first
+    assert deltas.snapshot_bytes(Room.objects.get(pk=room.pk)) == first
+    assert builds == [room.seq]  # the second from the cache
     services.room_advance(room.pk, extra_ms=5_000)
     again = deltas.snapshot_bytes(Room.objects.get(pk=room.pk))
-    assert again is not first and json.loads(again)["seq"] == json.loads(first)["seq"] + 1
+    assert builds == [room.seq, room.seq + 1]
+    assert json.loads(again)["seq"] == json.loads(first)["seq"] + 1
+
+
+def _snapshot_from_decoded_rows(room: Room) -> dict:
+    """A snapshot as room_snapshot made it before it spliced the stored JSON texts: every
+    view row decoded by its JSONField, sorted, and the recent events."""
+    from controller import timeline_store
+    from controller.models import ObjectView
+
+    views = list(ObjectView.objects.filter(room=room).values_list("kind", "data"))
+    return {
+        "nodes": sorted((d for k, d in views if k == "node"), key=lambda n: n["name"]),
+        "pods": sorted((d for k, d in views if k == "pod"), key=lambda p: p["key"]),
+        "zones": next((d for k, d in views if k == "zone"), []),
+        "workloads": next((d for k, d in views if k == "metrics"), {}),
+        "params": next((d for k, d in views if k == "params"), None),
+        "events": [
+            {"idx": i, "t": t / 1000, "type": typ, **data}
+            for i, t, typ, data in timeline_store.last(room, 300)
+        ],
+    }
+
+
+def test_the_snapshot_is_the_stored_rows_and_its_clock_is_of_now(
+    transactional_db, redis_server
+) -> None:
+    """The snapshot is spliced from the view rows' JSON texts: the same nodes, pods, zones,
+    workloads, parameters and events as the rows decoded; its clock (t, speed, paused) is
+    of the moment it is served even when its rows come from the cache."""
+    room = _room()
+    services.room_advance(room.pk, extra_ms=5_000)  # zone-a dark: Unknown nodes, taints
+    room = Room.objects.get(pk=room.pk)
+    body = json.loads(deltas.snapshot_bytes(room))
+    expected = _snapshot_from_decoded_rows(room)
+    assert {k: body[k] for k in expected} == expected
+    assert len(body["nodes"]) == 12 and len(body["pods"]) == 60
+    assert (body["type"], body["seq"], body["simT"]) == ("snapshot", room.seq, room.sim_ms / 1000)
+    assert (body["t"], body["speed"], body["paused"]) == (room.sim_ms / 1000, 1.0, True)
+    assert services.room_snapshot(room, lesson=False) == body
+    # Resumed at 5x (no new rows, so the rows come from the cache): the clock is the new one.
+    services.room_control(room.pk, "speed", 5.0, "test")
+    services.room_control(room.pk, "resume", None, "test")
+    room = Room.objects.get(pk=room.pk)
+    again = json.loads(deltas.snapshot_bytes(room))
+    assert (again["speed"], again["paused"]) == (5.0, False)
+    assert again["t"] >= room.sim_ms / 1000
+    assert {k: again[k] for k in expected} == expected
+
+
+def test_clients_connecting_share_one_snapshot_build_with_their_own_role(
+    transactional_db, redis_server, monkeypatch
+) -> None:
+    """A class joining a big room: the snapshot's rows are built once for every client of
+    this process; each client still gets its own role (the operator's token or none)."""
+    room = _room()
+    builds: list[int] = []
+    real = services.room_snapshot_json
+
+    def counted(r, *args, **kwargs):
+        builds.append(r.pk)
+        return real(r, *args, **kwargs)
+
+    monkeypatch.setattr(services, "room_snapshot_json", counted)
+
+    async def join(token: str) -> dict:
+        comm = await connect(room, token=token)
+        msg, _ = await receive_until(comm, lambda m: m.get("type") == "snapshot")
+        await comm.disconnect()
+        return msg
+
+    snaps = [async_to_sync(join)(t) for t in ("", room.operator_token, "", "")]
+    assert builds == [room.pk]  # one build for the four clients
+    assert [s["role"] for s in snaps] == ["viewer", "operator", "viewer", "viewer"]
+    assert all(s["lesson"] is None for s in snaps)
+    assert all(len(s["pods"]) == 60 and s["seq"] == room.seq for s in snaps)
