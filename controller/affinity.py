@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 WORKERS_KEY = "playground:workers"
 HEARTBEAT_S = 1.0
 WORKER_TTL_S = 4.0
+GONE_S = 60 * WORKER_TTL_S  # a worker silent this long is forgotten (reap)
 
 
 def stats_key(room_id: int) -> str:
@@ -54,8 +55,18 @@ def owner(room_id: int, workers: list[str]) -> str | None:
 
 def beat(client: redis.Redis, hostname: str) -> None:
     client.zadd(WORKERS_KEY, {hostname: time.time()})
-    # Entries long dead are dropped so that the set stays small.
-    client.zremrangebyscore(WORKERS_KEY, "-inf", time.time() - 60 * WORKER_TTL_S)
+
+
+def reap(client: redis.Redis, now: float | None = None) -> list[str]:
+    """Workers silent for GONE_S (long past WORKER_TTL_S: killed, not paused), removed from
+    the set and returned, so that the caller drops what they left behind (their direct
+    queues: tasks.rooms_tick_task)."""
+    now = time.time() if now is None else now
+    names = client.zrangebyscore(WORKERS_KEY, "-inf", now - GONE_S)
+    gone = sorted(n.decode() if isinstance(n, bytes) else n for n in names)
+    if gone:
+        client.zrem(WORKERS_KEY, *gone)
+    return gone
 
 
 def leave(client: redis.Redis, hostname: str) -> None:

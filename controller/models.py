@@ -134,7 +134,9 @@ class Action(models.Model):
     """Every fault and user action, with who did it and when (simulated and wall time)."""
 
     PENDING, APPLIED, REFUSED, REWOUND = "pending", "applied", "refused", "rewound"
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="actions")
+    room = models.ForeignKey(
+        Room, on_delete=models.CASCADE, related_name="actions", db_index=False
+    )  # room lookups use the composite index below (room first)
     actor = models.CharField(max_length=120, blank=True)
     kind = models.CharField(max_length=40)  # fault type, or speed/pause/resume/step/rewind
     payload = models.JSONField(default=dict)
@@ -152,7 +154,9 @@ class Action(models.Model):
 
 
 class TimelineEvent(models.Model):
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="events")
+    room = models.ForeignKey(
+        Room, on_delete=models.CASCADE, related_name="events", db_index=False
+    )  # room lookups use the composite index below (room first)
     idx = models.BigIntegerField()
     t_ms = models.BigIntegerField()
     type = models.CharField(max_length=20)
@@ -171,7 +175,9 @@ class TimelineChunk(models.Model):
     (about 185,000 events at 1,000 nodes) is written as a few dozen of these instead of one
     row per event (controller/timeline_store.py reads both)."""
 
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="event_chunks")
+    room = models.ForeignKey(
+        Room, on_delete=models.CASCADE, related_name="event_chunks", db_index=False
+    )  # room lookups use the composite index below (room first)
     first_idx = models.BigIntegerField()
     count = models.IntegerField()
     first_t_ms = models.BigIntegerField()
@@ -193,7 +199,9 @@ class SeriesPoint(models.Model):
     nodes per zone, nodes waiting in each zone's queue, ready/desired replicas per workload.
     The page's charts read them from t=0 whenever it is opened."""
 
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="series_points")
+    room = models.ForeignKey(
+        Room, on_delete=models.CASCADE, related_name="series_points", db_index=False
+    )  # room lookups use the composite index below (room first)
     series = models.CharField(max_length=320)  # zones | queue/<zone> | workload/<Kind/ns/name>
     t_ms = models.BigIntegerField()
     value = models.JSONField()
@@ -208,7 +216,9 @@ class SeriesPoint(models.Model):
 class ObjectView(models.Model):
     """The current state of one node, pod or zone of a room, as the page shows it."""
 
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="views")
+    room = models.ForeignKey(
+        Room, on_delete=models.CASCADE, related_name="views", db_index=False
+    )  # room lookups use the composite index below (room first)
     kind = models.CharField(max_length=8)  # node / pod / zone
     key = models.CharField(max_length=300)
     data = models.JSONField()

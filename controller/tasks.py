@@ -198,6 +198,7 @@ def rooms_tick_task() -> None:
     wall = wall_now.isoformat()
     try:
         workers = affinity.live_workers(redis_client())
+        drop_gone_workers_queues()
     except redis.RedisError:
         workers = []
     me = _hostname()
@@ -215,6 +216,24 @@ def rooms_tick_task() -> None:
         stopped = services.room_idle(idle, wall_now)
         if stopped:
             log.info("rooms %s: nobody watches, stopped ticking", stopped)
+
+
+def drop_gone_workers_queues() -> list[str]:
+    """The direct queues of workers gone for affinity.GONE_S (killed: they never consume
+    them again), with the ticks nobody ran, are deleted, as kombu's Redis transport names them
+    (one list per priority step). Only the lists: the queue's binding stays, so a worker that
+    comes back under its name still gets its messages. Returns the workers forgotten."""
+    from kombu.transport.redis import Channel
+
+    client = redis_client()
+    gone = affinity.reap(client)
+    for name in gone:
+        queue = worker_direct(name).name
+        keys = [queue] + [f"{queue}{Channel.sep}{p}" for p in Channel.priority_steps if p]
+        client.delete(*keys)
+    if gone:
+        log.info("workers %s gone: their direct queues deleted", gone)
+    return gone
 
 
 @shared_task(ignore_result=True)

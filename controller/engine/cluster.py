@@ -178,6 +178,27 @@ class Cluster:
             self.timeline.emit(now_ms, "PodPhase", pod=pod.key, phase=phase, reason=reason)
         self.sim.on_pod_status_updated(pod, now_ms)
 
+    def set_pod_status(
+        self, pod: Pod, phase: str, now_ms: int, reason: str, message: str, ready: bool | None
+    ) -> None:
+        """A kubelet's status write (the status manager's syncPod: one PATCH of the phase and,
+        when ``ready`` is given, the Ready condition): set_pod_phase's then set_pod_ready's
+        changes and events, the informers told once, after both (nothing they do comes
+        between the two writes)."""
+        changed = False
+        if pod.phase != phase or pod.reason != reason or pod.message != message:
+            emit = pod.phase != phase or pod.reason != reason
+            pod.phase, pod.reason, pod.message = phase, reason, message
+            if emit:
+                self.timeline.emit(now_ms, "PodPhase", pod=pod.key, phase=phase, reason=reason)
+            changed = True
+        if ready is not None and pod.ready is not ready:
+            pod.ready = ready
+            self.timeline.emit(now_ms, "PodReady", pod=pod.key, status="True" if ready else "False")
+            changed = True
+        if changed:
+            self.sim.on_pod_status_updated(pod, now_ms)
+
     def set_disruption_target(self, pod: Pod, now_ms: int, reason: str, message: str) -> None:
         """The DisruptionTarget=True pod condition a component writes (a status patch) before
         it deletes or fails a pod for a disruption, in releases with PodDisruptionConditions

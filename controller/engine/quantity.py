@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 from typing import Literal
 
 MAX_INT64 = 2**63 - 1
@@ -136,6 +137,13 @@ def parse_quantity(s: str | int | float) -> Fraction:
         if not math.isfinite(s):
             raise QuantityError(f"{s!r} is not a Kubernetes quantity")
         s = repr(s)  # shortest round-trip text, as Go's JSON encoder writes floats
+    return _parse_text(s)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(s: str) -> Fraction:
+    """parse_quantity of a text. Cached: a big cluster repeats a few dozen texts thousands of
+    times ("50m", "16Gi"), and a Fraction is immutable. (Only texts: True == 1 as a key.)"""
     if s == "":
         raise _quantity_error(s, "empty")
     if any(c.isspace() for c in s):
@@ -160,12 +168,26 @@ def quantity_to_int(s: str | int | float) -> int:
 
     Negative fractions round away from zero, as the int64Amount form that ParseQuantity gives
     ordinary strings does ("-1500m" -> -2)."""
+    if type(s) is str:
+        return _int_text(s)
     return _ceil_away_from_zero(parse_quantity(s))
 
 
 def milli_value(s: str | int | float) -> int:
     """Port of Quantity.MilliValue: thousandths, rounded up like ``Value`` ("0.5" -> 500)."""
+    if type(s) is str:
+        return _milli_text(s)
     return _ceil_away_from_zero(parse_quantity(s) * 1000)
+
+
+@lru_cache(maxsize=4096)
+def _int_text(s: str) -> int:
+    return _ceil_away_from_zero(_parse_text(s))
+
+
+@lru_cache(maxsize=4096)
+def _milli_text(s: str) -> int:
+    return _ceil_away_from_zero(_parse_text(s) * 1000)
 
 
 BINARY_SI, DECIMAL_SI, DECIMAL_EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"

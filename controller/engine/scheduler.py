@@ -337,6 +337,9 @@ class KubeScheduler:
         self._failures_version = 0
         # Block summaries of big clusters (schedwindow.py), only during a scheduling pass.
         self._windows: dict[tuple[object, ...], WindowIndex] = {}
+        # Per (signature, non-zero requests): the same blocks with no matching pod anywhere,
+        # that a new spreading owner's blocks start from (schedwindow.WindowIndex.base).
+        self._bases: dict[tuple[object, ...], WindowIndex] = {}
         self._in_pass = False
 
     # -- hooks ------------------------------------------------------------------------------------
@@ -398,12 +401,12 @@ class KubeScheduler:
     # -- the scheduling pass --------------------------------------------------------------------
     def run_pass(self) -> None:
         """scheduleOne for every queued pod, highest priority first."""
-        self._windows = {}
+        self._windows, self._bases = {}, {}
         self._in_pass = True
         try:
             self._run_pass()
         finally:
-            self._windows = {}
+            self._windows, self._bases = {}, {}
             self._in_pass = False
 
     def _run_pass(self) -> None:
@@ -644,6 +647,8 @@ class KubeScheduler:
         for failures in self._failures.values():
             failures.pop(name, None)
         for window in getattr(self, "_windows", {}).values():
+            window.forget(name)
+        for window in getattr(self, "_bases", {}).values():
             window.forget(name)
 
     def _failures_for(self, signature: tuple[object, ...]) -> dict[str, tuple[str, ...]]:

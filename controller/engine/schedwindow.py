@@ -34,16 +34,20 @@ BLOCK = 48
 LEAF = 8  # a block's nodes are also summed up by leaves of LEAF, for a window that cuts it
 ZONE_BITS = 48  # per zone in a packed sum (a window holds far fewer than 2**48 pods)
 ZONE_MASK = (1 << ZONE_BITS) - 1
-# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone),
-# c and 1 packed at its zone's place (0, 0 without a zone))
-Item = tuple[str, int, int, str, tuple[int, str], int, int]
-Group = tuple[int, str]
+# A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone)
+# as one int, c and 1 packed at its zone's place (0, 0 without a zone))
+Item = tuple[str, int, int, str, int, int, int]
+# A group, (c, zone), is the int c << GROUP_SHIFT | (the zone's place in a packed sum + 1), or
+# c << GROUP_SHIFT for a node without a zone (an int: hashed at no cost, unlike a tuple).
+Group = int
+GROUP_SHIFT = 32
 _C, _ZP, _ZN = itemgetter(2), itemgetter(5), itemgetter(6)
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
 MAX_NODE_SCORE = 100  # scheduler.py's (it checks they are its own)
 ZONE_WEIGHTING = 2.0 / 3.0
+REBUILD = BLOCK // 4  # a block with more changed nodes is made again
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 
 
@@ -61,17 +65,29 @@ class _Block:
         "zp",
     )
 
-    def __init__(self, items: list[Item | None]) -> None:
+    def __init__(self, items: list[Item | None] | None) -> None:
+        if items is None:  # filled in by copy()
+            return
         self.items = items  # per node: feasible data
         # per LEAF nodes: their summary (_leaf), made when a window cuts the block there
         self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
         self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
-        members: dict[Group, list[int]] = {}  # (c, zone) -> offsets of its nodes
+        members: dict[Group, list[int]] = {}  # group -> offsets of its nodes
         count, maxc, groups, zp, zn = _summary(items, members)
         self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
+
+    def copy(self) -> _Block:
+        """The same summary, sharing nothing that changes in place (items and leaves are
+        replaced, never changed; a group's best and members are changed in place)."""
+        b = _Block(None)
+        b.items, b.leaves, b.stale, b.glist = list(self.items), list(self.leaves), set(), self.glist
+        b.count, b.maxc, b.zp, b.zn = self.count, self.maxc, self.zp, self.zn
+        b.groups = {k: v[:] for k, v in self.groups.items()}
+        b.members = {k: v[:] for k, v in self.members.items()}
+        return b
 
 
 class WindowIndex:
@@ -83,6 +99,10 @@ class WindowIndex:
         self.nodes = nodes
         self.counts = counts
         self.blocks: list[_Block | None] = [None] * ((len(nodes) + BLOCK - 1) // BLOCK)
+        # The index of the same pods with no matching pod anywhere (counts None): its blocks
+        # hold the same feasible nodes and resource scores, c = 0 everywhere, so a block of
+        # this index is a copy of its block with the nodes where c > 0 brought up to date.
+        self.base: WindowIndex | None = None
         if like is not None and like.nodes is nodes:  # the same node list: the same places
             self.pos, self.shift, self.zones = like.pos, like.shift, like.zones
             return
@@ -108,7 +128,7 @@ def _summary(
     holding it, matching pods and feasible nodes per zone (packed) of ``items``; with
     ``members``, each group's node offsets go there too (a block's, _Block)."""
     count = maxc = zp = zn = 0
-    groups: dict[Group, list[Any]] = {}  # (c, zone) -> [max R, first name]
+    groups: dict[Group, list[Any]] = {}  # group -> [max R, first name]
     for off, it in enumerate(items):
         if it is None:
             continue
@@ -170,9 +190,9 @@ def _items(
             zone = entry[6]
             if zone:
                 s = shift[zone]
-                out.append((name, r, c, zone, (c, zone), c << s, 1 << s))
+                out.append((name, r, c, zone, c << GROUP_SHIFT | (s + 1), c << s, 1 << s))
             else:
-                out.append((name, r, c, zone, (c, zone), 0, 0))
+                out.append((name, r, c, zone, c << GROUP_SHIFT, 0, 0))
         else:
             out.append(None)
     return out
@@ -192,6 +212,37 @@ def _block(
             sched._resource_scores.clear()
         cache = sched._resource_scores[nz] = {}
     lo = j * BLOCK
+    if b is not None and len(b.stale) > REBUILD:
+        b = None  # made again: quicker than node by node (the same summary either way)
+    if b is None:
+        # A spreading owner's block: a copy of its base block (kept current) with the nodes
+        # holding its pods brought up to date, when both are few; else made, and given to the
+        # base when none of its nodes holds a matching pod (the same data then).
+        base = idx.base
+        held: list[int] = []
+        if base is not None:
+            counts = idx.counts
+            if counts:  # the nodes holding matching pods: their c is not 0
+                if len(counts) < BLOCK:
+                    pos = idx.pos
+                    held = [
+                        i - lo
+                        for i in map(pos.get, counts)
+                        if i is not None and lo <= i < lo + BLOCK
+                    ]
+                else:
+                    held = [
+                        off for off, e in enumerate(idx.nodes[lo : lo + BLOCK]) if e[1] in counts
+                    ]
+            bb = base.blocks[j]
+            if bb is not None and len(bb.stale) <= REBUILD and len(held) <= REBUILD:
+                bb = _block(sched, base, j, info, nz)
+                if bb is None:
+                    return None
+                b = idx.blocks[j] = bb.copy()
+                if not held:
+                    return b
+                b.stale.update(held)
     if b is None:
         entries = idx.nodes[lo : lo + BLOCK]
         for entry in entries:
@@ -199,6 +250,8 @@ def _block(
             if node.unschedulable or node.taints:
                 return None
         b = idx.blocks[j] = _Block(_items(sched, idx, entries, info, nz, cache))
+        if base is not None and not held:
+            base.blocks[j] = b.copy()
         return b
     # Only the changed nodes: remove their old data, add the new; a group whose best node
     # changed is found again from its members, the largest count from the groups.
@@ -254,7 +307,7 @@ def _block(
                 best = [it[1], it[0]]  # type: ignore[index]
         groups[key] = best
     if redo_max:
-        b.maxc = max([key[0] for key in groups], default=0)
+        b.maxc = max([key >> GROUP_SHIFT for key in groups], default=0)
     return b
 
 
@@ -288,6 +341,14 @@ def schedule_window(
         if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
             sched._windows.clear()
         idx = sched._windows[key] = WindowIndex(nodes, counts, like)
+        if counts is not None:
+            bases = sched._bases
+            base = bases.get(key[:2])
+            if base is None or base.nodes is not nodes:
+                if len(bases) >= 8:
+                    bases.clear()
+                base = bases[key[:2]] = WindowIndex(nodes, None, idx)
+            idx.base = base
     blocks = idx.blocks
     need = wanted = num_feasible_nodes_to_find(n)
     start = sched.next_start_node_index % n
@@ -383,24 +444,30 @@ def schedule_window(
             maxc = c
     # Matching pods per zone of the window's feasible nodes (a zone with feasible nodes is
     # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone).
-    zsum = {z: (zp >> s) & ZONE_MASK for z, s in idx.zones if (zn >> s) & ZONE_MASK}
+    # (Zones by their place in a packed sum.)
+    zsum = {s: (zp >> s) & ZONE_MASK for _z, s in idx.zones if (zn >> s) & ZONE_MASK}
     max_zone = max(zsum.values(), default=0)
     zone_part = {
-        z: ZONE_WEIGHTING
+        s + 1: ZONE_WEIGHTING
         * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
-        for z, zc in zsum.items()
+        for s, zc in zsum.items()
     }
-    # (c, zone) -> SelectorSpread score (spread_score, its node and zone terms computed once
-    # per count and zone): every candidate's c is at most maxc, its zone one of zsum's or none
+    # group -> SelectorSpread score (spread_score, its node and zone terms computed once per
+    # count and zone): every candidate's c is at most maxc, its zone one of zsum's or none
     # (made for every count up to maxc when there are few, else for the counts present).
     spread: dict[Group, int] = {}
-    present = range(maxc + 1) if maxc <= 32 else {g[0] for _, _, g in cands} | set(map(_C, partial))
+    present = (
+        range(maxc + 1)
+        if maxc <= 32
+        else {g >> GROUP_SHIFT for _, _, g in cands} | set(map(_C, partial))
+    )
     for c in present:
         f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
         a = f * (1.0 - ZONE_WEIGHTING)
-        for z, part in zone_part.items():
-            spread[c, z] = int(a + part)
-        spread[c, ""] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
+        cg = c << GROUP_SHIFT
+        for zg, part in zone_part.items():
+            spread[cg | zg] = int(a + part)
+        spread[cg] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
     for name, r, g in cands:
         sc = r + spread[g]
         if sc > best or (sc == best and name < chosen):

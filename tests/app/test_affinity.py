@@ -171,3 +171,40 @@ def test_beat_sends_each_other_worker_one_message_with_all_its_rooms(
             client.delete(f"{name}.dq2")
         for key in client.scan_iter("playground:room:*"):
             client.delete(key)
+
+
+def test_a_killed_workers_direct_queue_is_deleted_once_it_is_gone(
+    transactional_db, redis_server
+) -> None:
+    """A worker killed with its direct queue full: the ticks nobody will run stay in Redis
+    until the worker has been silent for GONE_S; then the beat forgets the worker and
+    deletes its queue (every priority list). A live worker's queue, and one silent for less
+    (paused, not killed), are left alone."""
+    from kombu.transport.redis import Channel
+
+    from controller import tasks
+
+    client = redis_client()
+    now = time.time()
+    beats = {"dead@h": now - affinity.GONE_S - 1, "paused@h": now - 30, "live@h": now}
+    client.zadd(affinity.WORKERS_KEY, beats)
+    keys = {
+        name: [f"{name}.dq2", f"{name}.dq2{Channel.sep}3", f"{name}.dq2{Channel.sep}9"]
+        for name in beats
+    }
+    try:
+        for lists in keys.values():
+            for key in lists:
+                client.rpush(key, b"{}")
+        assert tasks.drop_gone_workers_queues() == ["dead@h"]
+        assert not any(client.exists(key) for key in keys["dead@h"])
+        for name in ("paused@h", "live@h"):
+            assert all(client.llen(key) == 1 for key in keys[name]), name
+        members = {m.decode() for m in client.zrange(affinity.WORKERS_KEY, 0, -1)}
+        assert members == {"paused@h", "live@h"}
+        assert affinity.live_workers(client, now) == ["live@h"]
+        assert tasks.drop_gone_workers_queues() == []  # nothing more to forget
+    finally:
+        client.delete(affinity.WORKERS_KEY)
+        for lists in keys.values():
+            client.delete(*lists)

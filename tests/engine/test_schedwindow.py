@@ -88,6 +88,15 @@ CASES = {
             {"at": "20s", "type": "ZoneOutage", "zone": "zone-c"},
         ],
     ),
+    # Blocks of a Deployment's index copied from its pods' base blocks (schedwindow._block):
+    # small Deployments, one after another, each copies the base the one before kept
+    # current; the big one's pods come in two syncs of the ReplicaSet controller (500, then
+    # 50), the second time with pods on most nodes.
+    "many deployments, one coming back with pods on most nodes": (
+        zoned(200, cpu="8"),
+        [deployment("big", 550, "10m")] + [deployment(f"s{i}", 40, "10m") for i in range(12)],
+        [{"at": "20s", "type": "ZoneOutage", "zone": "zone-b"}],
+    ),
     "a deployment with more than 32 pods on a node": (
         zoned(70, cpu="16"),
         [deployment("web", 7500, "10m")],

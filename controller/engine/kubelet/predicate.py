@@ -14,7 +14,7 @@ a NoExecute taint check (added to the kubelet's generalFilter after 1.18) is lef
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import TYPE_CHECKING
@@ -89,13 +89,18 @@ def fits_used(
     allowed = allocatable.get("pods", 0)
     if others + 1 > allowed:
         out.append(InsufficientResource("pods", 1, others, allowed))
-    want = pod.requests3()
-    if not any(want):
+    cpu, mem, eph = pod.request_vec or pod.requests3()
+    if not (cpu or mem or eph):
         return out
-    for i, resource in enumerate(("cpu", "memory", "ephemeral-storage")):
-        cap = allocatable.get(resource, 0)
-        if cap < want[i] + used[i]:
-            out.append(InsufficientResource(resource, want[i], used[i], cap))
+    cap = allocatable.get("cpu", 0)
+    if cap < cpu + used[0]:
+        out.append(InsufficientResource("cpu", cpu, used[0], cap))
+    cap = allocatable.get("memory", 0)
+    if cap < mem + used[1]:
+        out.append(InsufficientResource("memory", mem, used[1], cap))
+    cap = allocatable.get("ephemeral-storage", 0)
+    if cap < eph + used[2]:
+        out.append(InsufficientResource("ephemeral-storage", eph, used[2], cap))
     return out
 
 
@@ -140,7 +145,7 @@ _api_phase = attrgetter("phase")  # a kubelet with no status waiting to be sent:
 
 
 def admitted_usage(
-    pods_on_node: list[Pod],
+    pods_on_node: Iterable[Pod],
     pod: Pod,
     waiting: Collection[str] = (),
     phase_of: Callable[[Pod], str] = lambda p: p.phase,
@@ -149,8 +154,20 @@ def admitted_usage(
     ephemeral-storage requests (as ``fits`` sums them), without making the list: the same
     test, pod by pod."""
     n = cpu = mem = eph = 0
+    if phase_of is _api_phase:  # the same test with the API's phase read inline
+        for p in pods_on_node:
+            phase = p.phase
+            if p is pod or phase == "Failed" or phase == "Succeeded":
+                continue
+            if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
+                c = p.nodeinfo_vec or node_info_contribution(p)
+                n += 1
+                cpu += c[0]
+                mem += c[1]
+                eph += c[2]
+        return n, (cpu, mem, eph)
     for p in pods_on_node:
-        phase = p.phase if phase_of is _api_phase else phase_of(p)
+        phase = phase_of(p)
         if p is pod or phase == "Failed" or phase == "Succeeded":
             continue
         if p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting:
@@ -171,14 +188,17 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     if node is None:
         return True, "", ""
     waiting = preemption.admission_done(kubelet)
-    pods = kubelet.sim.cluster.pods_on_node(kubelet.node_name)
+    cluster = kubelet.sim.cluster
     status = kubelet.status
     phase_of = status.phase_of if status.pending else _api_phase
+    # The node's pods as pods_on_node lists them, read in place (nothing changes them here).
+    bound = cluster.pods_by_node.get(kubelet.node_name, {}).values()
     reasons = fits_used(
-        pod, node.resources.allocatable, *admitted_usage(pods, pod, waiting, phase_of)
+        pod, node.resources.allocatable, *admitted_usage(bound, pod, waiting, phase_of)
     )
     if not reasons:
         return True, "", ""
+    pods = cluster.pods_on_node(kubelet.node_name)
     others = admitted_pods(pods, pod, waiting, phase_of)
     ok, reason, message = preemption.handle_admission_failure(kubelet, pod, reasons, others, now_ms)
     if ok or reason:

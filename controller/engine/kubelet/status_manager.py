@@ -108,9 +108,9 @@ class StatusManager:
             cluster.set_disruption_target(pod, now, disruption[0], disruption[1])
             if pod.key not in cluster.pods:
                 return
-        cluster.set_pod_phase(pod, phase, now, reason, message)
-        if ready is not None and pod.key in cluster.pods:
-            cluster.set_pod_ready(pod, ready, now, by_kubelet=True)
+        if ready is not None and pod.key not in cluster.pods:
+            ready = None
+        cluster.set_pod_status(pod, phase, now, reason, message, ready)
 
     # -- API writes by others ----------------------------------------------------------------
     def api_ready_written(self, pod: Pod, now: int) -> None:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('controller', '0010_pendingimport'),
+        ('controller', '0011_room_fk_indexes_covered'),
     ]
 
     operations = [
