@@ -162,7 +162,7 @@ PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300,
 PLAYGROUND_MAX_CATCH_UP_SECONDS = env_number("PLAYGROUND_MAX_CATCH_UP_SECONDS", 300, float)
 # A big room's engine snapshot is pickled by a forked child, not in its tick (the room's lock is
 # released at once; controller/snapshots.py): when os.fork exists, this is on, and pickling
-# the engine takes at least PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS. A child running longer than
+# the engine takes at least PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS and longer than the fork. A child running longer than
 # PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS is killed (the next periodic snapshot retries).
 PLAYGROUND_SNAPSHOT_FORK = os.environ.get("PLAYGROUND_SNAPSHOT_FORK", "1").strip().lower() not in (
     "0",

@@ -67,8 +67,20 @@ def main(nodes: int, pods: int) -> dict:
     t4 = clock()
     services._snapshot(room, rt)  # the room's lock is held this long (a fork, if big)
     row["snapshot_s"] = round(clock() - t4, 3)
+    child = snapshots.running(room.pk)
+    peak_private = 0  # the child's private (copied) memory, sampled while it runs
+    while child is not None and not child.done.is_set():
+        try:
+            with open(f"/proc/{child.pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Private_Dirty:"):
+                        peak_private = max(peak_private, int(line.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.05)
     child = snapshots.wait(room.pk, 600)
     row["snapshot_bg_s"] = round(clock() - t4, 3) if child is not None else 0.0
+    row["child_private_mib"] = round(peak_private / 1024, 1)
     forks = []
     for _ in range(3):
         t5 = clock()

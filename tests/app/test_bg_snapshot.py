@@ -297,16 +297,21 @@ def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
 
 
 def test_a_small_engine_is_snapshotted_in_its_tick_unless_it_would_take_long(
-    settings, transactional_db, redis_server
+    settings, monkeypatch, transactional_db, redis_server
 ) -> None:
     settings.PLAYGROUND_SNAPSHOT_FORK = True
     settings.PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS = 0.05
     assert not snapshots.use_fork(0.0, 1000)  # estimated 25 ms
     assert snapshots.use_fork(0.0, 2000)  # estimated 50 ms
     assert snapshots.use_fork(0.06, 10) and not snapshots.use_fork(0.01, 100_000)
+    # A worker of 10 GiB: its fork (~0.2 s) costs more than a 0.1 s pickle.
+    assert 0 < snapshots.fork_cost_s() < 0.05  # this test process
+    monkeypatch.setattr(snapshots, "fork_cost_s", lambda: 0.2)
+    assert not snapshots.use_fork(0.1, 10) and snapshots.use_fork(0.3, 10)
     settings.PLAYGROUND_SNAPSHOT_FORK = False
     assert not snapshots.use_fork(10.0, 100_000)
     settings.PLAYGROUND_SNAPSHOT_FORK = True
+    monkeypatch.undo()
     room = services.room_create("bg", SCENARIO, None, 10.0)
     assert snapshots.running(room.pk) is None
     assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
