@@ -100,6 +100,9 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     t5 = clock()
     child = snapshots.wait(room.pk, timeout=600)
     t6 = clock()
+    # What a page then fetches to show the room (snapshot.json, built once per version).
+    page_kib = len(services.room_snapshot_json(room)) // 1024
+    t7 = clock()
     services._CACHE.pop(room.pk, None)
     room.delete()
     return {
@@ -118,6 +121,8 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
         "snapshot_s": round(t5 - t4, 3),
         # until the snapshot was stored (its child pickled it meanwhile; 0: in the tick)
         "snapshot_bg_s": round(t6 - t4, 2) if child is not None else 0.0,
+        "page_s": round(t7 - t6, 3),
+        "page_kib": page_kib,
     }
 
 
@@ -138,11 +143,12 @@ def run_build_rows(sizes: list[int], pods_per_node: int = 30) -> list[dict[str, 
 def format_build_rows(rows: list[dict[str, Any]]) -> list[str]:
     """Room creation, seconds by phase: validate (the form), parse (the worker), engine t=0,
     store the first rows; live = their sum; the first snapshot is taken after: the room's lock
-    is held for "snapshot s" (a fork, for a big room), "bg s" until its child stored it."""
+    is held for "snapshot s" (a fork, for a big room), "bg s" until its child stored it;
+    "page s": building the snapshot.json a page then fetches to show the room (its size)."""
     head = (
         f"{'nodes':>6} {'pods':>7} {'events':>7} {'KiB':>5}  {'validate s':>10} {'parse s':>7} "
         f"{'engine s':>8} {'store s':>7} {'live s':>6} {'(cpu s)':>7} {'snapshot s':>10} "
-        f"{'(bg s)':>6} {'peak MiB':>9} {'load':>5}"
+        f"{'(bg s)':>6} {'page s':>6} {'(KiB)':>7} {'peak MiB':>9} {'load':>5}"
     )
     lines = ["room creation, by phase:", head]
     for r in rows:
@@ -150,7 +156,8 @@ def format_build_rows(rows: list[dict[str, Any]]) -> list[str]:
             f"{r['nodes']:>6} {r['pods']:>7} {r['events']:>7} {r['scenario_kib']:>5}  "
             f"{r['validate_s']:>10} {r['parse_s']:>7} {r['engine_s']:>8} {r['store_s']:>7} "
             f"{r['live_s']:>6} {r.get('live_cpu_s', ''):>7} {r['snapshot_s']:>10} "
-            f"{r.get('snapshot_bg_s', ''):>6} {r['peak_mib']:>9} {r.get('load', ''):>5}"
+            f"{r.get('snapshot_bg_s', ''):>6} {r.get('page_s', ''):>6} {r.get('page_kib', ''):>7} "
+            f"{r['peak_mib']:>9} {r.get('load', ''):>5}"
         )
     return lines
 

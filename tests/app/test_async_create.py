@@ -265,6 +265,7 @@ def test_the_bench_build_row_times_every_phase_of_a_room_it_deletes_after(db) ->
     assert (r["nodes"], r["pods"]) == (30, 300)
     assert r["events"] > 300
     assert r["live_s"] >= r["engine_s"] > 0 and r["snapshot_s"] > 0
+    assert r["page_s"] > 0 and r["page_kib"] > 300 * 200 // 1024  # every pod's view
     assert not Room.objects.exists()
     r.update(peak_mib=1.0, load=0.5)
     lines = format_build_rows([r])
