@@ -289,9 +289,9 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Pod, required_node: str) -> PodInfo:
-        cpu, mem, eph = pod.requests3()
+        cpu, mem, eph = pod.request_vec or pod.requests3()
         tols = pod.tolerations
-        selector = sorted(pod.node_selector.items())
+        selector = sorted(pod.node_selector.items()) if pod.node_selector else []
         signature = (
             tuple(map(_TOLERATION_FIELDS, tols)),
             tuple(selector),
@@ -300,16 +300,18 @@ class PodInfo:
             eph,
             required_node,
         )
+        # By position, in the fields' order: tolerations, tolerates_unschedulable, cpu,
+        # memory, ephemeral, has_requests, node_selector, required_node, signature.
         return cls(
-            tolerations=tols,
-            tolerates_unschedulable=tolerations_tolerate_taint(tols, _UNSCHEDULABLE_TAINT),
-            cpu=cpu,
-            memory=mem,
-            ephemeral=eph,
-            has_requests=bool(cpu or mem or eph),
-            node_selector=selector,
-            required_node=required_node,
-            signature=signature,
+            tols,
+            tolerations_tolerate_taint(tols, _UNSCHEDULABLE_TAINT),
+            cpu,
+            mem,
+            eph,
+            bool(cpu or mem or eph),
+            selector,
+            required_node,
+            signature,
         )
 
 

@@ -15,6 +15,12 @@ SelectorSpread score, so the highest total and the first name holding it come ou
 group bests. Matching pods and feasible nodes per zone are kept packed in one integer each
 (ZONE_BITS bits per zone), so that a window adds up a block's zones in one addition.
 
+Each spreading owner (a Deployment's ReplicaSet) has its own blocks, as its counts differ;
+they start as copies of the base blocks of its kind of pod (the same filter signature and
+non-zero requests with no matching pod: the same feasible nodes and resource scores, c = 0),
+with the nodes that hold its pods brought up to date, so that the 150 Deployments of a
+5,000-node room do not each make every block from scratch (WindowIndex.base, _block).
+
 Used only when every node the window reaches is schedulable and untainted (the pod-only
 filters pass on every node), for a pod without node selector or required node; anything else
 (and a window with no feasible node: the FitError) takes the per-node path. Valid within one

@@ -3,7 +3,8 @@ t=0 speed work (issue #14, "Fast big rooms"): the sha256 of each run's JSON time
 computed with the code before the scheduler, kubelet admission and workload fast paths, so
 an optimisation that changes any event of these runs fails here.
 
-The runs cover what the fast paths touch: the block scheduler (more than 200 nodes), a zone
+The runs cover what the fast paths touch: the block scheduler (more than 200 nodes; many
+Deployments, whose blocks start from their pods' base blocks), a zone
 outage and the rescheduling after it, nodes of mixed sizes that fill up, nodeSelectors,
 DaemonSets (with and without tolerations), pods that never fit (FailedScheduling), bare pods
 bound by nodeName beyond a node's capacity (kubelet admission's OutOf* rejections), taints of
@@ -119,6 +120,34 @@ def mixed(n: int, version: str) -> dict:
     }
 
 
+def many_owners(n: int) -> dict:
+    """``n`` nodes in three zones, one Deployment of 550 pods (its ReplicaSet creates them in
+    two syncs of 500 and 50) and twelve of 40: the scheduler's blocks copied from its base
+    blocks, and a returning Deployment's made again (schedwindow._block); a zone outage."""
+    nodes = [
+        {
+            "generate": {
+                "count": n // 3,
+                "namePrefix": f"{z}-",
+                "zone": f"zone-{z}",
+                "capacity": {"pods": "110", "cpu": "8"},
+            }
+        }
+        for z in "abc"
+    ]
+    objects = [deployment("big", 550, "10m")] + [deployment(f"s{i}", 40, "10m") for i in range(12)]
+    return {
+        "apiVersion": "playground/v1alpha1",
+        "kind": "Scenario",
+        "metadata": {"name": f"many-owners-{n}"},
+        "spec": {
+            "nodes": nodes,
+            "objects": objects,
+            "faults": [{"at": "20s", "type": "ZoneOutage", "zone": "zone-b"}],
+        },
+    }
+
+
 RUNS = {
     # name: (scenario, seconds to run, events, sha256 of the JSON timeline)
     "big room of 300 nodes, zone-a down at 60 s": (
@@ -126,6 +155,13 @@ RUNS = {
         400,
         59109,
         "7ca57b6571fdeab39bc3a8f9ef31eff35df28dc990c29f2abd74ff7fcd757243",
+    ),
+    # computed with the code before the scheduler's base blocks (schedwindow.WindowIndex.base)
+    "600 nodes, a big Deployment and twelve small ones, zone-b down at 20 s": (
+        lambda: many_owners(600),
+        400,
+        13862,
+        "17a47480e2f12cf03f45b92d31cf429571c75987e5b7ce5100ee40615c34310d",
     ),
     "mixed 1.34 cluster of 300 nodes": (
         lambda: mixed(300, "1.34"),

@@ -198,4 +198,7 @@ def _preempt(kubelet: Kubelet, key: str, grace_ms: int) -> None:
 def admission_done(kubelet: Kubelet) -> dict[str, int]:
     """Pods admitted after preempting others: pod key -> when HandlePodAdditions gets past
     the kills and starts the pod."""
-    return kubelet.__dict__.setdefault("admission_done_ms", {})
+    done = kubelet.__dict__.get("admission_done_ms")
+    if done is None:
+        done = kubelet.__dict__["admission_done_ms"] = {}
+    return done
