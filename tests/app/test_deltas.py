@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
 from controller import deltas, services
@@ -106,24 +107,30 @@ def test_deltas_under_the_limit_are_broadcast_whole(
     assert unknown == [f"a-{i}" for i in range(1, 7)]
 
 
-def test_snapshot_json_is_built_once_per_room_version(
-    transactional_db, redis_server, monkeypatch
-) -> None:
-    room = _room()
-    builds: list[int] = []
+@pytest.fixture
+def builds(monkeypatch) -> list[tuple[int, int]]:
+    """(room id, seq) of every snapshot build (services.room_snapshot_json)."""
+    made: list[tuple[int, int]] = []
     real = services.room_snapshot_json
 
     def counted(r, *args, **kwargs):
-        builds.append(r.seq)
+        made.append((r.pk, r.seq))
         return real(r, *args, **kwargs)
 
     monkeypatch.setattr(services, "room_snapshot_json", counted)
+    return made
+
+
+def test_snapshot_json_is_built_once_per_room_version(
+    transactional_db, redis_server, builds
+) -> None:
+    room = _room()
     first = deltas.snapshot_bytes(room)
     assert deltas.snapshot_bytes(Room.objects.get(pk=room.pk)) == first
-    assert builds == [room.seq]  # the second from the cache
+    assert builds == [(room.pk, room.seq)]  # the second from the cache
     services.room_advance(room.pk, extra_ms=5_000)
     again = deltas.snapshot_bytes(Room.objects.get(pk=room.pk))
-    assert builds == [room.seq, room.seq + 1]
+    assert builds == [(room.pk, room.seq), (room.pk, room.seq + 1)]
     assert json.loads(again)["seq"] == json.loads(first)["seq"] + 1
 
 
@@ -174,19 +181,11 @@ def test_the_snapshot_is_the_stored_rows_and_its_clock_is_of_now(
 
 
 def test_clients_connecting_share_one_snapshot_build_with_their_own_role(
-    transactional_db, redis_server, monkeypatch
+    transactional_db, redis_server, builds
 ) -> None:
     """A class joining a big room: the snapshot's rows are built once for every client of
     this process; each client still gets its own role (the operator's token or none)."""
     room = _room()
-    builds: list[int] = []
-    real = services.room_snapshot_json
-
-    def counted(r, *args, **kwargs):
-        builds.append(r.pk)
-        return real(r, *args, **kwargs)
-
-    monkeypatch.setattr(services, "room_snapshot_json", counted)
 
     async def join(token: str) -> dict:
         comm = await connect(room, token=token)
@@ -195,7 +194,7 @@ def test_clients_connecting_share_one_snapshot_build_with_their_own_role(
         return msg
 
     snaps = [async_to_sync(join)(t) for t in ("", room.operator_token, "", "")]
-    assert builds == [room.pk]  # one build for the four clients
+    assert builds == [(room.pk, room.seq)]  # one build for the four clients
     assert [s["role"] for s in snaps] == ["viewer", "operator", "viewer", "viewer"]
     assert all(s["lesson"] is None for s in snaps)
     assert all(len(s["pods"]) == 60 and s["seq"] == room.seq for s in snaps)
