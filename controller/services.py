@@ -610,6 +610,15 @@ def _now_target(room: Room, wall_now: datetime) -> int:
     return max(room.sim_ms, room.sim_anchor_ms + int(elapsed * room.speed * 1000))
 
 
+def has_pending_actions(room_id: int) -> bool:
+    """Whether a live room has faults waiting for a tick (controls are applied at once)."""
+    return (
+        Action.objects.filter(room_id=room_id, status=Action.PENDING, room__build_state=Room.LIVE)
+        .exclude(kind__in=CONTROL_KINDS)
+        .exists()
+    )
+
+
 def room_advance(
     room_id: int, wall_now: datetime | None = None, extra_ms: int = 0
 ) -> dict[str, Any] | None:

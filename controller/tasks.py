@@ -20,6 +20,7 @@ from .models import Room
 log = logging.getLogger(__name__)
 LOCK_MS = 30_000
 BEAT_KEY = "playground:beat:last_tick"
+MAX_RETICKS = 3  # a tick applies actions submitted while it ran, at most this many times more
 STALE_BEATS = 3  # a worker's batch of ticks older than this many beats is dropped
 _RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
@@ -110,6 +111,13 @@ def room_tick_task(room_id: int, wall: str | None = None) -> None:
             return  # another worker is advancing it; the next tick catches up
         restores = services.RESTORES
         services.room_advance(room_id, wall_now)
+        # An action submitted while this tick ran had its own tick skipped (the lock was
+        # held): it is applied now, not at the next beat (twenty operators at once left the
+        # last one pending when no beat came after).
+        for _ in range(MAX_RETICKS):
+            if not services.has_pending_actions(room_id):
+                break
+            services.room_advance(room_id, wall_now)
         _record_tick(room_id, services.RESTORES - restores)
 
 

@@ -292,6 +292,35 @@ def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker
     assert [f.t_ms for f in faults] == sorted(f.t_ms for f in faults)
 
 
+def test_an_action_submitted_while_a_tick_runs_is_applied_before_the_tick_lets_go(
+    transactional_db, redis_server, monkeypatch
+) -> None:
+    """An operator's action committed while the room's tick runs: its own tick finds the
+    lock held and does nothing, so the running tick applies it before it lets go, instead of
+    leaving it to the next beat (here there is none)."""
+    from controller import tasks
+
+    room = make_room()
+    real = services.room_advance
+    calls: list[int] = []
+
+    def advance(room_id, *args, **kwargs):
+        calls.append(room_id)
+        out = real(room_id, *args, **kwargs)
+        if len(calls) == 1:  # after the first tick read its actions: another operator's,
+            services.action_submit(room, {"type": "Cordon", "node": "n-2"}, "late")
+            with tasks.RoomLock(room_id) as got:  # whose own tick finds the lock held
+                assert not got
+        return out
+
+    monkeypatch.setattr(services, "room_advance", advance)
+    services.action_submit(room, {"type": "Cordon", "node": "n-1"}, "first")
+    tasks.room_tick_task(room.pk)
+    assert calls == [room.pk, room.pk]  # the tick ran again for the late action, then stopped
+    statuses = dict(Action.objects.filter(room=room, kind="Cordon").values_list("actor", "status"))
+    assert statuses == {"first": "applied", "late": "applied"}
+
+
 def test_worker_killed_mid_ticking_resumes_without_lost_or_duplicated_events(
     celery_worker_proc, tmp_path
 ) -> None:
