@@ -377,3 +377,58 @@ def test_a_celery_worker_forks_the_snapshot_from_its_pool_thread_and_stores_it(
     snap = EngineSnapshot.objects.get(room=room)
     assert 0 < snap.room_version <= room.version and snap.blob
     assert "snapshot" not in celery_worker_proc.log.read_text()  # no failure logged
+
+
+EXITS_AT_ONCE = """
+import os, sys, time
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
+django.setup()
+from controller import services, snapshots
+real = snapshots.dump
+def slow(sim):  # the child takes a second: longer than this process takes to exit
+    time.sleep(1.0)
+    return real(sim)
+snapshots.dump = slow
+room = services.room_create("exits", sys.stdin.read(), None, 10.0)
+print(room.pk)
+"""
+
+
+def test_a_process_that_exits_right_after_forking_a_snapshot_waits_until_it_is_stored(
+    transactional_db, redis_server
+) -> None:
+    """A short-lived process (a management command that made a big room) forks the room's
+    first snapshot and exits: its collector thread would die with it and the snapshot never
+    be stored, so that the worker replays the room from its scenario. It waits at exit."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.db import connection
+
+    from tests.postgres_plugin import database_url
+    from tests.redis_plugin import TEST_REDIS
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(connection.settings_dict["NAME"]),
+        "REDIS_URL": TEST_REDIS.url,
+        "PLAYGROUND_SNAPSHOT_FORK": "1",
+        "PLAYGROUND_SNAPSHOT_FORK_MIN_SECONDS": "0",
+    }
+    env.pop("PLAYGROUND_TEST_DB", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", EXITS_AT_ONCE],
+        input=SCENARIO,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    room_id = int(proc.stdout.strip().splitlines()[-1])
+    snap = EngineSnapshot.objects.get(room_id=room_id)  # stored before the process ended
+    assert snap.blob and snap.engine_version == services.ENGINE_VERSION
+    assert "snapshot" not in proc.stderr  # no failure logged
