@@ -1528,15 +1528,9 @@ def import_scenario(
 ) -> tuple[str, list[dict[str, str]]]:
     """kubectl output (and component configuration) -> the scenario YAML a room is created
     from (its report as the leading comment) and the report (importer.import_cluster)."""
-    from .importer import dump_scenario, import_cluster
+    from .importer import dump_scenario
 
-    scenario, report = import_cluster(
-        text,
-        name=name or IMPORTED_NAME,
-        kubelet_config=kubelet_config,
-        controller_manager_config=controller_manager_config,
-        flags=flags,
-    )
+    scenario, report = _import(text, name, kubelet_config, controller_manager_config, flags)
     return dump_scenario(scenario, report), report
 
 
@@ -1549,16 +1543,27 @@ def import_preview(
 ) -> tuple[str, list[dict[str, str]]]:
     """The import form's Preview: what the room's page would say about the cluster (its
     "what to watch for" paragraph) and the report; no scenario text, no room, no engine."""
+    scenario, report = _import(text, name, kubelet_config, controller_manager_config, flags)
+    return " ".join(str(scenario.get("description") or "").split()), report
+
+
+def _import(
+    text: str,
+    name: str,
+    kubelet_config: str | None,
+    controller_manager_config: str | None,
+    flags: str | None,
+) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """importer.import_cluster with the form's fields (an unnamed cluster gets IMPORTED_NAME)."""
     from .importer import import_cluster
 
-    scenario, report = import_cluster(
+    return import_cluster(
         text,
         name=name or IMPORTED_NAME,
         kubelet_config=kubelet_config,
         controller_manager_config=controller_manager_config,
         flags=flags,
     )
-    return " ".join(str(scenario.get("description") or "").split()), report
 
 
 def scenario_about(text: str) -> str:
