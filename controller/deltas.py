@@ -52,6 +52,9 @@ def bounded(delta: dict[str, Any]) -> dict[str, Any]:
 _CACHE: OrderedDict[tuple[int, int, int], bytes] = OrderedDict()
 _LOCK = threading.Lock()
 _CACHE_SIZE = 8
+# At most this many bytes of snapshots in all (the newest is always kept): a 5,000-node room's
+# is ~89 MB, and eight of them would hold 700 MB in each web process.
+CACHE_BYTES = 256 * 1024 * 1024
 
 
 def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
@@ -73,6 +76,8 @@ def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
         body = room_snapshot_json(room)
         with _LOCK:
             _CACHE[key] = body
-            while len(_CACHE) > _CACHE_SIZE:
+            while len(_CACHE) > 1 and (
+                len(_CACHE) > _CACHE_SIZE or sum(map(len, _CACHE.values())) > CACHE_BYTES
+            ):
                 _CACHE.popitem(last=False)
     return with_tail(body, {**snapshot_clock(room), **(extra or {})})

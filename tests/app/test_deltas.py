@@ -198,3 +198,25 @@ def test_clients_connecting_share_one_snapshot_build_with_their_own_role(
     assert [s["role"] for s in snaps] == ["viewer", "operator", "viewer", "viewer"]
     assert all(s["lesson"] is None for s in snaps)
     assert all(len(s["pods"]) == 60 and s["seq"] == room.seq for s in snaps)
+
+
+def test_the_snapshot_cache_holds_at_most_its_bytes_and_always_the_newest(
+    transactional_db, redis_server, builds, monkeypatch
+) -> None:
+    """Big rooms' snapshots are tens of MB: the cache drops the oldest when the bytes would
+    pass CACHE_BYTES, but keeps the newest even when it alone is bigger."""
+    room = _room()
+    size = len(deltas.snapshot_bytes(room))
+    monkeypatch.setattr(deltas, "CACHE_BYTES", size + size // 2)  # room for one, not two
+    deltas._CACHE.clear()
+    deltas.snapshot_bytes(room)
+    services.room_advance(room.pk, extra_ms=1_000)
+    newer = Room.objects.get(pk=room.pk)
+    deltas.snapshot_bytes(newer)
+    assert list(deltas._CACHE) == [(room.pk, newer.seq, newer.version)]  # the older dropped
+    monkeypatch.setattr(deltas, "CACHE_BYTES", 1)  # smaller than any snapshot
+    deltas.snapshot_bytes(newer)
+    assert list(deltas._CACHE) == [(room.pk, newer.seq, newer.version)]  # kept
+    builds.clear()
+    deltas.snapshot_bytes(newer)
+    assert builds == []  # served from the cache
