@@ -62,7 +62,6 @@ from .models import (
     PendingImport,
     Room,
     SeriesPoint,
-    TimelineEvent,
 )
 
 log = logging.getLogger(__name__)
@@ -785,20 +784,8 @@ def _persist(
         # at once go in compressed chunks (timeline_store).
         timeline_store.write(room.pk, start, events)
         force_snapshot = True
-    else:
-        TimelineEvent.objects.bulk_create(
-            [
-                TimelineEvent(
-                    room=room,
-                    idx=start + i,
-                    t_ms=e["t"],
-                    type=e["type"],
-                    data={k: v for k, v in e.items() if k not in ("t", "type")},
-                )
-                for i, e in enumerate(events)
-            ],
-            batch_size=1000,
-        )
+    elif events:
+        bulk.insert_events(room.pk, start, events)  # rows from event_count on: none exist
     # A fresh room's views are all of them (below): which objects its events touched is moot.
     nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
@@ -854,12 +841,7 @@ def _persist(
     if fresh:
         bulk.insert_views(room.pk, upserts)
     elif upserts:
-        ObjectView.objects.bulk_create(
-            [ObjectView(room=room, kind=k, key=key, data=d) for k, key, d in upserts],
-            update_conflicts=True,
-            unique_fields=["room", "kind", "key"],
-            update_fields=["data"],
-        )
+        bulk.upsert_views(room.pk, upserts)
     _persist_series(room, sim)
     room.event_count = start + len(events)
     room.seq += 1

@@ -181,3 +181,30 @@ def test_a_rewind_of_a_chunked_room_stores_its_timeline_again(db) -> None:
     assert room.sim_ms == 0 and timeline_store.count(room) == room.event_count
     stored = [(t, typ, data) for _i, t, typ, data in timeline_store.after(room)]
     assert stored == _engine(0)
+
+
+def test_a_ticks_views_are_upserted_changed_rows_replaced_new_ones_added(room) -> None:
+    """bulk.upsert_views (a tick's changed nodes and pods): a row of the same (room, kind,
+    key) gets the new data, a new key a new row, other rows and other rooms stay."""
+    from controller import bulk
+    from controller.models import ObjectView
+
+    other = Room.objects.create(
+        name="other", slug="other", scenario_yaml="", wall_anchor=timezone.now()
+    )
+    bulk.insert_views(room.pk, [("node", "n-1", {"ready": "True"}), ("pod", "p", {"v": 1})])
+    bulk.insert_views(other.pk, [("node", "n-1", {"ready": "True"})])
+    bulk.upsert_views(
+        room.pk,
+        [("node", "n-1", {"ready": "Unknown", "taints": [1, 2]}), ("node", "n-2", {"new": True})],
+    )
+    rows = {
+        (r.room_id, r.kind, r.key): r.data
+        for r in ObjectView.objects.filter(room__in=[room, other])
+    }
+    assert rows == {
+        (room.pk, "node", "n-1"): {"ready": "Unknown", "taints": [1, 2]},
+        (room.pk, "node", "n-2"): {"new": True},
+        (room.pk, "pod", "p"): {"v": 1},
+        (other.pk, "node", "n-1"): {"ready": "True"},
+    }
