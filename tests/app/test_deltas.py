@@ -13,6 +13,10 @@ from controller import deltas, services
 from controller.models import Room
 from tests.app.test_rooms import connect, receive_until
 
+# Several websocket clients, each in its own event loop (async_to_sync): a fresh channel
+# layer before and after every test (tests/app/conftest.py::fresh_channel_layer).
+pytestmark = pytest.mark.usefixtures("fresh_channel_layer")
+
 # Two zones of 6 nodes, 5 bare pods each; zone-a goes dark at 1 s.
 NODES = [{"name": f"{z}-{i}", "zone": f"zone-{z}"} for z in "ab" for i in range(1, 7)]
 PODS = [
