@@ -283,6 +283,7 @@ async def _until(comm: WebsocketCommunicator, want) -> dict[str, Any]:
     raise AssertionError("no matching message")
 
 
+@pytest.mark.usefixtures("fresh_channel_layer")
 def test_websocket_viewers_answer_only_the_operator_reveals_and_goes_on(
     transactional_db: None,
 ) -> None:
