@@ -49,7 +49,7 @@ def bounded(delta: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- one snapshot per room version, shared by every client of this process -----------------
-_CACHE: OrderedDict[tuple[int, int, int], bytes] = OrderedDict()
+_CACHE: OrderedDict[tuple[int, str, int, int], bytes] = OrderedDict()
 _LOCK = threading.Lock()
 _CACHE_SIZE = 8
 # At most this many bytes of snapshots in all (the newest is always kept): a 5,000-node room's
@@ -65,7 +65,9 @@ def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
     ``room`` as the caller read it."""
     from .services import room_snapshot_json, snapshot_clock, with_tail
 
-    key = (room.pk, room.seq, room.version)
+    # The operator token too: a room id can come back (a rolled-back insert on SQLite, a
+    # test database), with the same seq and version; the token is the room's own.
+    key = (room.pk, room.operator_token, room.seq, room.version)
     with _LOCK:
         body = _CACHE.get(key)
         if body is not None:

@@ -217,10 +217,12 @@ def test_the_snapshot_cache_holds_at_most_its_bytes_and_always_the_newest(
     services.room_advance(room.pk, extra_ms=1_000)
     newer = Room.objects.get(pk=room.pk)
     deltas.snapshot_bytes(newer)
-    assert list(deltas._CACHE) == [(room.pk, newer.seq, newer.version)]  # the older dropped
+    assert list(deltas._CACHE) == [
+        (room.pk, room.operator_token, newer.seq, newer.version)
+    ]  # the older dropped
     monkeypatch.setattr(deltas, "CACHE_BYTES", 1)  # smaller than any snapshot
     deltas.snapshot_bytes(newer)
-    assert list(deltas._CACHE) == [(room.pk, newer.seq, newer.version)]  # kept
+    assert list(deltas._CACHE) == [(room.pk, room.operator_token, newer.seq, newer.version)]  # kept
     builds.clear()
     deltas.snapshot_bytes(newer)
     assert builds == []  # served from the cache
