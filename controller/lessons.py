@@ -30,6 +30,7 @@ from typing import Any
 from django.db import transaction
 
 from . import timeline_store
+from .engine.holdback import Hold
 from .engine.lesson import Checkpoint, Lesson, LessonRuntime
 from .engine.scenario import Scenario, ScenarioError, load_scenario
 from .engine.simulation import Simulation
@@ -76,6 +77,14 @@ def on_create(room: Room, scenario: Scenario) -> None:
     """Room creation: a lesson scenario gets its LessonState (step 0, nothing reached)."""
     if lesson_of_text(room.scenario_yaml, scenario) is not None:
         LessonState.objects.create(room=room)
+
+
+def make_solo(room: Room) -> None:
+    """A room made for one learner without a teacher (the landing page's "Learn alone", a
+    ``?solo`` link): its operator answers, reveals and goes on, and is held back like a
+    viewer (nothing answers an open question before its reveal). Not listed for others."""
+    if not LessonState.objects.filter(room=room).update(solo=True):
+        raise LessonError("lesson: this room's scenario has no lesson")
 
 
 # -- time: where steps begin and where the clock stops ---------------------------------------
@@ -126,7 +135,26 @@ def run(room: Room, sim: Simulation, target: int) -> dict[str, Any] | None:
     elif not _follow_clock(lesson, rt, ls, old_ms, sim.now_ms):
         return None
     ls.save(update_fields=["step", "checkpoint", "revealed", "reached"])
-    return message(room, lesson, ls)
+    return message(room, lesson, ls, sim.now_ms)
+
+
+def latest_step(lesson: Lesson, ls: LessonState, now_ms: int) -> int:
+    """The last step the clock has reached: Next never shows a step after it (a step's text
+    speaks of its begin, and a later one's of what has not happened yet). At an open question
+    it is the question's step."""
+    if ls.checkpoint:
+        return lesson.step_index(ls.checkpoint)
+    rt = LessonRuntime.from_dict(lesson, {"reached": ls.reached})
+    best = 0
+    for j in range(1, len(lesson.steps)):
+        earlier = [s.checkpoint for s in lesson.steps[:j] if s.checkpoint is not None]
+        if any(c.id not in ls.reached for c in earlier):
+            break
+        begin = rt.step_begin_ms(j)
+        if begin is None or begin > now_ms:
+            break
+        best = j
+    return max(best, min(ls.step, len(lesson.steps) - 1))
 
 
 def _follow_clock(
@@ -188,21 +216,30 @@ def _checkpoint(lesson: Lesson, cp_id: str) -> Checkpoint | None:
     return next((cp for _i, cp in _checkpoints(lesson) if cp.id == cp_id), None)
 
 
-def message(room: Room, lesson: Lesson, ls: LessonState) -> dict[str, Any]:
-    """The lesson's state as every page gets it (the consumer filters per role)."""
+def message(
+    room: Room, lesson: Lesson, ls: LessonState, now_ms: int | None = None
+) -> dict[str, Any]:
+    """The lesson's state as every page gets it (the consumer filters per role). ``hold``
+    (only for the consumer, never sent) says what a page that answers must not get while the
+    question is open (engine/holdback.py)."""
     out: dict[str, Any] = {
         "type": "lesson",
         "step": ls.step,
+        "latest": latest_step(lesson, ls, room.sim_ms if now_ms is None else now_ms),
         "checkpoint": ls.checkpoint or None,
         "paused": bool(ls.checkpoint),
         "counts": {},
         "answered": 0,
         "revealed": ls.revealed,
+        "solo": ls.solo,
         "names": [],
+        "hold": None,
     }
     cp = _checkpoint(lesson, ls.checkpoint) if ls.checkpoint else None
     if cp is None:
         return out
+    if not ls.revealed:
+        out["hold"] = Hold.of(cp).to_dict()
     answers = list(
         LessonAnswer.objects.filter(room=room, checkpoint=cp.id)
         .order_by("id")
@@ -233,13 +270,22 @@ def _shown(cp: Checkpoint, value: float) -> Any:
 
 def for_role(msg: dict[str, Any], operator: bool) -> dict[str, Any]:
     """What a page of that role gets: viewers see the class's counts only once revealed (so
-    that nobody follows the majority) and never the names."""
+    that nobody follows the majority) and never the names. The hold is the consumer's."""
     if operator:
-        return msg
-    out = {k: v for k, v in msg.items() if k != "names"}
+        return {k: v for k, v in msg.items() if k != "hold"}
+    out = {k: v for k, v in msg.items() if k not in ("names", "hold")}
     if not msg.get("revealed"):
         out["counts"] = {}
     return out
+
+
+def holds(msg: dict[str, Any] | None, operator: bool) -> Hold | None:
+    """The hold a page gets from a lesson message: every page that answers (a viewer, or the
+    learner of a room learning alone) while its question is open; not the operator of a
+    class, who must see what the class does not."""
+    if not msg or (operator and not msg.get("solo")):
+        return None
+    return Hold.from_dict(msg.get("hold"))
 
 
 def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
@@ -261,6 +307,40 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
             mine = _shown(cp, value)
     state["mine"] = mine
     return {"def": public_def(lesson), "state": state}
+
+
+# -- what a page that answers does not get before the reveal (engine/holdback.py) -----------
+def answers_here(room: Room, operator: bool) -> LessonState | None:
+    """The room's lesson state when this audience answers its questions (a viewer, or the
+    learner of a room learning alone), else None (not a lesson, or a class's operator)."""
+    ls = LessonState.objects.filter(room=room).first()
+    if ls is None or (operator and not ls.solo):
+        return None
+    return ls
+
+
+def current_hold(room: Room, operator: bool) -> Hold | None:
+    """The open question's hold for this audience, or None."""
+    ls = answers_here(room, operator)
+    if ls is None or not ls.checkpoint or ls.revealed:
+        return None
+    lesson = lesson_of(room)
+    cp = _checkpoint(lesson, ls.checkpoint) if lesson is not None else None
+    return Hold.of(cp) if cp is not None else None
+
+
+def keeps_secrets(room: Room, operator: bool) -> bool:
+    """Whether this audience must not get the lesson's answers, whys and expectations (and the
+    scenario's notes, which say what happens when): until every question has been reached
+    and revealed."""
+    ls = answers_here(room, operator)
+    if ls is None:
+        return False
+    lesson = lesson_of(room)
+    if lesson is None:
+        return False
+    over = all(cp.id in ls.reached for cp in lesson.checkpoints)
+    return not over or bool(ls.checkpoint and not ls.revealed)
 
 
 # -- changes ----------------------------------------------------------------------------------
@@ -339,26 +419,45 @@ def reveal(room_id: int) -> dict[str, Any]:
         if not ls.checkpoint:
             raise LessonError("lesson.reveal: no question is open")
         ls.revealed = True
-        ls.save(update_fields=["revealed"])
+        ls.step = lesson.step_index(ls.checkpoint)  # the answer under its own question
+        ls.save(update_fields=["revealed", "step"])
         _broadcast(room.pk, message(room, lesson, ls))
     return {"lesson": "reveal", "checkpoint": ls.checkpoint}
 
 
 def next_step(room_id: int, actor: str) -> dict[str, Any]:
-    """Next: at a checkpoint, close it, show the next step and resume the clock; otherwise
-    show the next step (the clock is not touched)."""
+    """Next, by the flow's one rule (static/js/lesson.js ``press``): a question is never left
+    unrevealed. Looking back at an earlier step, show the one after it (an open question
+    stays open); at an open question not yet revealed, reveal it; at a revealed one, close it
+    and resume the clock, showing the next step once the clock has reached its begin; with no
+    question open, show the next step the clock has reached (never one it has not)."""
     resume = False
+    did = "next"
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         last = len(lesson.steps) - 1
         if ls.checkpoint:
-            cp_step = next(i for i, cp in _checkpoints(lesson) if cp.id == ls.checkpoint)
-            ls.step = min(max(ls.step, cp_step) + 1, last)
-            ls.checkpoint = ""
-            ls.revealed = False
-            resume = room.paused
-        elif ls.step < last:
+            cp_step = lesson.step_index(ls.checkpoint)
+            if ls.step < cp_step:
+                ls.step += 1
+            elif not ls.revealed:
+                did = "reveal"
+                ls.revealed = True
+                ls.step = cp_step
+            else:
+                ls.checkpoint = ""
+                ls.revealed = False
+                nxt = min(cp_step + 1, last)
+                begin = LessonRuntime.from_dict(lesson, {"reached": ls.reached}).step_begin_ms(nxt)
+                ls.step = nxt if begin is not None and begin <= room.sim_ms else cp_step
+                resume = room.paused
+        elif ls.step < latest_step(lesson, ls, room.sim_ms):
             ls.step += 1
+        elif ls.step < last:
+            raise LessonError(
+                "lesson.next: the clock has not reached the next step yet; it is shown when "
+                "the clock gets there"
+            )
         else:
             raise LessonError("lesson.next: this is the last step")
         ls.save(update_fields=["step", "checkpoint", "revealed"])
@@ -367,10 +466,11 @@ def next_step(room_id: int, actor: str) -> dict[str, Any]:
         from . import services
 
         services.room_control(room_id, "resume", None, actor)
-    return {"lesson": "next", "step": ls.step, "resumed": resume}
+    return {"lesson": did, "step": ls.step, "resumed": resume}
 
 
 def prev_step(room_id: int) -> dict[str, Any]:
+    """Previous: show the step before (an open question stays open and asked)."""
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         if ls.step <= 0:
@@ -379,6 +479,25 @@ def prev_step(room_id: int) -> dict[str, Any]:
         ls.save(update_fields=["step"])
         _broadcast(room.pk, message(room, lesson, ls))
     return {"lesson": "prev", "step": ls.step}
+
+
+def on_control(room_id: int, kind: str, actor: str) -> str | None:
+    """The room's Play (resume) and Step at an open question, by the same rule: not yet
+    revealed, they reveal it (the clock stays at the question); revealed, Play closes it and
+    goes on (next_step), Step steps. Returns what the lesson did instead of the control, or
+    None when the control goes ahead."""
+    if kind not in ("resume", "step"):
+        return None
+    ls = LessonState.objects.filter(room_id=room_id).first()
+    if ls is None or not ls.checkpoint:
+        return None
+    if not ls.revealed:
+        reveal(room_id)
+        return "reveal"
+    if kind == "resume":
+        next_step(room_id, actor)
+        return "next"
+    return None
 
 
 def on_rewind(room: Room, t_ms: int) -> None:

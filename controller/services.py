@@ -717,9 +717,11 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, bounded(delta))
+    # The lesson's message first: a question reached in this tick holds back, for whoever
+    # answers it, what this very delta would tell them (consumers: engine/holdback.py).
     if lesson_msg is not None:
         _broadcast_after_commit(room.pk, lesson_msg)
+    _broadcast_after_commit(room.pk, bounded(delta))
     return delta
 
 
@@ -989,6 +991,10 @@ def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
     """Speed, pause, resume and step (by N simulated seconds): logged like every action. A
     room compared with another takes the control with it, at the same wall instant, so the
     two keep one clock."""
+    # A lesson's open question first: Play and Step reveal it, Play on a revealed one goes on
+    # (lessons.on_control: a question is never left unrevealed).
+    if lessons.on_control(room_id, kind, actor) is not None:
+        return Room.objects.get(pk=room_id)
     wall_now = timezone.now()
     with transaction.atomic():
         rooms = [Room.objects.select_for_update().get(pk=rid) for rid in lockstep_ids(room_id)]
@@ -1238,16 +1244,18 @@ def room_timeline(room: Room) -> list[dict[str, Any]]:
     return [{"t": t, "type": typ, **data} for _idx, t, typ, data in timeline_store.after(room)]
 
 
-def room_manifests(room: Room) -> str:
+def room_manifests(room: Room, without_answers: bool = False) -> str:
     """The room's cluster now: the scenario (nodes, settings with the parameter changes
     applied so far), workloads and pods, which ``import_cluster`` reads back into the same
-    scenario."""
+    scenario. ``without_answers``: a lesson's compiled out (lessons.keeps_secrets)."""
     from .exports import cluster_manifests_yaml
 
     # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
     sim, _snapshot_due = _restore(room)
     docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    if without_answers:
+        _without_lesson(room, root)
     # The settings as they are now: the parameter changes applied so far, in order.
     spec = root.setdefault("spec", {})
     for action in room.actions.filter(status=Action.APPLIED, kind="SetParameters").order_by("id"):
@@ -1316,11 +1324,22 @@ def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[s
     }
 
 
-def room_export(room: Room) -> str:
-    """The scenario plus the applied action log as one YAML that ``simulate`` replays."""
+def _without_lesson(room: Room, root: dict[str, Any]) -> None:
+    from .engine.holdback import without_lesson
+
+    lesson = lessons.lesson_of(room)
+    if lesson is not None:
+        without_lesson(root, lesson)
+
+
+def room_export(room: Room, without_answers: bool = False) -> str:
+    """The scenario plus the applied action log as one YAML that ``simulate`` replays.
+    ``without_answers``: a lesson's compiled out (lessons.keeps_secrets), same timeline."""
     # The room's own copy (validated at creation), so it is changed freely.
     docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    if without_answers:
+        _without_lesson(room, root)
     spec = root.setdefault("spec", {})
     # Say the release even when the scenario did not (it ran as 1.18 then).
     spec["kubernetesVersion"] = profile_for(spec.get("kubernetesVersion")).version

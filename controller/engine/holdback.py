@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .expect import matches
-from .lesson import Checkpoint
+from .lesson import Checkpoint, Lesson, compiled_faults
 
 PREDICTIONS = {
     "node": ("unknownAt",),
@@ -163,3 +163,20 @@ class Hold:
         if not d:
             return None
         return cls.make(d["checkpoint"], d.get("hide") or (), d.get("expect") or (), d.get("when"))
+
+
+def without_lesson(root: dict[str, Any], lesson: Lesson) -> dict[str, Any]:
+    """A scenario document (its parsed mapping) with its lesson compiled out, for a download a
+    page that answers can reach before the lesson is over: each step's faults become
+    ``spec.faults`` at the step's begin (after the scenario's own, as the loader orders them,
+    so the timeline is the same) and ``spec.lesson`` (answers, whys, expectations) and
+    ``spec.expect`` go. Changes ``root`` and returns it."""
+    spec = root.setdefault("spec", {})
+    faults = list(spec.get("faults") or [])
+    for at_ms, fault, _path in compiled_faults(lesson):
+        faults.append({"at": f"{at_ms}ms", **fault})
+    if faults:
+        spec["faults"] = faults
+    spec.pop("lesson", None)
+    spec.pop("expect", None)
+    return root

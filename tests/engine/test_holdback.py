@@ -149,3 +149,23 @@ def test_no_held_page_gets_a_prediction_or_an_expected_event_of_its_question(pat
             assert any(matches(cp.when_event, e) for e in held["events"]), cp.id
         if "zoneRate" in cp.hide:
             assert all(z["qps"] is None for z in held["zones"]), cp.id
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.stem)
+def test_a_lesson_compiled_out_runs_the_same_timeline_without_its_answers(path: Path) -> None:
+    import yaml
+
+    from controller.engine.holdback import without_lesson
+
+    text = path.read_text(encoding="utf-8")
+    s = load_scenario(text)
+    out = yaml.safe_dump(without_lesson(yaml.safe_load(text), s.lesson), sort_keys=False)
+    for cp in s.lesson.checkpoints:
+        assert cp.why not in out and cp.question not in out
+    assert "lesson:" not in out and "expect:" not in out
+    plain = load_scenario(out)
+    assert plain.lesson is None
+    a, b = Simulation(s), Simulation(plain)
+    a.run(s.duration_ms)
+    b.run(plain.duration_ms)
+    assert a.timeline.events == b.timeline.events
