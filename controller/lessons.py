@@ -425,12 +425,13 @@ def reveal(room_id: int) -> dict[str, Any]:
     return {"lesson": "reveal", "checkpoint": ls.checkpoint}
 
 
-def next_step(room_id: int, actor: str) -> dict[str, Any]:
+def next_step(room_id: int, actor: str, close: bool = False) -> dict[str, Any]:
     """Next, by the flow's one rule (static/js/lesson.js ``press``): a question is never left
     unrevealed. Looking back at an earlier step, show the one after it (an open question
     stays open); at an open question not yet revealed, reveal it; at a revealed one, close it
     and resume the clock, showing the next step once the clock has reached its begin; with no
-    question open, show the next step the clock has reached (never one it has not)."""
+    question open, show the next step the clock has reached (never one it has not).
+    ``close``: at a revealed question, close it whatever step is shown (the room's Play)."""
     resume = False
     did = "next"
     with transaction.atomic():
@@ -438,7 +439,7 @@ def next_step(room_id: int, actor: str) -> dict[str, Any]:
         last = len(lesson.steps) - 1
         if ls.checkpoint:
             cp_step = lesson.step_index(ls.checkpoint)
-            if ls.step < cp_step:
+            if ls.step < cp_step and not (close and ls.revealed):
                 ls.step += 1
             elif not ls.revealed:
                 did = "reveal"
@@ -495,7 +496,7 @@ def on_control(room_id: int, kind: str, actor: str) -> str | None:
         reveal(room_id)
         return "reveal"
     if kind == "resume":
-        next_step(room_id, actor)
+        next_step(room_id, actor, close=True)
         return "next"
     return None
 
