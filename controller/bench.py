@@ -194,7 +194,7 @@ def live_bench(
     from django.utils import timezone
 
     from . import deltas, services
-    from .engine import scenario as scenario_module
+    from .engine.scenario import documents as scenario_module
     from .models import Room
 
     text = _live_scenario(nodes, pods_per_node, f"live-bench-{nodes}")
