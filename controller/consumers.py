@@ -12,9 +12,10 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import deltas, lessons, limits, services
+from . import deltas, lessons, limits
 from .models import Room
 from .roles import is_operator
+from .rooms import actions, broadcast, controls, errors
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +40,16 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         self.operator = await database_sync_to_async(is_operator)(
             room, self.scope.get("user"), token
         )
-        self.group = services.group_name(room.pk)
+        self.group = broadcast.group_name(room.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self._presence_join()
         if room.idle_since is not None:  # nobody watched it: its clock goes on from now
-            await database_sync_to_async(services.room_wake)(room.pk)
+            await database_sync_to_async(controls.room_wake)(room.pk)
         await self._send_snapshot()
 
     async def _send_snapshot(self) -> None:
-        """The room's snapshot (services.room_snapshot) with this client's role and lesson
+        """The room's snapshot (reading.room_snapshot) with this client's role and lesson
         state: the shared part is built once per room version for every client
         (deltas.snapshot_bytes: a class joining a 1,000-node room is one 17 MB build, not a
         hundred), this client's part is added to its end."""
@@ -131,7 +132,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             reply = await database_sync_to_async(self._operate)(kind, content)
-        except services.REFUSALS as exc:
+        except errors.REFUSALS as exc:
             await self.send_json({"type": "error", "message": str(exc), "request": content})
             return
         except Exception:  # a bug: the viewer still gets an answer and the socket stays open
@@ -145,7 +146,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     async def _lesson(self, fn: Any, *args: Any) -> None:
         try:
             reply = await database_sync_to_async(fn)(*args)
-        except (lessons.LessonError, services.ActionError) as exc:
+        except (lessons.LessonError, errors.ActionError) as exc:
             await self.send_json({"type": "error", "message": str(exc)})
             return
         except Exception:
@@ -159,21 +160,21 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
         actor = f"{self.display_name} (operator)"
         if kind == "action":
-            action = services.action_submit(self.room, content.get("action") or {}, actor)
+            action = actions.action_submit(self.room, content.get("action") or {}, actor)
             send_tick(self.room.pk)
             return {"action": action.pk}
         if kind == "params":
-            action = services.parameters_submit(self.room, content.get("params") or {}, actor)
+            action = actions.parameters_submit(self.room, content.get("params") or {}, actor)
             send_tick(self.room.pk)
             return {"action": action.pk}
         if kind in ("speed", "pause", "resume", "step"):
-            services.room_control(self.room.pk, kind, content.get("value"), actor)
+            controls.room_control(self.room.pk, kind, content.get("value"), actor)
             send_tick(self.room.pk)
             return {"control": kind}
         if kind == "rewind":
-            services.room_rewind(self.room.pk, content.get("t", 0), actor)
+            controls.room_rewind(self.room.pk, content.get("t", 0), actor)
             return {"control": kind}
-        raise services.ActionError(f"unknown message type {kind!r}")
+        raise errors.ActionError(f"unknown message type {kind!r}")
 
     async def room_message(self, event: dict[str, Any]) -> None:
         message = event["message"]

@@ -6,7 +6,7 @@ time and their faults are the scenario's own, so the room's timeline always equa
 of its export: nothing here changes the simulation, only when the clock stops and what the page
 shows.
 
-- The tick (services._advance) calls :func:`run`: the engine advances to the room's "now" but
+- The tick (rooms.tick._advance) calls :func:`run`: the engine advances to the room's "now" but
   stops right after the instant the next checkpoint is reached (its time, or the first matching
   timeline event at or after its step began); the room is then PAUSED there (persisted in Room
   and LessonState, so a worker restart keeps it) and the class is asked.
@@ -364,9 +364,9 @@ def next_step(room_id: int, actor: str) -> dict[str, Any]:
         ls.save(update_fields=["step", "checkpoint", "revealed"])
         _broadcast(room.pk, message(room, lesson, ls))
     if resume:
-        from . import services
+        from .rooms import controls
 
-        services.room_control(room_id, "resume", None, actor)
+        controls.room_control(room_id, "resume", None, actor)
     return {"lesson": "next", "step": ls.step, "resumed": resume}
 
 
@@ -411,6 +411,6 @@ def on_rewind(room: Room, t_ms: int) -> None:
 
 
 def _broadcast(room_id: int, msg: dict[str, Any]) -> None:
-    from .services import _broadcast_after_commit
+    from .rooms.broadcast import _broadcast_after_commit
 
     _broadcast_after_commit(room_id, msg)

@@ -21,9 +21,11 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.utils.html import escape
 
-from controller import lessons, services, timeline_store
+from controller import lessons, timeline_store
 from controller.lessons import LessonError
 from controller.models import LessonAnswer, LessonState, Room
+from controller.rooms import catalog, compare, controls, create, reading, runtime
+from controller.rooms import tick as rooms_tick
 from tests.app.test_rooms import headless_events, room_events
 
 LESSON = (Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.yaml").read_text()
@@ -32,15 +34,15 @@ SPEED = 10.0
 
 @pytest.fixture
 def room(db: None) -> Iterator[Room]:
-    room = services.room_create("lesson", LESSON, None, SPEED)
+    room = create.room_create("lesson", LESSON, None, SPEED)
     yield Room.objects.get(pk=room.pk)
-    services.forget_cache()
+    runtime.forget_cache()
 
 
 def tick(room: Room, wall_s: float) -> Room:
     """A tick at ``wall_s`` wall seconds after the room's clock was last anchored."""
     r = Room.objects.get(pk=room.pk)
-    services.room_advance(r.pk, r.wall_anchor + timedelta(seconds=wall_s))
+    rooms_tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=wall_s))
     return Room.objects.get(pk=room.pk)
 
 
@@ -55,10 +57,10 @@ def events(room: Room) -> list[tuple[int, str, dict[str, Any]]]:
 
 def test_a_lesson_room_gets_its_state_and_a_plain_room_none(room: Room) -> None:
     assert lesson_state(room) == (0, "", False, {})
-    plain = services.room_create("plain", LESSON.split("  lesson:")[0], None, SPEED)
+    plain = create.room_create("plain", LESSON.split("  lesson:")[0], None, SPEED)
     assert not LessonState.objects.filter(room=plain).exists()
-    assert services.room_snapshot(plain)["lesson"] is None
-    snap = services.room_snapshot(room)["lesson"]
+    assert reading.room_snapshot(plain)["lesson"] is None
+    snap = reading.room_snapshot(room)["lesson"]
     assert snap["def"]["title"] == "Heartbeats and the grace period"
     assert [s["id"] for s in snap["def"]["steps"]] == ["healthy", "silent", "taint", "gone"]
     # The page gets the questions, never the answers, whys, expectations or pause times.
@@ -113,7 +115,7 @@ def test_the_clock_pauses_at_each_checkpoint_and_next_resumes_it(room: Room, tmp
 
 def test_the_step_shown_follows_the_clock_past_a_steps_begin(db: None) -> None:
     # Without the checkpoints' pauses in between: step "silent" shows once 62 s has passed.
-    room = services.room_create("lesson", LESSON, None, SPEED)
+    room = create.room_create("lesson", LESSON, None, SPEED)
     try:
         r = tick(room, 5)
         assert (r.sim_ms, lesson_state(r)[:2]) == (50_000, (0, ""))
@@ -124,17 +126,17 @@ def test_the_step_shown_follows_the_clock_past_a_steps_begin(db: None) -> None:
         r = tick(r, 6.8)
         assert (r.sim_ms, lesson_state(r)[:2]) == (68_000, (0, ""))
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
 
 
 def test_a_paused_checkpoint_survives_a_worker_restart(room: Room) -> None:
     r = tick(room, 20)
     assert r.sim_ms == 70_000
-    services.forget_cache()  # the worker restarts: its engine and everything in memory go
+    runtime.forget_cache()  # the worker restarts: its engine and everything in memory go
     r = tick(r, 100)
     assert (r.sim_ms, r.paused) == (70_000, True)
     lessons.next_step(r.pk, "t")
-    services.forget_cache()
+    runtime.forget_cache()
     # The restored engine still stops at the event checkpoint, at its instant.
     r = tick(Room.objects.get(pk=r.pk), 100)
     assert (r.sim_ms, lesson_state(r)[1]) == (110_000, "taint")
@@ -176,8 +178,8 @@ def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> 
     viewer = lessons.for_role(msg, operator=False)
     assert viewer["counts"] == {"0": 1, "1": 0, "2": 2, "3": 0} and "names" not in viewer
     # Each client gets its own answer back on reconnect.
-    assert services.room_snapshot(asking, client="c1")["lesson"]["state"]["mine"] == 2
-    assert services.room_snapshot(asking, client="nobody")["lesson"]["state"]["mine"] is None
+    assert reading.room_snapshot(asking, client="c1")["lesson"]["state"]["mine"] == 2
+    assert reading.room_snapshot(asking, client="nobody")["lesson"]["state"]["mine"] is None
 
 
 def test_time_answers_count_per_whole_second_and_right_within_the_tolerance(room: Room) -> None:
@@ -253,10 +255,10 @@ def test_reveal_prev_next_refused_where_they_make_no_sense(room: Room) -> None:
 def test_a_rewind_before_a_checkpoint_forgets_it_and_its_answers(room: Room) -> None:
     r = tick(room, 20)
     lessons.answer(r.pk, "c1", {"checkpoint": "silent", "answer": 2})
-    services.room_rewind(r.pk, 30, "t")
+    controls.room_rewind(r.pk, 30, "t")
     assert lesson_state(r) == (0, "", False, {})
     assert not LessonAnswer.objects.exists()
-    services.room_control(r.pk, "resume", None, "t")
+    controls.room_control(r.pk, "resume", None, "t")
     r = tick(Room.objects.get(pk=r.pk), 10)
     assert (r.sim_ms, lesson_state(r)[1]) == (70_000, "silent")
 
@@ -287,7 +289,7 @@ async def _until(comm: WebsocketCommunicator, want) -> dict[str, Any]:
 def test_websocket_viewers_answer_only_the_operator_reveals_and_goes_on(
     transactional_db: None,
 ) -> None:
-    room = services.room_create("lesson-ws", LESSON, None, SPEED)
+    room = create.room_create("lesson-ws", LESSON, None, SPEED)
     tick(room, 20)  # paused at "silent"
 
     async def scenario() -> None:
@@ -339,7 +341,7 @@ def test_websocket_viewers_answer_only_the_operator_reveals_and_goes_on(
     try:
         async_to_sync(scenario)()
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
     assert Room.objects.get(pk=room.pk).paused is False
     assert sorted(LessonAnswer.objects.values_list("client", "value", "name")) == [
         ("v1", 2.0, ""),
@@ -362,7 +364,7 @@ def test_a_scenario_without_a_lesson_is_not_parsed_for_one(monkeypatch) -> None:
 
 
 def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
-    builtin = [s for s in services.builtin_scenarios() if s["lesson"]]
+    builtin = [s for s in catalog.builtin_scenarios() if s["lesson"]]
     assert builtin, "no built-in lesson"
     page = client.get("/").content.decode()
     for s in builtin:
@@ -375,10 +377,10 @@ def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
     room = Room.objects.get(name="class")
     assert LessonState.objects.filter(room=room).exists()
     assert resp["Location"].endswith(f"?token={room.operator_token}")
-    services.forget_cache()
+    runtime.forget_cache()
 
 
-BUILTIN_LESSONS = [s for s in services.builtin_scenarios() if s["lesson"]]
+BUILTIN_LESSONS = [s for s in catalog.builtin_scenarios() if s["lesson"]]
 
 
 @pytest.mark.parametrize("builtin", BUILTIN_LESSONS, ids=[s["id"] for s in BUILTIN_LESSONS])
@@ -394,7 +396,7 @@ def test_each_built_in_lesson_runs_in_a_room_pausing_where_simulate_says(
     scenario = load_scenario(builtin["yaml"])
     lesson = scenario.lesson
     end = scenario.duration_ms
-    room = services.room_create("builtin", builtin["yaml"], None, 100.0)
+    room = create.room_create("builtin", builtin["yaml"], None, 100.0)
     pauses: list[tuple[str, int]] = []
     try:
         r = Room.objects.get(pk=room.pk)
@@ -414,11 +416,11 @@ def test_each_built_in_lesson_runs_in_a_room_pausing_where_simulate_says(
         assert pauses == [(cp.id, times[cp.id]) for cp in lesson.checkpoints]
         assert room_events(r) == headless_events(r, tmp_path)
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
 
 
 def test_a_lesson_compared_side_by_side_runs_as_a_plain_scenario(db: None) -> None:
-    comparison = services.comparison_create(
+    comparison = compare.comparison_create(
         "",
         LESSON,
         [("1.18", {}), ("grace 20s", {"controllerManager": {"nodeMonitorGracePeriod": "20s"}})],
@@ -429,11 +431,11 @@ def test_a_lesson_compared_side_by_side_runs_as_a_plain_scenario(db: None) -> No
         for room in rooms:
             r = tick(room, 20)  # past the 70 s checkpoint: one clock, no pause
             assert (r.sim_ms, r.paused) == (200_000, False)
-            assert services.room_snapshot(r)["lesson"] is None
+            assert reading.room_snapshot(r)["lesson"] is None
             with pytest.raises(LessonError, match="compared side by side"):
                 lessons.next_step(r.pk, "t")
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
 
 
 def test_the_shared_http_snapshot_leaves_the_lesson_out(client, asking: Room) -> None:
@@ -443,6 +445,6 @@ def test_the_shared_http_snapshot_leaves_the_lesson_out(client, asking: Room) ->
     lessons.answer(asking.pk, "c1", {"checkpoint": "silent", "answer": 2, "name": "Ada"})
     body = client.get(f"/rooms/{asking.slug}/snapshot.json").json()
     assert body["type"] == "snapshot" and "lesson" not in body
-    assert services.room_snapshot(asking)["lesson"]["state"]["names"] == [
+    assert reading.room_snapshot(asking)["lesson"]["state"]["names"] == [
         {"name": "Ada", "answer": 2}
     ]
