@@ -193,8 +193,8 @@ def live_bench(
     from django.test.utils import override_settings
     from django.utils import timezone
 
-    from . import deltas
     from .engine import scenario as scenario_module
+    from .live import deltas
     from .models import Room
     from .rooms import create, tick
 

@@ -44,7 +44,7 @@ class Room(models.Model):
         default=0, help_text="Chart points are stored up to this simulated time (ms)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    # Asynchronous creation (controller/build.py): a room is "building" until a worker has
+    # Asynchronous creation (controller/rooms/build.py): a room is "building" until a worker has
     # built its engine and stored its first views; a build that failed says why.
     BUILDING, LIVE, FAILED = "building", "live", "failed"
     build_state = models.CharField(

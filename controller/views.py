@@ -10,15 +10,16 @@ from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
-from . import deltas, limits, timeline_store
+from . import limits, timeline_store
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
 from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
 from .importer import import_report_of, is_imported
+from .live import deltas
+from .live.roles import is_operator
 from .models import Comparison, Room
-from .roles import is_operator
 from .rooms import build, catalog, compare, errors, imports, reading, whatif
 
 

@@ -6,12 +6,12 @@ import logging
 import re
 from typing import Any
 
-from .. import lessons
 from ..engine.scenario import (
     ScenarioError,
 )
 from ..engine.versions import profile_for
 from ..importer import IMPORT_REPORT_HEADER
+from ..lessons import definition
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def builtin_scenarios() -> list[dict[str, str]]:
         version = profile_for(m.group(1) if m else None).version
         lesson = None
         try:  # only a file that says ``lesson:`` is parsed
-            lesson = lessons.lesson_of_text(text)
+            lesson = definition.lesson_of_text(text)
         except ScenarioError:
             log.exception("built-in scenario %s: its lesson does not load", path.name)
         out.append(

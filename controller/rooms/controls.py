@@ -12,7 +12,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from .. import lessons, limits, snapshots, timeline_store
+from .. import limits, snapshots, timeline_store
+from ..lessons import progress
 from ..models import (
     Action,
     Comparison,
@@ -169,7 +170,7 @@ def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
         room.sim_ms = t_ms
         room.sim_anchor_ms = t_ms
         room.wall_anchor = timezone.now()
-        lessons.on_rewind(room, t_ms)
+        progress.on_rewind(room, t_ms)
         rt = Runtime(sim, room.version)
         delta = _persist(room, rt, force_snapshot=True)
         Action.objects.create(

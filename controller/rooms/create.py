@@ -11,14 +11,15 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from .. import lessons, limits
-from ..deltas import bounded
+from .. import limits
 from ..engine.scenario import (
     FAST_LOADER,
     Scenario,
     load_scenario,
 )
 from ..engine.versions import profile_for
+from ..lessons import progress
+from ..live.deltas import bounded
 from ..models import (
     ClusterParameters,
     Room,
@@ -142,7 +143,7 @@ def _store_scenario_parts(room: Room, scenario: Scenario) -> None:
         kubelet=dict(raw_spec.get("kubelet") or {}),
         api_server=dict(raw_spec.get("apiServer") or {}),
     )
-    lessons.on_create(room, scenario)
+    progress.on_create(room, scenario)
 
 
 def room_went_live(room: Room, rt: Runtime, delta: dict[str, Any], anchor: bool = True) -> None:

@@ -16,11 +16,12 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from .. import lessons, timeline_store
+from .. import timeline_store
 from ..engine.scenario import (
     FAST_LOADER,
 )
 from ..engine.versions import profile_for
+from ..lessons import messages
 from ..models import (
     Action,
     ObjectView,
@@ -77,7 +78,7 @@ def room_snapshot(
     room = Room.objects.get(pk=room.pk)
     out = orjson.loads(with_tail(room_snapshot_json(room, last_events), snapshot_clock(room)))
     if lesson:
-        out["lesson"] = lessons.snapshot(room, client)
+        out["lesson"] = messages.snapshot(room, client)
     return out
 
 

@@ -13,14 +13,15 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from .. import bulk, lessons, timeline_store
-from ..deltas import bounded
+from .. import bulk, timeline_store
 from ..engine.scenario import (
     ScenarioError,
 )
 from ..engine.series import points_since
 from ..engine.simulation import ActionFailed, Simulation
 from ..engine.state import node_state, parameters_view, pod_state, zone_states
+from ..lessons import progress
+from ..live.deltas import bounded
 from ..models import (
     Action,
     ObjectView,
@@ -138,7 +139,7 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
             return None
         try:
             # A lesson's clock stops right after the instant a checkpoint is reached (paused).
-            lesson_msg = lessons.run(room, sim, target)
+            lesson_msg = progress.run(room, sim, target)
         except ScenarioError as exc:  # one of the scenario's own faults no longer fits
             log.warning("room %s: %s", room.pk, exc)
             _CACHE.pop(room.pk, None)

@@ -9,7 +9,7 @@ import json
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
-from controller import deltas
+from controller.live import deltas
 from controller.models import Room
 from controller.rooms import controls, create, reading, tick
 from tests.app.test_rooms import connect, receive_until

@@ -21,8 +21,9 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.utils.html import escape
 
-from controller import lessons, timeline_store
-from controller.lessons import LessonError
+from controller import timeline_store
+from controller.lessons import classroom, definition, messages
+from controller.lessons.definition import LessonError
 from controller.models import LessonAnswer, LessonState, Room
 from controller.rooms import catalog, compare, controls, create, reading, runtime
 from controller.rooms import tick as rooms_tick
@@ -86,7 +87,7 @@ def test_the_clock_pauses_at_each_checkpoint_and_next_resumes_it(room: Room, tmp
     r = tick(r, 60)
     assert (r.sim_ms, r.paused) == (70_000, True)
     # Next: the checkpoint closes, the next step shows, the clock runs again.
-    assert lessons.next_step(r.pk, "teacher") == {"lesson": "next", "step": 2, "resumed": True}
+    assert classroom.next_step(r.pk, "teacher") == {"lesson": "next", "step": 2, "resumed": True}
     r = Room.objects.get(pk=r.pk)
     assert r.paused is False
     assert lesson_state(r) == (2, "", False, {"silent": 70_000})
@@ -102,7 +103,7 @@ def test_the_clock_pauses_at_each_checkpoint_and_next_resumes_it(room: Room, tmp
     ]
     assert taints == [110_000]
     assert max(t for t, _ty, _d in events(r)) == 110_000
-    lessons.next_step(r.pk, "teacher")
+    classroom.next_step(r.pk, "teacher")
     # Step "gone" is the last: the clock runs to the end; the step shown stays.
     r = tick(Room.objects.get(pk=r.pk), 50)
     assert (r.sim_ms, r.paused) == (610_000, False)
@@ -122,7 +123,7 @@ def test_the_step_shown_follows_the_clock_past_a_steps_begin(db: None) -> None:
         r = tick(r, 6.5)
         assert (r.sim_ms, lesson_state(r)[:2]) == (65_000, (1, ""))
         # The operator looks back at step 0: the next tick does not take it away again.
-        lessons.prev_step(r.pk)
+        classroom.prev_step(r.pk)
         r = tick(r, 6.8)
         assert (r.sim_ms, lesson_state(r)[:2]) == (68_000, (0, ""))
     finally:
@@ -135,7 +136,7 @@ def test_a_paused_checkpoint_survives_a_worker_restart(room: Room) -> None:
     runtime.forget_cache()  # the worker restarts: its engine and everything in memory go
     r = tick(r, 100)
     assert (r.sim_ms, r.paused) == (70_000, True)
-    lessons.next_step(r.pk, "t")
+    classroom.next_step(r.pk, "t")
     runtime.forget_cache()
     # The restored engine still stops at the event checkpoint, at its instant.
     r = tick(Room.objects.get(pk=r.pk), 100)
@@ -149,15 +150,17 @@ def asking(room: Room) -> Room:
 
 def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> None:
     pk = asking.pk
-    assert lessons.answer(pk, "c1", {"checkpoint": "silent", "answer": 1}) == {
+    assert classroom.answer(pk, "c1", {"checkpoint": "silent", "answer": 1}) == {
         "lesson": "answer",
         "checkpoint": "silent",
         "answer": 1,
     }
-    lessons.answer(pk, "c1", {"checkpoint": "silent", "answer": 2, "name": " Ada "})  # last wins
-    lessons.answer(pk, "c2", {"checkpoint": "silent", "answer": 2})
-    lessons.answer(pk, "c3", {"checkpoint": "silent", "answer": 0.0})
-    msg = lessons.message(asking, lessons.lesson_of(asking), LessonState.objects.get(room=asking))
+    classroom.answer(pk, "c1", {"checkpoint": "silent", "answer": 2, "name": " Ada "})  # last wins
+    classroom.answer(pk, "c2", {"checkpoint": "silent", "answer": 2})
+    classroom.answer(pk, "c3", {"checkpoint": "silent", "answer": 0.0})
+    msg = messages.message(
+        asking, definition.lesson_of(asking), LessonState.objects.get(room=asking)
+    )
     assert msg == {
         "type": "lesson",
         "step": 1,
@@ -168,14 +171,14 @@ def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> 
         "revealed": False,
         "names": [{"name": "Ada", "answer": 2}],
     }
-    viewer = lessons.for_role(msg, operator=False)
+    viewer = messages.for_role(msg, operator=False)
     assert viewer["counts"] == {} and "names" not in viewer and viewer["answered"] == 3
-    assert lessons.reveal(pk) == {"lesson": "reveal", "checkpoint": "silent"}
+    assert classroom.reveal(pk) == {"lesson": "reveal", "checkpoint": "silent"}
     ls = LessonState.objects.get(room=asking)
-    msg = lessons.message(asking, lessons.lesson_of(asking), ls)
+    msg = messages.message(asking, definition.lesson_of(asking), ls)
     assert (msg["revealed"], msg["answer"], msg["right"]) == (True, 2, 2)
     assert "strictly past" in msg["why"]
-    viewer = lessons.for_role(msg, operator=False)
+    viewer = messages.for_role(msg, operator=False)
     assert viewer["counts"] == {"0": 1, "1": 0, "2": 2, "3": 0} and "names" not in viewer
     # Each client gets its own answer back on reconnect.
     assert reading.room_snapshot(asking, client="c1")["lesson"]["state"]["mine"] == 2
@@ -184,13 +187,13 @@ def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> 
 
 def test_time_answers_count_per_whole_second_and_right_within_the_tolerance(room: Room) -> None:
     r = tick(room, 20)
-    lessons.next_step(r.pk, "t")
+    classroom.next_step(r.pk, "t")
     r = tick(Room.objects.get(pk=r.pk), 30)
     assert lesson_state(r)[1] == "taint"
     for client, value in (("a", 410), ("b", 414.6), ("c", 140), ("d", 416)):
-        lessons.answer(r.pk, client, {"checkpoint": "taint", "answer": value})
-    lessons.reveal(r.pk)
-    msg = lessons.message(r, lessons.lesson_of(r), LessonState.objects.get(room=r))
+        classroom.answer(r.pk, client, {"checkpoint": "taint", "answer": value})
+    classroom.reveal(r.pk)
+    msg = messages.message(r, definition.lesson_of(r), LessonState.objects.get(room=r))
     assert msg["counts"] == {"410": 1, "415": 1, "140": 1, "416": 1}
     assert (msg["answer"], msg["right"]) == (410, 2)
 
@@ -214,47 +217,47 @@ def test_time_answers_count_per_whole_second_and_right_within_the_tolerance(room
 def test_a_bad_answer_names_the_field_and_stores_nothing(
     asking: Room, content: dict[str, Any], words: str
 ) -> None:
-    lessons.answer(asking.pk, "kept", {"checkpoint": "silent", "answer": 1})
+    classroom.answer(asking.pk, "kept", {"checkpoint": "silent", "answer": 1})
     with pytest.raises(LessonError, match=words.replace("(", r"\(").replace(")", r"\)")):
-        lessons.answer(asking.pk, "kept", content)
+        classroom.answer(asking.pk, "kept", content)
     assert list(LessonAnswer.objects.values_list("client", "value")) == [("kept", 1.0)]
 
 
 def test_no_answers_after_the_reveal_or_without_a_client(asking: Room) -> None:
     with pytest.raises(LessonError, match="no client id"):
-        lessons.answer(asking.pk, "", {"checkpoint": "silent", "answer": 1})
-    lessons.reveal(asking.pk)
+        classroom.answer(asking.pk, "", {"checkpoint": "silent", "answer": 1})
+    classroom.reveal(asking.pk)
     with pytest.raises(LessonError, match='lesson.answer: the answer to "silent" is already'):
-        lessons.answer(asking.pk, "c", {"checkpoint": "silent", "answer": 1})
+        classroom.answer(asking.pk, "c", {"checkpoint": "silent", "answer": 1})
     assert not LessonAnswer.objects.exists()
 
 
 def test_time_answers_refused_when_not_a_time(room: Room) -> None:
     r = tick(room, 20)
-    lessons.next_step(r.pk, "t")
+    classroom.next_step(r.pk, "t")
     r = tick(Room.objects.get(pk=r.pk), 30)
     for bad, words in ((-1, "0 or more, got -1"), (float("inf"), "0 or more"), ("410", "seconds")):
         with pytest.raises(LessonError, match=f"lesson.answer.answer: must be .*{words}"):
-            lessons.answer(r.pk, "c", {"checkpoint": "taint", "answer": bad})
+            classroom.answer(r.pk, "c", {"checkpoint": "taint", "answer": bad})
     assert not LessonAnswer.objects.exists()
 
 
 def test_reveal_prev_next_refused_where_they_make_no_sense(room: Room) -> None:
     with pytest.raises(LessonError, match="lesson.reveal: no question is open"):
-        lessons.reveal(room.pk)
+        classroom.reveal(room.pk)
     with pytest.raises(LessonError, match="lesson.prev: this is the first step"):
-        lessons.prev_step(room.pk)
+        classroom.prev_step(room.pk)
     for _ in range(3):
-        lessons.next_step(room.pk, "t")  # not at a checkpoint: only the step shown moves
+        classroom.next_step(room.pk, "t")  # not at a checkpoint: only the step shown moves
     assert Room.objects.get(pk=room.pk).sim_ms == 0
     with pytest.raises(LessonError, match="lesson.next: this is the last step"):
-        lessons.next_step(room.pk, "t")
+        classroom.next_step(room.pk, "t")
     assert lesson_state(room) == (3, "", False, {})
 
 
 def test_a_rewind_before_a_checkpoint_forgets_it_and_its_answers(room: Room) -> None:
     r = tick(room, 20)
-    lessons.answer(r.pk, "c1", {"checkpoint": "silent", "answer": 2})
+    classroom.answer(r.pk, "c1", {"checkpoint": "silent", "answer": 2})
     controls.room_rewind(r.pk, 30, "t")
     assert lesson_state(r) == (0, "", False, {})
     assert not LessonAnswer.objects.exists()
@@ -355,12 +358,13 @@ def test_a_scenario_without_a_lesson_is_not_parsed_for_one(monkeypatch) -> None:
     def fail(text: str) -> None:
         raise AssertionError("parsed")
 
-    monkeypatch.setattr(lessons, "load_scenario", fail)
+    monkeypatch.setattr(definition, "load_scenario", fail)
     assert (
-        lessons.lesson_of_text(LESSON.split("  lesson:")[0] + "\n# lesson: in a comment\n") is None
+        definition.lesson_of_text(LESSON.split("  lesson:")[0] + "\n# lesson: in a comment\n")
+        is None
     )
     with pytest.raises(AssertionError, match="parsed"):
-        lessons.lesson_of_text(LESSON + "\n# another text\n")
+        definition.lesson_of_text(LESSON + "\n# another text\n")
 
 
 def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
@@ -408,7 +412,7 @@ def test_each_built_in_lesson_runs_in_a_room_pausing_where_simulate_says(
             ls = LessonState.objects.get(room=r)
             assert ls.step == lesson.step_index(ls.checkpoint)
             pauses.append((ls.checkpoint, r.sim_ms))
-            lessons.next_step(r.pk, "t")
+            classroom.next_step(r.pk, "t")
             r = Room.objects.get(pk=r.pk)
         assert r.sim_ms == end
         headless = [json.loads(line) for line in headless_events(r, tmp_path)]
@@ -433,7 +437,7 @@ def test_a_lesson_compared_side_by_side_runs_as_a_plain_scenario(db: None) -> No
             assert (r.sim_ms, r.paused) == (200_000, False)
             assert reading.room_snapshot(r)["lesson"] is None
             with pytest.raises(LessonError, match="compared side by side"):
-                lessons.next_step(r.pk, "t")
+                classroom.next_step(r.pk, "t")
     finally:
         runtime.forget_cache()
 
@@ -442,7 +446,7 @@ def test_the_shared_http_snapshot_leaves_the_lesson_out(client, asking: Room) ->
     # snapshot.json is built once per room version for every page, operator or viewer; the
     # lesson's state (counts before the reveal, names) is per role and changes without a new
     # version, so it comes only over the websocket.
-    lessons.answer(asking.pk, "c1", {"checkpoint": "silent", "answer": 2, "name": "Ada"})
+    classroom.answer(asking.pk, "c1", {"checkpoint": "silent", "answer": 2, "name": "Ada"})
     body = client.get(f"/rooms/{asking.slug}/snapshot.json").json()
     assert body["type"] == "snapshot" and "lesson" not in body
     assert reading.room_snapshot(asking)["lesson"]["state"]["names"] == [

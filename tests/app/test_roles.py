@@ -1,5 +1,5 @@
 """Who may change a room: a role x action matrix over every websocket message type
-(controller/consumers.py) and every HTTP endpoint (controller/urls.py).
+(controller/live/consumers.py) and every HTTP endpoint (controller/urls.py).
 
 Roles: the room's operator token; the room's owner and a staff user, signed in (roles.py:
 the operator by design); a signed-in user who does not own the room; no token; a wrong
@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from controller import lessons
+from controller.lessons import definition
 from controller.models import Action, LessonAnswer, LessonState, Room
 from controller.rooms import catalog, compare, controls, create, tick
 from playground.asgi import application
@@ -299,7 +299,7 @@ def test_lesson_message_matrix(role: str, message: str) -> None:
     room = create.room_create("lesson", LESSON, None, 10.0)
     other = create.room_create("other", SCENARIO, None, 10.0)
     controls.room_control(room.pk, "pause", None, "setup")
-    cp = lessons._checkpoints(lessons.lesson_of(room))[0][1]
+    cp = definition._checkpoints(definition.lesson_of(room))[0][1]
     LessonState.objects.filter(room=room).update(step=1, checkpoint=cp.id)
     token, cookie = credentials(role, room, other)
     before, lesson_before = fingerprint(room), lesson_state(room)
@@ -347,7 +347,7 @@ def test_the_websocket_matrix_covers_every_message_type() -> None:
     import re
     from pathlib import Path
 
-    from controller import consumers
+    from controller.live import consumers
 
     source = Path(consumers.__file__).read_text()
     handled = set()

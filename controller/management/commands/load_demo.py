@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from controller import lessons
+from controller.lessons import definition
 from controller.models import Room
 from controller.rooms import catalog, create, tick
 
@@ -36,7 +36,7 @@ def create_demo_lesson() -> Room:
         return room
     text = (catalog.BUILTIN_DIR / f"{catalog.DEMO_LESSON}.yaml").read_text()
     room = create.room_create(DEMO_LESSON_SLUG, text, None, 10.0)
-    lesson = lessons.lesson_of(room)
+    lesson = definition.lesson_of(room)
     first = next(
         (s for s in lesson.steps if s.checkpoint is not None) if lesson is not None else (),
         None,

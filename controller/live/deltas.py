@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .models import Room
+from ..models import Room
 
 
 def max_bytes() -> int:
@@ -63,7 +63,7 @@ def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
     (room, seq, version) by this process, so that a hundred clients connecting or resyncing
     after one big tick cost one build; its clock (reading.snapshot_clock) is of now, from
     ``room`` as the caller read it."""
-    from .rooms.reading import room_snapshot_json, snapshot_clock, with_tail
+    from ..rooms.reading import room_snapshot_json, snapshot_clock, with_tail
 
     # The operator token too: a room id can come back (a rolled-back insert on SQLite, a
     # test database), with the same seq and version; the token is the room's own.

@@ -12,10 +12,12 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import deltas, lessons, limits
-from .models import Room
+from .. import limits
+from ..lessons import classroom, definition, messages
+from ..models import Room
+from ..rooms import actions, broadcast, controls, errors
+from . import deltas
 from .roles import is_operator
-from .rooms import actions, broadcast, controls, errors
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +60,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
     def _snapshot_body(self) -> bytes:
         room = Room.objects.get(pk=self.room.pk)
-        lesson = lessons.snapshot(room, self.client)
+        lesson = messages.snapshot(room, self.client)
         if lesson:
-            lesson["state"] = lessons.for_role(lesson["state"], self.operator)
+            lesson["state"] = messages.for_role(lesson["state"], self.operator)
         role = "operator" if self.operator else "viewer"
         return deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
 
@@ -82,7 +84,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await super().receive(text_data=text_data, bytes_data=bytes_data)
 
     def _count_message(self) -> None:
-        from .tasks import redis_client
+        from ..tasks import redis_client
 
         client = self.scope.get("client") or [None]
         limits.check_rate(client[0] or self.channel_name, redis_client())
@@ -106,7 +108,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "pong"})
             return
         if kind == "lesson.answer":  # anyone watching answers (the operator too, if they like)
-            await self._lesson(lessons.answer, self.room.pk, self.client, content)
+            await self._lesson(classroom.answer, self.room.pk, self.client, content)
             return
         if kind in ("lesson.reveal", "lesson.next", "lesson.prev") and not self.operator:
             await self.send_json(
@@ -114,13 +116,13 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         if kind == "lesson.reveal":
-            await self._lesson(lessons.reveal, self.room.pk)
+            await self._lesson(classroom.reveal, self.room.pk)
             return
         if kind == "lesson.next":
-            await self._lesson(lessons.next_step, self.room.pk, f"{self.display_name} (operator)")
+            await self._lesson(classroom.next_step, self.room.pk, f"{self.display_name} (operator)")
             return
         if kind == "lesson.prev":
-            await self._lesson(lessons.prev_step, self.room.pk)
+            await self._lesson(classroom.prev_step, self.room.pk)
             return
         if not self.operator:
             await self.send_json(
@@ -146,7 +148,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     async def _lesson(self, fn: Any, *args: Any) -> None:
         try:
             reply = await database_sync_to_async(fn)(*args)
-        except (lessons.LessonError, errors.ActionError) as exc:
+        except (definition.LessonError, errors.ActionError) as exc:
             await self.send_json({"type": "error", "message": str(exc)})
             return
         except Exception:
@@ -156,7 +158,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "ack", **reply})
 
     def _operate(self, kind: str, content: dict[str, Any]) -> dict[str, Any]:
-        from .tasks import send_tick
+        from ..tasks import send_tick
 
         actor = f"{self.display_name} (operator)"
         if kind == "action":
@@ -179,7 +181,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     async def room_message(self, event: dict[str, Any]) -> None:
         message = event["message"]
         if message.get("type") == "lesson":
-            message = lessons.for_role(message, self.operator)
+            message = messages.for_role(message, self.operator)
         await self.send(text_data=json.dumps(message, separators=(",", ":")))
 
     async def presence_message(self, event: dict[str, Any]) -> None:
@@ -195,7 +197,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _presence_update(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
-        from .tasks import WATCHED_TTL, presence_key, redis_client, watched_key
+        from ..tasks import WATCHED_TTL, presence_key, redis_client, watched_key
 
         key = presence_key(self.room.pk)
         client = redis_client()
