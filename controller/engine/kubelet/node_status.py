@@ -413,6 +413,7 @@ class Kubelet:
             config.eviction_soft,
             config.eviction_soft_grace_period,
             config.eviction_minimum_reclaim,
+            default_hard=self.profile.kubelet_default_eviction_hard,
         )
         self.eviction.manager.config.pressure_transition_period_ms = (
             config.eviction_pressure_transition_period_ms
