@@ -427,3 +427,46 @@ def test_free_disk_space_failed_by_release(version: str, new_wording: bool) -> N
 
 def test_every_simulated_release_is_in_this_table() -> None:
     assert sorted(PROFILES, key=lambda v: int(v[2:])) == ["1.18", *RELEASES]
+
+
+# -- the node shutdown manager's kills go through the pod worker ---------------------------------
+@pytest.mark.parametrize("version", ["1.27", "1.30", "1.31", "1.36"])
+@pytest.mark.parametrize(
+    ("kubelet", "web_grace", "web_failed", "agent_failed", "powered_off"),
+    [
+        pytest.param(
+            "{shutdownGracePeriod: 30s, shutdownGracePeriodCriticalPods: 10s}",
+            0,
+            61.0,
+            [71.0],
+            71.0,
+            id="web pods of grace 0: override 0, a 1 s kill (before 1.31 the pod's own 0 -> 1)",
+        ),
+        pytest.param(
+            "{shutdownGracePeriod: 30s, shutdownGracePeriodCriticalPods: 0s}",
+            30,
+            90.0,
+            [],
+            90.0,
+            id="a 0 s critical group: its wait ends at once, the kill (1 s or more) never ends",
+        ),
+    ],
+)
+def test_shutdown_kills_take_the_pod_workers_grace(
+    version, kubelet, web_grace, web_failed, agent_failed, powered_off
+) -> None:
+    """podManager.killPods passes min(the group's period, the pod's grace) as
+    gracePeriodOverride to killPodFunc; the pod worker's calculateEffectiveGracePeriod makes
+    it at least 1 s (an override of 0 is the pod's own grace before 1.31, then 1 s). The
+    group's wait ends when its kills end or its period runs out; the machine then powers off
+    and a kill still running never reports. ShutdownNode at 60 s."""
+    from .test_node_shutdown import scenario as shutdown_scenario
+
+    sim = simulate(shutdown_scenario(kubelet=kubelet, web_grace=web_grace, version=version))
+    failed_at = {
+        e["pod"].split("/")[1]: e["t"] / 1000
+        for e in events(sim, "PodPhase", phase="Failed", reason="Terminated")
+    }
+    assert sorted(t for name, t in failed_at.items() if name.startswith("web")) == [web_failed] * 2
+    assert [t for name, t in failed_at.items() if name == "agent"] == agent_failed
+    assert [e["t"] / 1000 for e in events(sim, "NodePoweredOff")] == [powered_off]
