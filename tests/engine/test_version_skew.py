@@ -208,3 +208,17 @@ def test_an_added_node_and_generated_nodes_carry_their_kubelet_release() -> None
         "b-2": "1.31",
         "a-9": "1.32",
     }
+
+
+def test_the_room_state_names_a_kubelet_release_only_where_it_differs() -> None:
+    """state.node_state (what the room page draws): ``kubeletVersion`` on a skewed node only,
+    so a room of one release sends what it always sent."""
+    from controller.engine.state import node_state
+
+    sim = simulate(
+        scenario_text("1.35", '    - {name: a-1, kubeletVersion: "v1.33.2"}\n    - {name: a-2}\n'),
+        until_s=0,
+    )
+    views = {n.name: node_state(sim, n) for n in sim.sorted_nodes()}
+    assert views["a-1"]["kubeletVersion"] == "1.33"
+    assert "kubeletVersion" not in views["a-2"]
