@@ -148,6 +148,13 @@ def room_timeline(room: Room) -> list[dict[str, Any]]:
     return [{"t": t, "type": typ, **data} for _idx, t, typ, data in timeline_store.after(room)]
 
 
+def room_events(room: Room, since: int = -1, limit: int = 5000) -> list[dict[str, Any]]:
+    """The timeline after event ``since`` (at most ``limit``; ``t`` in seconds, each with its
+    index), for clients catching up."""
+    rows = timeline_store.after(room, since, limit=limit)
+    return [{"idx": i, "t": t / 1000, "type": typ, **data} for i, t, typ, data in rows]
+
+
 def room_manifests(room: Room) -> str:
     """The room's cluster now: the scenario (nodes, settings with the parameter changes
     applied so far), workloads and pods, which ``import_cluster`` reads back into the same
