@@ -193,7 +193,7 @@ def live_bench(
     from django.test.utils import override_settings
     from django.utils import timezone
 
-    from .engine import scenario as scenario_module
+    from .engine.scenario import documents as scenario_module
     from .models import Room
     from .rooms import broadcast, create, tick
 
