@@ -32,11 +32,11 @@ from django.utils.text import slugify
 
 from . import bulk, lessons, limits, snapshots, timeline_store
 from .deltas import bounded
+from .engine import safe_yaml
 from .engine.config import KubeletConfig
 from .engine.core import Phase
 from .engine.expect import EVENT_FIELDS
 from .engine.scenario import (
-    FAST_LOADER,
     Fault,
     Scenario,
     ScenarioError,
@@ -263,8 +263,8 @@ def _refuse_nul_in_scenario(text: str) -> None:
     if not _YAML_NUL_ESCAPES.search(text):
         return
     try:
-        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
-    except yaml.YAMLError:
+        docs = safe_yaml.load_all(text)
+    except (yaml.YAMLError, safe_yaml.YamlLimitError):
         return  # load_scenario reports it with its position
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is not None:
@@ -478,8 +478,8 @@ def with_kubernetes_version(text: str, version: str) -> str:
     to watch for") is kept. Refused with the path when the release is not simulated."""
     profile_for(version, "kubernetesVersion")
     try:
-        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
-    except yaml.YAMLError:
+        docs = safe_yaml.load_all(text)
+    except (yaml.YAMLError, safe_yaml.YamlLimitError):
         return text  # load_scenario reports it with its position
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is None or not isinstance(root.get("spec", {}), dict):
@@ -1246,7 +1246,7 @@ def room_manifests(room: Room) -> str:
 
     # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
     sim, _snapshot_due = _restore(room)
-    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     # The settings as they are now: the parameter changes applied so far, in order.
     spec = root.setdefault("spec", {})
@@ -1294,7 +1294,7 @@ def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[s
         raise ActionError("pick a zone or at least one node to fail")
     if not (isinstance(at_s, int | float) and 0 <= at_s < WHAT_IF_DURATION_S):
         raise ActionError(f"at: must be between 0 and {WHAT_IF_DURATION_S} seconds")
-    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     if len(docs) > 1:  # extra documents are objects
         root.setdefault("spec", {}).setdefault("objects", []).extend(
@@ -1319,7 +1319,7 @@ def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[s
 def room_export(room: Room) -> str:
     """The scenario plus the applied action log as one YAML that ``simulate`` replays."""
     # The room's own copy (validated at creation), so it is changed freely.
-    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     spec = root.setdefault("spec", {})
     # Say the release even when the scenario did not (it ran as 1.18 then).
@@ -1356,7 +1356,7 @@ def with_changes(text: str, changes: dict[str, Any], side: str) -> str:
     # A JSON scenario (a generated big one often is) is read and written as JSON: ten times
     # faster than YAML both ways (a 300-node, 9,000-pod comparison: 0.1 s instead of 1.6 s).
     as_json = _json_documents(text)
-    docs = as_json or [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+    docs = as_json or safe_yaml.load_all(text)
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is None:
         raise ActionError("the scenario has no Scenario document")
