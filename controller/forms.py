@@ -2,7 +2,7 @@ from django import forms
 
 from . import limits
 from .engine.versions import CURRENT, V1_18
-from .services import builtin_scenarios
+from .rooms.catalog import builtin_scenarios
 
 
 def scenario_choices() -> list[tuple[str, str]]:

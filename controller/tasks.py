@@ -14,8 +14,9 @@ from celery.utils.nodenames import worker_direct
 from django.conf import settings
 from django.utils import timezone
 
-from . import affinity, build, services
+from . import affinity
 from .models import Room
+from .rooms import actions, build, controls, runtime, tick, whatif
 
 log = logging.getLogger(__name__)
 LOCK_MS = 30_000
@@ -109,16 +110,16 @@ def room_tick_task(room_id: int, wall: str | None = None) -> None:
     with RoomLock(room_id) as got:
         if not got:
             return  # another worker is advancing it; the next tick catches up
-        restores = services.RESTORES
-        services.room_advance(room_id, wall_now)
+        restores = runtime.RESTORES
+        tick.room_advance(room_id, wall_now)
         # An action submitted while this tick ran had its own tick skipped (the lock was
         # held): it is applied now, not at the next beat (twenty operators at once left the
         # last one pending when no beat came after).
         for _ in range(MAX_RETICKS):
-            if not services.has_pending_actions(room_id):
+            if not tick.has_pending_actions(room_id):
                 break
-            services.room_advance(room_id, wall_now)
-        _record_tick(room_id, services.RESTORES - restores)
+            tick.room_advance(room_id, wall_now)
+        _record_tick(room_id, runtime.RESTORES - restores)
 
 
 def _hostname() -> str:
@@ -188,7 +189,7 @@ def rooms_tick_task() -> None:
     its rooms minutes behind); a worker's own rooms in its threads side by side measured
     worse than one after another (31-33% of ticks on time against 56%, SQLite).
     A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
-    instant a last time and then stops (services.room_idle: its clock stops at that instant,
+    instant a last time and then stops (controls.room_idle: its clock stops at that instant,
     however late its owner runs the tick) until a viewer arrives. A room still being built is
     not ticked; one whose build was lost is queued again (build.requeue_lost_builds)."""
     live = Room.objects.filter(build_state=Room.LIVE)
@@ -221,7 +222,7 @@ def rooms_tick_task() -> None:
             log.exception("could not send the ticks of rooms %s to %s", rooms, owner)
     tick_rooms(mine, wall)
     if idle:
-        stopped = services.room_idle(idle, wall_now)
+        stopped = controls.room_idle(idle, wall_now)
         if stopped:
             log.info("rooms %s: nobody watches, stopped ticking", stopped)
 
@@ -278,21 +279,21 @@ def room_build_task(room_id: int) -> None:
 def monitor_pass_task(room_id: int, actor: str = "operator") -> None:
     """Step the NodeLifecycleController's monitor pass by hand (recorded in the log)."""
     room = Room.objects.get(pk=room_id)
-    services.action_submit(room, {"type": "RunControllerPass", "pass": "monitor"}, actor)
+    actions.action_submit(room, {"type": "RunControllerPass", "pass": "monitor"}, actor)
     room_tick_task(room_id)
 
 
 @shared_task(ignore_result=True)
 def tainting_pass_task(room_id: int, actor: str = "operator") -> None:
     room = Room.objects.get(pk=room_id)
-    services.action_submit(room, {"type": "RunControllerPass", "pass": "tainting"}, actor)
+    actions.action_submit(room, {"type": "RunControllerPass", "pass": "tainting"}, actor)
     room_tick_task(room_id)
 
 
 @shared_task(ignore_result=True)
 def eviction_sync_task(room_id: int, node: str, actor: str = "operator") -> None:
     room = Room.objects.get(pk=room_id)
-    services.action_submit(room, {"type": "RunEvictionSync", "node": node}, actor)
+    actions.action_submit(room, {"type": "RunEvictionSync", "node": node}, actor)
     room_tick_task(room_id)
 
 
@@ -313,4 +314,4 @@ def what_if_task(room_id: int, zone: str, nodes: list[str], at_s: float) -> dict
     """Run the room's scenario forward headless with a zone or nodes failed, and return per
     workload when it is back (the room itself is not touched)."""
     room = Room.objects.get(pk=room_id)
-    return services.room_what_if(room, zone, nodes, at_s)
+    return whatif.room_what_if(room, zone, nodes, at_s)

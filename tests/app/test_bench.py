@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from controller import affinity, bench, deltas
+from controller import affinity, bench
+from controller.live import deltas
 from controller.models import Room
 from controller.tasks import redis_client
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 
-from .models import Room
+from ..models import Room
 
 
 def max_bytes() -> int:
@@ -58,12 +58,12 @@ CACHE_BYTES = 256 * 1024 * 1024
 
 
 def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
-    """The room's snapshot as JSON bytes (services.room_snapshot without the lesson, or with
+    """The room's snapshot as JSON bytes (reading.room_snapshot without the lesson, or with
     ``extra`` keys: a client's role and lesson state): its rows and events built once per
     (room, seq, version) by this process, so that a hundred clients connecting or resyncing
-    after one big tick cost one build; its clock (services.snapshot_clock) is of now, from
+    after one big tick cost one build; its clock (reading.snapshot_clock) is of now, from
     ``room`` as the caller read it."""
-    from .services import room_snapshot_json, snapshot_clock, with_tail
+    from ..rooms.reading import room_snapshot_json, snapshot_clock, with_tail
 
     # The operator token too: a room id can come back (a rolled-back insert on SQLite, a
     # test database), with the same seq and version; the token is the room's own.
