@@ -12,8 +12,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from .. import limits
+from ..engine import safe_yaml
 from ..engine.scenario import (
-    FAST_LOADER,
     Scenario,
     load_scenario,
 )
@@ -170,8 +170,8 @@ def with_kubernetes_version(text: str, version: str) -> str:
     to watch for") is kept. Refused with the path when the release is not simulated."""
     profile_for(version, "kubernetesVersion")
     try:
-        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
-    except yaml.YAMLError:
+        docs = safe_yaml.load_all(text)
+    except (yaml.YAMLError, safe_yaml.YamlLimitError):
         return text  # load_scenario reports it with its position
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is None or not isinstance(root.get("spec", {}), dict):

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
+from ..engine import safe_yaml
 from ..engine.scenario import (
-    FAST_LOADER,
     load_scenario,
 )
 from ..models import (
@@ -57,7 +55,7 @@ def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[s
     from ..whatif import what_if
 
     what_if_check(room, zone, nodes, at_s)
-    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     if len(docs) > 1:  # extra documents are objects
         root.setdefault("spec", {}).setdefault("objects", []).extend(
