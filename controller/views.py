@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from . import limits
 from .engine.scenario import ScenarioError
-from .engine.versions import CURRENT_VERSION
+from .engine.versions import NEWEST_VERSION
 from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
@@ -91,7 +91,7 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
             "lessons": catalog.builtin_lessons(),
             "demo_lesson_room": Room.objects.filter(slug="demo-lesson").first(),
             "demo_lesson_id": catalog.DEMO_LESSON,
-            "current_version": CURRENT_VERSION,
+            "newest_version": NEWEST_VERSION,
             **context,
         },
     )

@@ -61,7 +61,7 @@ class EvictionLoop:
         self.kubelet = kubelet
         self.sim = kubelet.sim
         cfg = kubelet.cfg
-        profile = kubelet.sim.config.profile
+        profile = kubelet.profile
         self.manager = EvictionManager(
             ManagerConfig(
                 parse_threshold_config(
@@ -257,7 +257,7 @@ class EvictionLoop:
         in 1.18, calculateEffectiveGracePeriod later) from the eviction manager's override,
         the pod's terminationGracePeriodSeconds and the grace of a deletion in progress."""
         terminating = (pod.deletion_grace_s or 0) if pod.deletion_ms is not None else 0
-        return self.sim.config.profile.kill_grace_period(
+        return self.kubelet.profile.kill_grace_period(
             override_s, pod.termination_grace_period_s, terminating
         )
 
@@ -302,7 +302,7 @@ class EvictionLoop:
         ``disruption_message`` when given. 1.18's syncPod writes the status, then kills;
         later releases write it when the containers have stopped (mergePodStatus). The
         status manager sends it (killPodNow -> SetPodStatus), at once or after a heal."""
-        if self.sim.config.profile.terminal_status_after_containers_stop:
+        if self.kubelet.profile.terminal_status_after_containers_stop:
             self._kill_status()[pod.key] = (reason, message, disruption_message)
         else:
             self._set_failed(pod, now, reason, message, disruption_message)

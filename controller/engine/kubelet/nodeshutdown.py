@@ -108,7 +108,7 @@ class ShutdownManager:
     def active(self) -> bool:
         """NewManager returns the real manager: the release has the feature and the
         configuration asks for a grace period."""
-        return self.sim.config.profile.graceful_node_shutdown and bool(
+        return self.kubelet.profile.graceful_node_shutdown and bool(
             shutdown_groups(self.kubelet.cfg)
         )
 
