@@ -81,12 +81,14 @@ class CompareForm(forms.Form):
     def clean(self):  # type: ignore[no-untyped-def]
         import yaml
 
+        from .engine import safe_yaml
+
         data = super().clean()
         for side in ("left", "right"):
             text = data.get(f"{side}_changes") or ""
             try:
-                value = yaml.safe_load(text) if text.strip() else {}
-            except yaml.YAMLError as exc:
+                value = safe_yaml.load(text) if text.strip() else {}
+            except (yaml.YAMLError, safe_yaml.YamlLimitError) as exc:
                 raise forms.ValidationError(f"{side}: not YAML ({exc})") from None
             if not isinstance(value, dict):
                 raise forms.ValidationError(f"{side}: the changes must be a YAML mapping")
