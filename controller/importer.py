@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from .engine import safe_yaml
 from .engine.config import ControllerManagerConfig, KubeletConfig
 from .engine.manifests import validate_manifest
 from .engine.objects import PRIORITY_CLASSES
@@ -169,11 +170,10 @@ def read_documents(text: str) -> list[Any]:
     if stripped.startswith("{") or stripped.startswith("["):
         try:
             return [json.loads(text)]
-        except ValueError:
+        except (ValueError, RecursionError):
             pass  # YAML in flow style, or broken JSON: YAML says where
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        return safe_yaml.load_all(text, max_bytes=0, error=ScenarioError)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -10,9 +10,9 @@ from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
-from . import limits, timeline_store
+from . import limits
 from .engine.scenario import ScenarioError
-from .engine.versions import CURRENT_VERSION
+from .engine.versions import NEWEST_VERSION
 from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
@@ -91,7 +91,7 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
             "lessons": catalog.builtin_lessons(),
             "demo_lesson_room": Room.objects.filter(slug="demo-lesson").first(),
             "demo_lesson_id": catalog.DEMO_LESSON,
-            "current_version": CURRENT_VERSION,
+            "newest_version": NEWEST_VERSION,
             **context,
         },
     )
@@ -256,18 +256,7 @@ def room_what_if(request: HttpRequest, slug: str) -> JsonResponse:
     nodes = request.POST.getlist("nodes")
     try:
         at_s = float(request.POST.get("at", "60"))
-        choices = whatif.what_if_choices(room)
-        if zone and zone not in choices["zones"]:
-            raise errors.ActionError(f'zone: unknown zone "{zone}"')
-        unknown = [n for n in nodes if n not in choices["nodes"]]
-        if unknown:
-            raise errors.ActionError(f'nodes: unknown node "{unknown[0]}"')
-        if not zone and not nodes:
-            raise errors.ActionError("pick a zone or at least one node to fail")
-        if not 0 <= at_s < whatif.WHAT_IF_DURATION_S:
-            raise errors.ActionError(
-                f"at: must be between 0 and {whatif.WHAT_IF_DURATION_S} seconds"
-            )
+        whatif.what_if_check(room, zone, nodes, at_s)
     except ValueError as exc:  # ActionError too
         return JsonResponse({"error": str(exc)}, status=400)
     from .tasks import what_if_task
@@ -298,10 +287,7 @@ def room_events(request: HttpRequest, slug: str) -> JsonResponse:
         since = int(request.GET.get("since", "-1"))
     except ValueError:
         raise Http404 from None
-    rows = timeline_store.after(room, since, limit=5000)
-    return JsonResponse(
-        {"events": [{"idx": i, "t": t / 1000, "type": typ, **data} for i, t, typ, data in rows]}
-    )
+    return JsonResponse({"events": reading.room_events(room, since)})
 
 
 @require_GET

@@ -169,7 +169,15 @@ class Simulation:
         )
         admission.taint_node_on_create(node, self.config.api_server, now)
         res.allocatable = node_allocatable(spec.kubelet, res.capacity)
-        kubelet = Kubelet(self, node, spec.kubelet, spec.kubelet_offset_ms, spec.kubelet_mode)
+        kubelet = Kubelet(
+            self,
+            node,
+            spec.kubelet,
+            spec.kubelet_offset_ms,
+            spec.kubelet_mode,
+            # (getattr: a NodeSpec pickled in a snapshot before kubeletVersion existed)
+            getattr(spec, "kubelet_profile", None),
+        )
         self.kubelets[node.name] = kubelet
         self.cluster.add_node(node, now)
         for t in node.taints:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -14,14 +13,13 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from .. import limits
 from ..lessons import classroom, definition, messages
+from ..locks import redis_client
 from ..models import Room
 from ..rooms import actions, broadcast, controls, errors
-from . import deltas
+from . import deltas, presence
 from .roles import is_operator
 
 log = logging.getLogger(__name__)
-
-PRESENCE_TTL = 3600
 
 
 class RoomConsumer(AsyncJsonWebsocketConsumer):
@@ -84,8 +82,6 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await super().receive(text_data=text_data, bytes_data=bytes_data)
 
     def _count_message(self) -> None:
-        from ..tasks import redis_client
-
         client = self.scope.get("client") or [None]
         limits.check_rate(client[0] or self.channel_name, redis_client())
 
@@ -197,22 +193,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _presence_update(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
-        from ..tasks import WATCHED_TTL, presence_key, redis_client, watched_key
-
-        key = presence_key(self.room.pk)
-        client = redis_client()
-        client.set(watched_key(self.room.pk), repr(time.time()), ex=WATCHED_TTL)
-        if joining:
-            role = "operator" if self.operator else "viewer"
-            client.hset(
-                key, self.channel_name, json.dumps({"name": self.display_name, "role": role})
-            )
-            client.expire(key, PRESENCE_TTL)
-        else:
-            client.hdel(key, self.channel_name)
-        viewers = sorted(
-            (json.loads(v) for v in client.hvals(key)), key=lambda v: (v["role"], v["name"])
-        )
+        role = "operator" if self.operator else "viewer"
+        who = {"name": self.display_name, "role": role} if joining else None
+        viewers = presence.update(self.room.pk, self.channel_name, who)
         async_to_sync(self.channel_layer.group_send)(
             self.group, {"type": "presence.message", "viewers": viewers}
         )

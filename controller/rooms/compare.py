@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from .. import limits
+from ..engine import safe_yaml
 from ..engine.scenario import (
-    FAST_LOADER,
     Scenario,
     ScenarioError,
     _json_documents,
@@ -23,6 +23,7 @@ from ..models import (
     LessonState,
     Room,
 )
+from . import build
 from .create import _create_with_unique_slug, _leading_comments, room_prepare
 from .errors import ActionError, _check_speed, refuse_unstorable
 
@@ -41,7 +42,7 @@ def with_changes(text: str, changes: dict[str, Any], side: str) -> str:
     # A JSON scenario (a generated big one often is) is read and written as JSON: ten times
     # faster than YAML both ways (a 300-node, 9,000-pod comparison: 0.1 s instead of 1.6 s).
     as_json = _json_documents(text)
-    docs = as_json or [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+    docs = as_json or safe_yaml.load_all(text)
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is None:
         raise ActionError("the scenario has no Scenario document")
@@ -101,11 +102,12 @@ def comparison_create(
         base = name or load_scenario(scenario_yaml).name
     except ScenarioError as exc:
         raise ActionError(f"left: {exc}") from None
-    from . import build  # build.py builds rooms with this module: imported when used
-
-    return build.comparison_start(
-        base, list(zip(sides, texts, strict=True)), owner, speed, creator, inline_max
-    )
+    with transaction.atomic():
+        comparison, scenarios = comparison_rooms(
+            base, list(zip(sides, texts, strict=True)), owner, speed, creator
+        )
+        build.comparison_start(comparison, scenarios, inline_max)
+    return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)
 
 
 def comparison_rooms(

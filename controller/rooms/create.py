@@ -12,20 +12,19 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from .. import limits
+from ..engine import safe_yaml
 from ..engine.scenario import (
-    FAST_LOADER,
     Scenario,
     load_scenario,
 )
 from ..engine.versions import profile_for
 from ..lessons import progress
-from ..live.deltas import bounded
 from ..models import (
     ClusterParameters,
     Room,
 )
 from .actions import _scenario_kubelet
-from .broadcast import _broadcast_after_commit
+from .broadcast import _broadcast_after_commit, bounded
 from .errors import ActionError, _check_speed, _refuse_nul_in_scenario, refuse_unstorable
 from .runtime import _CACHE, Runtime, _new_sim, _snapshot
 from .tick import FIRST_DELTA_MAX, _persist
@@ -171,8 +170,8 @@ def with_kubernetes_version(text: str, version: str) -> str:
     to watch for") is kept. Refused with the path when the release is not simulated."""
     profile_for(version, "kubernetesVersion")
     try:
-        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
-    except yaml.YAMLError:
+        docs = safe_yaml.load_all(text)
+    except (yaml.YAMLError, safe_yaml.YamlLimitError):
         return text  # load_scenario reports it with its position
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is None or not isinstance(root.get("spec", {}), dict):

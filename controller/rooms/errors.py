@@ -10,8 +10,8 @@ from typing import Any
 
 import yaml
 
+from ..engine import safe_yaml
 from ..engine.scenario import (
-    FAST_LOADER,
     ScenarioError,
 )
 from ..limits import LimitError
@@ -75,8 +75,8 @@ def _refuse_nul_in_scenario(text: str) -> None:
     if not _YAML_NUL_ESCAPES.search(text):
         return
     try:
-        docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
-    except yaml.YAMLError:
+        docs = safe_yaml.load_all(text)
+    except (yaml.YAMLError, safe_yaml.YamlLimitError):
         return  # load_scenario reports it with its position
     root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
     if root is not None:

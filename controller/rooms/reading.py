@@ -17,9 +17,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from .. import timeline_store
-from ..engine.scenario import (
-    FAST_LOADER,
-)
+from ..engine import safe_yaml
 from ..engine.versions import profile_for
 from ..lessons import messages
 from ..models import (
@@ -148,6 +146,13 @@ def room_timeline(room: Room) -> list[dict[str, Any]]:
     return [{"t": t, "type": typ, **data} for _idx, t, typ, data in timeline_store.after(room)]
 
 
+def room_events(room: Room, since: int = -1, limit: int = 5000) -> list[dict[str, Any]]:
+    """The timeline after event ``since`` (at most ``limit``; ``t`` in seconds, each with its
+    index), for clients catching up."""
+    rows = timeline_store.after(room, since, limit=limit)
+    return [{"idx": i, "t": t / 1000, "type": typ, **data} for i, t, typ, data in rows]
+
+
 def room_manifests(room: Room) -> str:
     """The room's cluster now: the scenario (nodes, settings with the parameter changes
     applied so far), workloads and pods, which ``import_cluster`` reads back into the same
@@ -156,7 +161,7 @@ def room_manifests(room: Room) -> str:
 
     # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
     sim, _snapshot_due = _restore(room)
-    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     # The settings as they are now: the parameter changes applied so far, in order.
     spec = root.setdefault("spec", {})
@@ -174,7 +179,7 @@ def room_manifests(room: Room) -> str:
 def room_export(room: Room) -> str:
     """The scenario plus the applied action log as one YAML that ``simulate`` replays."""
     # The room's own copy (validated at creation), so it is changed freely.
-    docs = [d for d in yaml.load_all(room.scenario_yaml, Loader=FAST_LOADER) if d is not None]
+    docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     spec = root.setdefault("spec", {})
     # Say the release even when the scenario did not (it ran as 1.18 then).

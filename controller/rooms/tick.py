@@ -21,14 +21,13 @@ from ..engine.series import points_since
 from ..engine.simulation import ActionFailed, Simulation
 from ..engine.state import node_state, parameters_view, pod_state, zone_states
 from ..lessons import progress
-from ..live.deltas import bounded
 from ..models import (
     Action,
     ObjectView,
     Room,
     SeriesPoint,
 )
-from .broadcast import _broadcast_after_commit
+from .broadcast import _broadcast_after_commit, bounded
 from .clock import _clock_message, _now_target
 from .runtime import (
     _CACHE,

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from .. import safe_yaml
 from .build import (
     parse_scenario,
 )
@@ -50,9 +51,8 @@ def load_scenario(text: str) -> Scenario:
         )
     docs = _json_documents(text)
     if docs is None:
-        _check_nesting(text)
         try:
-            docs = [d for d in yaml.load_all(text, Loader=FAST_LOADER) if d is not None]
+            docs = safe_yaml.load_all(text, **_YAML_LIMITS)
         except yaml.YAMLError:
             docs = _slow_parse_for_the_error(text)
     if not docs:
@@ -69,12 +69,17 @@ def load_scenario(text: str) -> Scenario:
 # same YAML 1.1 safe schema); the pure-Python loader's error messages name the offending
 # character, so a document libyaml refuses is parsed again by it (for the message, or for the
 # documents should it accept what libyaml did not).
-FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+FAST_LOADER = safe_yaml.FAST_LOADER
+# Before anything is built: size (checked above with the scenario's own message), nesting (the
+# composers recurse per level: a few hundred KB of ``[`` would crash the process), aliases
+# (safe_yaml: an alias bomb), and duplicate mapping keys (the last would silently win; the API
+# server's strict decoding refuses them).
+_YAML_LIMITS: dict[str, Any] = {"max_bytes": 0, "unique_keys": True, "error": ScenarioError}
 
 
 def _slow_parse_for_the_error(text: str) -> list[Any]:
     try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
+        return safe_yaml.load_all(text, loader=yaml.SafeLoader, **_YAML_LIMITS)
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow (binary, NUL)
         line = text.count("\n", 0, exc.position) + 1
         raise ScenarioError(
@@ -136,65 +141,7 @@ def _json_documents(text: str) -> list[Any] | None:
     return [doc]
 
 
-MAX_NESTING = 64  # a scenario needs about 10 levels; libyaml's composer recurses in C
-
-
-def _check_nesting(text: str) -> None:
-    """Before building the documents, from the parser's events (which do not recurse): refuse
-    nesting deeper than MAX_NESTING (libyaml's composer, and the pure-Python one, recurse per
-    level: a few hundred KB of ``[`` would crash the process) and duplicate mapping keys (the
-    last would silently win; the API server's strict decoding refuses them)."""
-    # One frame per open collection: [is mapping, next scalar is a key, keys seen, path].
-    stack: list[list[Any]] = []
-    try:
-        for event in yaml.parse(text, Loader=FAST_LOADER):
-            if isinstance(event, yaml.DocumentStartEvent):
-                stack = []
-            elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
-                path = _child_path(stack)
-                if len(stack) >= MAX_NESTING:
-                    line = event.start_mark.line + 1
-                    raise ScenarioError(
-                        "", f"nested deeper than {MAX_NESTING} levels at line {line}"
-                    )
-                stack.append([isinstance(event, yaml.MappingStartEvent), True, set(), path, 0])
-            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
-                stack.pop()
-                _after_node(stack)
-            elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
-                top = stack[-1] if stack else None
-                if top is not None and top[0] and top[1] and isinstance(event, yaml.ScalarEvent):
-                    if event.value in top[2]:
-                        where = f"{top[3]}.{event.value}" if top[3] else event.value
-                        line = event.start_mark.line + 1
-                        raise ScenarioError(where, f"duplicate key (again at line {line})")
-                    top[2].add(event.value)
-                    top[4] = event.value
-                _after_node(stack)
-    except yaml.YAMLError:
-        return  # malformed: loading it reports where
-
-
-def _child_path(stack: list[list[Any]]) -> str:
-    if not stack:
-        return ""
-    is_map, _key_next, _seen, path, last = stack[-1]
-    part = f"{last}" if is_map else f"[{last}]"
-    if is_map:
-        return f"{path}.{part}" if path else part
-    return f"{path}{part}"
-
-
-def _after_node(stack: list[list[Any]]) -> None:
-    """A node ended inside the top collection: a mapping alternates key and value, a
-    sequence counts items."""
-    if not stack:
-        return
-    top = stack[-1]
-    if top[0]:
-        top[1] = not top[1]
-    else:
-        top[4] += 1
+MAX_NESTING = safe_yaml.MAX_DEPTH
 
 
 def check_nesting(value: Any, path: str) -> None:

@@ -43,7 +43,7 @@ def create_demo_lesson() -> Room:
     )
     at_ms = first.checkpoint.when_at_ms if first is not None and first.checkpoint else None
     if at_ms is not None:
-        from controller.tasks import RoomLock
+        from controller.locks import RoomLock
 
         with RoomLock(room.pk) as got:
             if got:  # else a worker already ticks it: the clock stops there anyway

@@ -53,6 +53,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controller.bench import ZONES, bare_pods
+from controller.engine import safe_yaml
 
 REPO = Path(settings.BASE_DIR)
 ARTIFACTS = REPO / "test-artifacts"
@@ -511,7 +512,7 @@ class Command(BaseCommand):
 
         if opts["internal"] == "create":
             text = Path(opts["scenario_file"]).read_text()
-            name = yaml.safe_load(text)["metadata"]["name"]
+            name = safe_yaml.load(text)["metadata"]["name"]
             # One transaction, so that the worker never sees the room running: room_create
             # anchors the clock before it builds the engine, and a big room's first tick would
             # jump the build time x speed (past the first faults). Re-anchored at 0 s, as
