@@ -13,15 +13,19 @@ from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
-from . import build, deltas, lessons, limits, services, timeline_store
+from . import limits
 from .engine.scenario import ScenarioError
-from .engine.versions import CURRENT_VERSION
+from .engine.versions import NEWEST_VERSION
 from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
 from .importer import import_report_of, is_imported
+from .lessons import classroom, holding
+from .lessons.definition import LessonError
+from .live import deltas
+from .live.roles import is_operator
 from .models import Comparison, Room
-from .roles import is_operator
+from .rooms import build, catalog, compare, errors, imports, reading, whatif
 
 
 @require_GET
@@ -50,7 +54,7 @@ def index(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and "imp-speed" in request.POST:
         return import_create(request)
     if request.method == "GET" and "solo" in request.GET:
-        return _solo_start(request, request.GET.get("solo") or services.DEMO_LESSON)
+        return _solo_start(request, request.GET.get("solo") or catalog.DEMO_LESSON)
     form = RoomCreateForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
@@ -58,7 +62,7 @@ def index(request: HttpRequest) -> HttpResponse:
         if data.get("upload"):
             text = data["upload"].read().decode("utf-8", errors="replace")
         else:
-            chosen = next(s for s in services.builtin_scenarios() if s["id"] == data["scenario"])
+            chosen = next(s for s in catalog.builtin_scenarios() if s["id"] == data["scenario"])
             text = chosen["yaml"]
         try:
             with transaction.atomic():
@@ -71,8 +75,8 @@ def index(request: HttpRequest) -> HttpResponse:
                     creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
                 )
                 if data.get("solo"):
-                    lessons.make_solo(room)
-        except (ScenarioError, lessons.LessonError, *services.REFUSALS) as exc:
+                    classroom.make_solo(room)
+        except (ScenarioError, LessonError, *errors.REFUSALS) as exc:
             error = str(exc)
         else:
             tokens = request.session.get("operator_tokens", {})
@@ -86,7 +90,7 @@ def _solo_start(request: HttpRequest, lesson_id: str) -> HttpResponse:
     """``/?solo`` (the demo lesson) or ``/?solo=<lesson>``: a page that starts the learner's
     own room of that lesson (a POST, sent by the page itself: a link fetched by a preview or
     a crawler creates nothing)."""
-    found = next((s for s in services.builtin_lessons() if s["id"] == lesson_id), None)
+    found = next((s for s in catalog.builtin_lessons() if s["id"] == lesson_id), None)
     if found is None:
         return _index(request, error=f'solo: no built-in lesson "{lesson_id}"')
     return render(request, "controller/solo.html", {"lesson": found})
@@ -104,11 +108,11 @@ def _index(request: HttpRequest, **context: object) -> HttpResponse:
             "compare_form": CompareForm(prefix="cmp"),
             "import_form": ImportClusterForm(prefix="imp"),
             "comparisons": Comparison.objects.all()[:20],
-            "scenarios": services.builtin_scenarios(),
-            "lessons": services.builtin_lessons(),
+            "scenarios": catalog.builtin_scenarios(),
+            "lessons": catalog.builtin_lessons(),
             "demo_lesson_room": Room.objects.filter(slug="demo-lesson").first(),
-            "demo_lesson_id": services.DEMO_LESSON,
-            "current_version": CURRENT_VERSION,
+            "demo_lesson_id": catalog.DEMO_LESSON,
+            "newest_version": NEWEST_VERSION,
             **context,
         },
     )
@@ -131,7 +135,7 @@ def import_create(request: HttpRequest) -> HttpResponse:
         }
         try:
             if "preview" in request.POST:
-                preview, report = services.import_preview(data["text"], **options)
+                preview, report = imports.import_preview(data["text"], **options)
             else:
                 room = build.import_start(
                     data.get("name") or "",
@@ -141,7 +145,7 @@ def import_create(request: HttpRequest) -> HttpResponse:
                     data["speed"],
                     creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
                 )
-        except (ScenarioError, *services.REFUSALS) as exc:
+        except (ScenarioError, *errors.REFUSALS) as exc:
             error = str(exc)
         else:
             if preview is None:
@@ -185,11 +189,11 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "room": room,
             # A lesson's notes say what happens when: not for whoever answers its questions.
             "about": ""
-            if lessons.keeps_secrets(room, operator)
-            else services.scenario_about(room.scenario_yaml),
+            if holding.keeps_secrets(room, operator)
+            else catalog.scenario_about(room.scenario_yaml),
             "import_report": import_report_of(room.scenario_yaml),
             # For an imported cluster (reading the zones parses the scenario: not for every room).
-            "what_if": services.what_if_choices(room) if operator and imported else None,
+            "what_if": whatif.what_if_choices(room) if operator and imported else None,
             "operator": operator,
             "token": token if operator else "",
             "viewer_url": viewer_url,
@@ -226,9 +230,9 @@ def room_export(request: HttpRequest, slug: str) -> HttpResponse:
     room = get_object_or_404(Room, slug=slug)
     if (refused := _not_imported_yet(room)) is not None:
         return refused
-    secret = lessons.keeps_secrets(room, _operator(request, room))
+    secret = holding.keeps_secrets(room, _operator(request, room))
     response = HttpResponse(
-        services.room_export(room, without_answers=secret), content_type="application/yaml"
+        reading.room_export(room, without_answers=secret), content_type="application/yaml"
     )
     response["Content-Disposition"] = f'attachment; filename="{room.slug}.yaml"'
     return response
@@ -242,13 +246,8 @@ def _operator(request: HttpRequest, room: Room) -> bool:
 
 
 def _timeline(request: HttpRequest, room: Room) -> list[dict[str, object]]:
-    """The room's timeline for this audience: while a lesson's question is open, without the
-    events that answer it (lessons.current_hold)."""
-    events = services.room_timeline(room)
-    hold = lessons.current_hold(room, _operator(request, room))
-    if hold is None:
-        return events
-    return [e for e in events if hold.keeps({**e, "t": e["t"] / 1000})]
+    """The room's timeline for this audience (holding.timeline_for)."""
+    return holding.timeline_for(room, _operator(request, room), reading.room_timeline(room))
 
 
 def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
@@ -280,9 +279,10 @@ def room_manifests(request: HttpRequest, slug: str) -> HttpResponse:
     room = get_object_or_404(Room, slug=slug)
     if (refused := _not_imported_yet(room)) is not None:
         return refused
-    secret = lessons.keeps_secrets(room, _operator(request, room))
     return _attachment(
-        services.room_manifests(room, without_answers=secret),
+        reading.room_manifests(
+            room, without_answers=holding.keeps_secrets(room, _operator(request, room))
+        ),
         "application/yaml",
         f"{room.slug}-manifests.yaml",
     )
@@ -299,18 +299,7 @@ def room_what_if(request: HttpRequest, slug: str) -> JsonResponse:
     nodes = request.POST.getlist("nodes")
     try:
         at_s = float(request.POST.get("at", "60"))
-        choices = services.what_if_choices(room)
-        if zone and zone not in choices["zones"]:
-            raise services.ActionError(f'zone: unknown zone "{zone}"')
-        unknown = [n for n in nodes if n not in choices["nodes"]]
-        if unknown:
-            raise services.ActionError(f'nodes: unknown node "{unknown[0]}"')
-        if not zone and not nodes:
-            raise services.ActionError("pick a zone or at least one node to fail")
-        if not 0 <= at_s < services.WHAT_IF_DURATION_S:
-            raise services.ActionError(
-                f"at: must be between 0 and {services.WHAT_IF_DURATION_S} seconds"
-            )
+        whatif.what_if_check(room, zone, nodes, at_s)
     except ValueError as exc:  # ActionError too
         return JsonResponse({"error": str(exc)}, status=400)
     from .tasks import what_if_task
@@ -341,12 +330,9 @@ def room_events(request: HttpRequest, slug: str) -> JsonResponse:
         since = int(request.GET.get("since", "-1"))
     except ValueError:
         raise Http404 from None
-    rows = timeline_store.after(room, since, limit=5000)
-    events = [{"idx": i, "t": t / 1000, "type": typ, **data} for i, t, typ, data in rows]
-    hold = lessons.current_hold(room, _operator(request, room))
-    if hold is not None:
-        events = hold.events(events)
-    return JsonResponse({"events": events})
+    events = reading.room_events(room, since)
+    hold = holding.current_hold(room, _operator(request, room))
+    return JsonResponse({"events": events if hold is None else hold.events(events)})
 
 
 @require_GET
@@ -356,7 +342,7 @@ def room_snapshot(request: HttpRequest, slug: str) -> HttpResponse:
     resync after a tick too large to broadcast; built once per room version."""
     room = get_object_or_404(Room, slug=slug)
     body = deltas.snapshot_bytes(room)
-    hold = lessons.current_hold(room, _operator(request, room))
+    hold = holding.current_hold(room, _operator(request, room))
     if hold is not None:  # a lesson room (small): decoded, held, encoded again
         body = json.dumps(hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
     return HttpResponse(body, content_type="application/json")
@@ -366,7 +352,7 @@ def room_snapshot(request: HttpRequest, slug: str) -> HttpResponse:
 def room_series(request: HttpRequest, slug: str) -> JsonResponse:
     """The room's charts from t=0 (anyone who may watch the room may read them)."""
     room = get_object_or_404(Room, slug=slug)
-    return JsonResponse(services.room_series(room))
+    return JsonResponse(reading.room_series(room))
 
 
 def compare_create(request: HttpRequest) -> HttpResponse:
@@ -375,9 +361,9 @@ def compare_create(request: HttpRequest) -> HttpResponse:
     error = None
     if form.is_valid():
         data = form.cleaned_data
-        chosen = next(s for s in services.builtin_scenarios() if s["id"] == data["scenario"])
+        chosen = next(s for s in catalog.builtin_scenarios() if s["id"] == data["scenario"])
         try:
-            comparison = services.comparison_create(
+            comparison = compare.comparison_create(
                 "",
                 chosen["yaml"],
                 [
@@ -388,7 +374,7 @@ def compare_create(request: HttpRequest) -> HttpResponse:
                 data["speed"],
                 creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
             )
-        except (ScenarioError, *services.REFUSALS) as exc:
+        except (ScenarioError, *errors.REFUSALS) as exc:
             error = str(exc)
         else:
             token = comparison.left.operator_token
@@ -425,7 +411,7 @@ def compare_page(request: HttpRequest, slug: str) -> HttpResponse:
         "controller/compare.html",
         {
             "comparison": comparison,
-            "about": services.scenario_about(left.scenario_yaml),
+            "about": catalog.scenario_about(left.scenario_yaml),
             "operator": operator,
             "token": token if operator else "",
             "viewer_url": request.build_absolute_uri(reverse("compare", args=[slug])),

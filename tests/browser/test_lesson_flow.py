@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from controller import lessons, services
+from controller.lessons import classroom
 from controller.models import LessonState, Room
+from controller.rooms import controls, create
+from controller.rooms import tick as rooms_tick
 
 from .conftest import ARTIFACTS
 
@@ -67,10 +69,10 @@ CASES = [
 
 def _set(room: Room, state: str) -> None:
     """The room at 70 s, paused, the lesson in ``state``."""
-    services.room_control(room.pk, "pause", None, "test")
+    controls.room_control(room.pk, "pause", None, "test")
     r = Room.objects.get(pk=room.pk)
     if (r.sim_ms, r.sim_anchor_ms) != (70_000, 70_000):  # paused at a later anchor: not yet run
-        services.room_rewind(room.pk, 70, "test")  # a paused room stays paused
+        controls.room_rewind(room.pk, 70, "test")  # a paused room stays paused
     assert Room.objects.get(pk=room.pk).sim_ms == 70_000
     step, cp, revealed, _flow = STATES[state]
     LessonState.objects.filter(room=room).update(step=step, checkpoint=cp, revealed=revealed)
@@ -91,9 +93,9 @@ def _where(room: Room) -> tuple[int, str, bool, bool, int]:
 
 def test_every_key_and_button_at_every_state(live_stack, browser, monkeypatch) -> None:
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
-    room = services.room_create("flow", LESSON, None, 10.0)
+    room = create.room_create("flow", LESSON, None, 10.0)
     r = Room.objects.get(pk=room.pk)
-    services.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
+    rooms_tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
     assert (Room.objects.get(pk=room.pk).sim_ms, _where(room)[1]) == (70_000, "silent")
     page = browser.new_context(viewport={"width": 1920, "height": 1080}).new_page()
     url = f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}&present=1"
@@ -136,10 +138,10 @@ def test_looking_back_at_an_open_question_names_its_step(live_stack, browser, mo
     """Step 6/5 of issue #25: Previous on an open question showed the earlier step's title
     over the open question with nothing to tell them apart; Next then skipped it."""
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
-    room = services.room_create("flow-back", LESSON, None, 10.0)
+    room = create.room_create("flow-back", LESSON, None, 10.0)
     r = Room.objects.get(pk=room.pk)
-    services.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
-    lessons.prev_step(room.pk)
+    rooms_tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
+    classroom.prev_step(room.pk)
     pages = []
     for url, w in ((f"?token={room.operator_token}&present=1", 1920), ("", 1280)):
         page = browser.new_context(viewport={"width": w, "height": 1080}).new_page()

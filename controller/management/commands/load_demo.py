@@ -19,8 +19,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from controller import lessons, services
+from controller.lessons import definition
 from controller.models import Room
+from controller.rooms import catalog, controls, create, tick
 
 DEMO_SLUG = "demo"
 DEMO_LESSON_SLUG = "demo-lesson"
@@ -36,20 +37,20 @@ def create_demo_lesson() -> Room:
     room = Room.objects.filter(slug=DEMO_LESSON_SLUG).first()
     if room is not None:
         return room
-    text = (services.BUILTIN_DIR / f"{services.DEMO_LESSON}.yaml").read_text()
-    room = services.room_create(DEMO_LESSON_SLUG, text, None, 10.0)
-    lesson = lessons.lesson_of(room)
+    text = (catalog.BUILTIN_DIR / f"{catalog.DEMO_LESSON}.yaml").read_text()
+    room = create.room_create(DEMO_LESSON_SLUG, text, None, 10.0)
+    lesson = definition.lesson_of(room)
     first = next(
         (s for s in lesson.steps if s.checkpoint is not None) if lesson is not None else (),
         None,
     )
     at_ms = first.checkpoint.when_at_ms if first is not None and first.checkpoint else None
     if at_ms is not None:
-        from controller.tasks import RoomLock
+        from controller.locks import RoomLock
 
         with RoomLock(room.pk) as got:
             if got:  # else a worker already ticks it: the clock stops there anyway
-                services.room_advance(room.pk, extra_ms=at_ms)
+                tick.room_advance(room.pk, extra_ms=at_ms)
         room.refresh_from_db()
     return room
 
@@ -58,10 +59,10 @@ def restart_demo(room: Room) -> None:
     """The demo room back at 0 s, running (its "what to watch for" speaks of the first
     minutes: a room found at 40:00 has shown it all)."""
     if room.sim_ms > 0 and room.build_state == Room.LIVE:
-        services.room_rewind(room.pk, 0, "make run (load_demo)")
+        controls.room_rewind(room.pk, 0, "make run (load_demo)")
     room.refresh_from_db()
     if room.paused:
-        services.room_control(room.pk, "resume", None, "make run (load_demo)")
+        controls.room_control(room.pk, "resume", None, "make run (load_demo)")
 
 
 class Command(BaseCommand):
@@ -74,8 +75,8 @@ class Command(BaseCommand):
         self.stdout.write("new here? learn alone, at your own pace: /?solo")
         room = Room.objects.filter(slug=DEMO_SLUG).first()
         if room is None:
-            text = (services.BUILTIN_DIR / "00-demo.yaml").read_text()
-            room = services.room_create(DEMO_SLUG, text, None, 10.0)
+            text = (catalog.BUILTIN_DIR / "00-demo.yaml").read_text()
+            room = create.room_create(DEMO_SLUG, text, None, 10.0)
         else:
             restart_demo(room)
         self.stdout.write(f"demo room: {_room_url(room, operator=True)}")
