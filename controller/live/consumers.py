@@ -184,9 +184,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         released = False
         if message.get("type") == "lesson":
             # While a question is open, a page that answers it does not get what answers it
-            # (engine/holdback.py); once revealed it gets a fresh, whole snapshot.
+            # (engine/holdback.py): a fresh snapshot when the question opens and at its reveal.
             hold = messages.holds(message, self.operator)
-            released = getattr(self, "hold", None) is not None and hold is None
+            # Held from now, or no longer: the whole state again, as this page may have it (a
+            # row sent before the question holds its prediction until it changes).
+            released = (getattr(self, "hold", None) is None) != (hold is None)
             self.hold = hold
             message = messages.for_role(message, self.operator)
         elif getattr(self, "hold", None) is not None and message.get("type") in ("delta", "reset"):

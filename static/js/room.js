@@ -54,7 +54,8 @@ function resync(notice) {
   if (operator && notice.refused) showError(notice.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
   if (resyncBuffer) return;  // one fetch at a time; its snapshot is at least as new
   resyncBuffer = [];
-  fetch(`/rooms/${slug}/snapshot.json`)
+  // With the token: while a lesson's question is open, a viewer's snapshot is held back.
+  fetch(`/rooms/${slug}/snapshot.json${token ? `?token=${encodeURIComponent(token)}` : ""}`)
     .then((r) => { if (!r.ok) throw new Error(`snapshot.json: ${r.status}`); return r.json(); })
     .then((snap) => {
       const buffered = resyncBuffer; resyncBuffer = null;
@@ -75,7 +76,10 @@ function handle(m) {
     renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
     loadHistory();
-    renderWorkloads(); renderParams(); return;
+    renderWorkloads(); renderParams();
+    // The open "why" panel too: a lesson's question opening sends a held snapshot.
+    if (selected) showDetail(selected.kind, selected.key, true);
+    return;
   }
   if (m.type === "delta" || m.type === "reset") {
     const r = applyDelta(state, m);
@@ -179,6 +183,8 @@ function zoneColumn(zone) {
   return z;
 }
 
+const HELD = "rate: after the reveal";
+
 function renderZones() {
   // A zone whose last node was deleted leaves the list: drop its (empty) column.
   const listed = new Set(state.zones.map((z) => z.zone));
@@ -192,8 +198,9 @@ function renderZones() {
       h("button", { class: "fault", "data-fault": "ZoneRestore", "data-zone": z.zone, text: "restore" })) : null;
     col.head.replaceChildren(h("strong", { text: `zone ${z.zone || "(none)"}` }), " ",
       h("span", { class: `state s-${z.state}`, text: z.state }), " ",
-      h("span", { class: "muted", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
-    const bucket = z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
+      h("span", { class: "muted", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: z.qps === null ? HELD : `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
+    // A lesson's open question about the zone: its rate and tokens come with the reveal.
+    const bucket = z.qps === null ? h("span", { class: "bucket held", text: "tokens: after the reveal" }) : z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
       h("span", { class: "bucket-fill" }), h("span", { class: "bucket-text" })) : h("span", { class: "bucket stopped", text: "no tokens: evictions stopped" });
     col.queue.replaceChildren(bucket, " ",
       z.queue.length ? h("span", { class: "queue-list", title: z.queue.join(", "),
