@@ -50,7 +50,7 @@ from .engine.series import points_since
 from .engine.simulation import ActionFailed, Simulation
 from .engine.state import node_state, parameters_view, pod_state, zone_states
 from .engine.versions import Profile, profile_for
-from .importer import IMPORT_REPORT_HEADER
+from .kube_io.report import IMPORT_REPORT_HEADER
 from .limits import LimitError
 from .models import (
     Action,
@@ -412,7 +412,8 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
     pending = PendingImport.objects.get(room=room)
     options = pending.options or {}
     say(f"importing the cluster ({len(pending.text) / 1e6:.1f} MB of kubectl output)")
-    from .importer import dump_scenario, import_cluster
+    from .kube_io.importer import import_cluster
+    from .kube_io.report import dump_scenario
 
     mapping, report = import_cluster(
         pending.text,
@@ -1242,7 +1243,7 @@ def room_manifests(room: Room) -> str:
     """The room's cluster now: the scenario (nodes, settings with the parameter changes
     applied so far), workloads and pods, which ``import_cluster`` reads back into the same
     scenario."""
-    from .exports import cluster_manifests_yaml
+    from .kube_io.exports import cluster_manifests_yaml
 
     # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
     sim, _snapshot_due = _restore(room)
@@ -1510,7 +1511,7 @@ def import_scenario(
 ) -> tuple[str, list[dict[str, str]]]:
     """kubectl output (and component configuration) -> the scenario YAML a room is created
     from (its report as the leading comment) and the report (importer.import_cluster)."""
-    from .importer import dump_scenario
+    from .kube_io.report import dump_scenario
 
     scenario, report = _import(text, name, kubelet_config, controller_manager_config, flags)
     return dump_scenario(scenario, report), report
@@ -1537,7 +1538,7 @@ def _import(
     flags: str | None,
 ) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """importer.import_cluster with the form's fields (an unnamed cluster gets IMPORTED_NAME)."""
-    from .importer import import_cluster
+    from .kube_io.importer import import_cluster
 
     return import_cluster(
         text,

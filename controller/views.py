@@ -13,10 +13,10 @@ from django.views.decorators.http import require_GET, require_POST
 from . import build, deltas, limits, services, timeline_store
 from .engine.scenario import ScenarioError
 from .engine.versions import CURRENT_VERSION
-from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
-from .importer import import_report_of, is_imported
+from .kube_io.exports import timeline_csv, timeline_events_yaml
+from .kube_io.report import import_report_of, is_imported
 from .models import Comparison, Room
 from .roles import is_operator
 

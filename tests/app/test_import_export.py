@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from controller import services
-from controller.importer import import_cluster
+from controller.kube_io.importer import import_cluster
 from controller.models import Room
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl"
