@@ -20,7 +20,8 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from controller import bench_build, services  # noqa: E402
+from controller import services  # noqa: E402
+from controller.bench import build as bench_build  # noqa: E402
 from controller.models import Room  # noqa: E402
 
 call_command("migrate", verbosity=0, interactive=False)

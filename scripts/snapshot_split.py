@@ -27,7 +27,7 @@ def main(nodes: int, pods: int) -> dict:
     from django.db import transaction
 
     from controller import services
-    from controller.bench_build import big_room_text
+    from controller.bench.build import big_room_text
     from controller.build import gc_paused
     from controller.engine.scenario import load_scenario
     from controller.engine.simulation import Simulation

@@ -14,7 +14,7 @@ import pytest
 from django.utils.html import escape
 
 from controller import build, services
-from controller.bench_import import big_kubectl_list
+from controller.bench.kubectl_list import big_kubectl_list
 from controller.engine.scenario import ScenarioError, load_scenario
 from controller.engine.simulation import Simulation
 from controller.kube_io.importer import import_cluster

@@ -52,7 +52,7 @@ import yaml
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controller.bench import ZONES, bare_pods
+from controller.bench.scenarios import ZONES, bare_pods
 
 REPO = Path(settings.BASE_DIR)
 ARTIFACTS = REPO / "test-artifacts"
@@ -131,7 +131,7 @@ SAMPLE_JS = """
 
 # -- the scenario ----------------------------------------------------------------------------
 def bench_scenario(nodes: int, pods_per_node: int, replicas: int) -> dict[str, Any]:
-    """N nodes over three zones (as controller.bench.live_bench), ``pods_per_node`` bare pods
+    """N nodes over three zones (as controller.bench.live.live_bench), ``pods_per_node`` bare pods
     bound to each, and a Deployment whose pods tolerate unreachable for 30 s (evicted and
     rescheduled within the run). a-1's kubelet stops at 60 s; zone-b goes dark at 240 s
     (a third of the nodes turn Unknown at once, then are tainted at the zone's rate)."""
@@ -515,7 +515,7 @@ class Command(BaseCommand):
             # One transaction, so that the worker never sees the room running: room_create
             # anchors the clock before it builds the engine, and a big room's first tick would
             # jump the build time x speed (past the first faults). Re-anchored at 0 s, as
-            # controller.bench.live_bench does, and paused until the page is up.
+            # controller.bench.live.live_bench does, and paused until the page is up.
             with transaction.atomic():
                 room = services.room_create(name, text, None, opts["speed"])
                 Room.objects.filter(pk=room.pk).update(wall_anchor=timezone.now(), sim_anchor_ms=0)
