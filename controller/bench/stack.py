@@ -7,6 +7,11 @@ import os
 from typing import Any
 
 
+class BenchError(RuntimeError):
+    """A benchmark cannot run (a missing program, a process that does not come up); the
+    management commands show its message."""
+
+
 def check_stack() -> None:
     """The process rows need Redis (REDIS_URL) and no other worker on it (its ticks would
     be counted as ours); raises RuntimeError naming what is wrong."""
