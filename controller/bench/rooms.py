@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from .scenarios import live_scenario
-from .stack import check_stack, forget_workers, stack_env, wait_workers
+from .stack import Stack, check_stack, stack_env
 from .stats import load_average, percentile
 
 
@@ -38,7 +38,7 @@ def rooms_bench(
 
     from .. import services
     from ..models import Room
-    from .procs import Beat, CeleryWorker, cpu_seconds
+    from .procs import cpu_seconds
 
     check_stack()
     logs = Path(log_dir or tempfile.mkdtemp(prefix="bench-rooms-"))
@@ -54,13 +54,9 @@ def rooms_bench(
     create_s = time.perf_counter() - t0
     # Nobody watches these rooms: idle pausing (PLAYGROUND_IDLE_PAUSE_SECONDS) is off here.
     env = {**(env or stack_env()), "PLAYGROUND_IDLE_PAUSE_SECONDS": "0"}
-    procs = [CeleryWorker(env, logs / f"worker{i}.log") for i in range(workers)]
-    beat = Beat(env, logs / "beat.log")
-    try:
-        for p in procs:
-            p.start()
-        wait_workers(workers)
-        beat.start()
+    with Stack(env, logs, workers=workers, beat=True) as stack:
+        procs, beat = stack.workers, stack.beat
+        assert beat is not None
         for pk in ids:
             services.room_control(pk, "resume", None, "bench")
         # Warm-up: every room's engine built on its owner and the room within two beats of
@@ -88,11 +84,6 @@ def rooms_bench(
         end = timezone.now().timestamp()
         cpu1 = [cpu_seconds(p.pid) for p in procs if p.pid]
         beat_cpu = (cpu_seconds(beat.pid) if beat.pid else 0.0) - beat_cpu0
-    finally:
-        beat.kill()
-        for p in procs:
-            p.kill()
-        forget_workers(procs)
     stats = {pk: Room.objects.get(pk=pk).sim_ms for pk in ids}
     Room.objects.filter(pk__in=ids).delete()
     worker_cpu = sum(cpu1) - sum(cpu0)

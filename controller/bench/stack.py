@@ -1,15 +1,16 @@
-"""The stack the process rows run on: Redis (REDIS_URL) with no other worker, the started
-processes' environment, and our workers' heartbeats."""
+"""The stack a benchmark runs on: its own processes (``Stack``: a private redis-server,
+Daphne, Celery workers, beat), Redis (REDIS_URL) with no other worker, the started processes'
+environment, and our workers' heartbeats."""
 
 from __future__ import annotations
 
 import os
+import signal
+from pathlib import Path
+from types import TracebackType
 from typing import Any
 
-
-class BenchError(RuntimeError):
-    """A benchmark cannot run (a missing program, a process that does not come up); the
-    management commands show its message."""
+from .procs import Beat, CeleryWorker, Daphne, Proc, RedisServer
 
 
 def check_stack() -> None:
@@ -71,3 +72,116 @@ def wait_workers(count: int, timeout: float = 30.0) -> list[str]:
             return live
         time.sleep(0.2)
     raise RuntimeError(f"{count} workers did not announce themselves within {timeout} s")
+
+
+class Stack:
+    """A benchmark's own processes, started in this order and stopped in the reverse: a
+    private redis-server (``redis``: its binary; the stack's ``env`` then has its REDIS_URL),
+    ``webs`` Daphne processes, ``workers`` Celery workers and, with ``beat``, beat. Logs: one
+    each in ``logs`` (``daphne0.log``, ``worker.log``, ``beat.log``...), or all in ``log``.
+
+    The rows' way (default): Daphne is ready when /healthz answers, the workers when they
+    answer a ping and announce themselves; at the end they are killed (SIGKILL: no goodbye)
+    and their heartbeats dropped. ``detached`` (pagebench's way: its own process does not
+    share the stack's Redis, and reads the stack's log): every process in a session of its
+    own (a Ctrl-C reaches the caller only), Daphne ready when its port listens (no request of
+    ours in its log), the workers not awaited, everything stopped with SIGTERM (SIGKILL after
+    15 s). redis-server is always stopped last, with SIGTERM (the workers' shutdown still
+    talks to Redis).
+
+    ``with Stack(...) as stack:`` starts it and stops it, also when a process does not come
+    up; ``start_redis`` and ``start_app`` start it in two steps (pagebench migrates between)."""
+
+    def __init__(
+        self,
+        env: dict[str, str],
+        logs: Path,
+        *,
+        redis: str | None = None,
+        webs: int = 0,
+        workers: int = 0,
+        beat: bool = False,
+        log: Path | None = None,
+        detached: bool = False,
+        web_timeout: float = 60.0,
+    ) -> None:
+        self.env = dict(env)
+        self.detached = detached
+        self.web_timeout = web_timeout
+        self.redis: RedisServer | None = None
+        if redis is not None:
+            self.redis = RedisServer(redis, logs, self.env, session=detached)
+            self.env["REDIS_URL"] = self.redis.url
+
+        def label(kind: str, i: int, count: int) -> str:
+            return kind if count == 1 else f"{kind}{i}"
+
+        def log_of(name: str) -> Path:
+            return log or logs / f"{name}.log"
+
+        self.labels: dict[str, Proc] = {}
+        self.webs: list[Daphne] = []
+        for i in range(webs):
+            name = label("daphne", i, webs)
+            self.webs.append(Daphne(self.env, log_of(name), session=detached, probe=not detached))
+            self.labels[name] = self.webs[-1]
+        self.workers: list[CeleryWorker] = []
+        for i in range(workers):
+            name = label("worker", i, workers)
+            self.workers.append(CeleryWorker(self.env, log_of(name), session=detached))
+            self.labels[name] = self.workers[-1]
+        self.beat = Beat(self.env, log_of("beat"), session=detached) if beat else None
+        if self.beat is not None:
+            self.labels["beat"] = self.beat
+
+    def start_redis(self) -> None:
+        if self.redis is not None:
+            self.redis.start(timeout=10)
+
+    def start_app(self) -> None:
+        for web in self.webs:
+            web.start(timeout=self.web_timeout)
+        for worker in self.workers:
+            if self.detached:
+                worker.launch()
+            else:
+                worker.start()
+        if self.workers and not self.detached:
+            wait_workers(len(self.workers))
+        if self.beat is not None:
+            self.beat.start()
+
+    def start(self) -> None:
+        self.start_redis()
+        self.start_app()
+
+    def exited(self) -> list[str]:
+        """The processes (but redis-server) that have ended."""
+        return [name for name, proc in self.labels.items() if proc.exited()]
+
+    def close(self) -> None:
+        app = [p for p in (self.beat, *self.workers, *self.webs) if p is not None]
+        for proc in app:
+            proc.send(signal.SIGTERM if self.detached else signal.SIGKILL)
+        for proc in app:
+            proc.reap()
+        if self.workers and not self.detached:
+            forget_workers(self.workers)
+        if self.redis is not None:
+            self.redis.kill(signal.SIGTERM)
+
+    def __enter__(self) -> Stack:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

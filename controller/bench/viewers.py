@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .scenarios import ZONES, live_scenario
-from .stack import check_stack, forget_workers, stack_env, wait_workers
+from .stack import Stack, check_stack, stack_env
 from .stats import load_average, percentile
 
 
@@ -34,7 +34,6 @@ def viewers_bench(
     from .. import services
     from ..models import Room
     from .liveclient import LiveClient, wait_until
-    from .procs import Beat, CeleryWorker, Daphne
 
     check_stack()
     logs = Path(log_dir or tempfile.mkdtemp(prefix="bench-viewers-"))
@@ -44,9 +43,8 @@ def viewers_bench(
     )
     node_names = [f"{z[-1]}-{i}" for i in range(1, nodes // len(ZONES) + 1) for z in ZONES]
     env = env or stack_env()
-    servers = [Daphne(env, logs / f"daphne{i}.log") for i in range(webs)]
-    worker = CeleryWorker(env, logs / "worker.log")
-    beat = Beat(env, logs / "beat.log")
+    stack = Stack(env, logs, webs=webs, workers=1, beat=True)
+    servers = stack.webs
 
     async def run() -> tuple[list[float], list[float], float]:
         clients = [
@@ -92,18 +90,9 @@ def viewers_bench(
         return each, last, connect_s
 
     try:
-        for s in servers:
-            s.start()
-        worker.start()
-        wait_workers(1)
-        beat.start()
-        each, last, connect_s = async_to_sync(run)()
+        with stack:
+            each, last, connect_s = async_to_sync(run)()
     finally:
-        beat.kill()
-        worker.kill()
-        forget_workers([worker])
-        for s in servers:
-            s.kill()
         Room.objects.filter(pk=room.pk).delete()
     return {
         "viewers": viewers,

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,13 +15,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import yaml
 from django.conf import settings
 
+from ..procs import BenchError
 from ..scenarios import page_scenario
-from ..stack import BenchError
+from ..stack import Stack
 from .probe import INIT_SCRIPT, SAMPLE_JS, Message, Run, Sample, read_server
 from .report import HEAD, report, row
 
@@ -39,57 +39,27 @@ CHROMIUM_ARGS = [
 
 
 # -- the stack -------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+class PageStack(Stack):
+    """redis-server, Daphne, a Celery worker and beat on a temporary SQLite file, all logging
+    to ``stack.log``. Each process runs in its own session (a Ctrl-C reaches this command
+    only); ``close`` stops them."""
 
-
-def wait_for_port(port: int, timeout: float, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise BenchError(f"{proc.args} exited with {proc.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.3):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise BenchError(f"nothing listens on port {port} after {timeout:g} s")
-
-
-class Stack:
-    """redis-server, Daphne, a Celery worker and beat on a temporary SQLite file. Each process
-    runs in its own session (a Ctrl-C reaches this command only); ``close`` stops them."""
-
-    def __init__(self, workdir: Path, tick: float | None) -> None:
-        self.workdir = workdir
-        self.redis_port = free_port()
-        self.web_port = free_port()
+    def __init__(self, workdir: Path, tick: float | None, redis_bin: str) -> None:
         self.db_path = workdir / "pagebench.sqlite3"
         self.log_path = workdir / "stack.log"
-        self.log: IO[bytes] = open(self.log_path, "wb")  # noqa: SIM115 (closed by close())
-        self.redis: subprocess.Popen[bytes] | None = None
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
-        self.env = {
-            **os.environ,
-            "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
-            "DATABASE_URL": f"sqlite:///{self.db_path}",
-            "DEBUG": "1",
-        }
-        self.env.pop("PLAYGROUND_TEST_DB", None)
+        self.log_path.touch()
+        env = {**os.environ, "DATABASE_URL": f"sqlite:///{self.db_path}", "DEBUG": "1"}
+        env.pop("PLAYGROUND_TEST_DB", None)
         if tick is not None:
-            self.env["PLAYGROUND_TICK_SECONDS"] = str(tick)
+            env["PLAYGROUND_TICK_SECONDS"] = str(tick)
+        super().__init__(
+            env, workdir, redis=redis_bin, webs=1, workers=1, beat=True, log=self.log_path,
+            detached=True,
+        )  # fmt: skip
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.web_port}"
-
-    def _spawn(self, args: list[str], log: bool = True) -> subprocess.Popen[bytes]:
-        out = self.log if log else subprocess.DEVNULL
-        return subprocess.Popen(
-            args, cwd=REPO, env=self.env, stdout=out, stderr=out, start_new_session=True
-        )
+        return f"http://127.0.0.1:{self.webs[0].port}"
 
     def manage(self, *args: str, timeout: float = 900) -> str:
         """``manage.py ARGS`` with the stack's environment; returns its stdout."""
@@ -106,51 +76,9 @@ class Stack:
         return done.stdout
 
     def start(self) -> None:
-        redis_bin = shutil.which("redis-server")
-        if not redis_bin:
-            raise BenchError("redis-server is not installed (make test installs it)")
-        self.redis = self._spawn(
-            [redis_bin, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.workdir)],
-            log=False,
-        )  # fmt: skip
-        wait_for_port(self.redis_port, 10, self.redis)
+        self.start_redis()
         self.manage("migrate", "--noinput", "-v", "0")
-        celery = [sys.executable, "-m", "celery", "-A", "playground"]
-        self.procs["daphne"] = self._spawn(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.web_port),
-             "playground.asgi:application"]
-        )  # fmt: skip
-        self.procs["worker"] = self._spawn(
-            [*celery, "worker", "--pool=threads", "--concurrency=4", "--loglevel=WARNING",
-             "-n", f"pagebench{self.web_port}@%h"]
-        )  # fmt: skip
-        self.procs["beat"] = self._spawn(
-            [*celery, "beat", "--loglevel=WARNING", f"--schedule={self.workdir / 'beat'}"]
-        )
-        wait_for_port(self.web_port, 60, self.procs["daphne"])
-
-    def exited(self) -> list[str]:
-        return [name for name, proc in self.procs.items() if proc.poll() is not None]
-
-    def close(self) -> None:
-        """Daphne, the worker and beat first (the worker's shutdown still talks to Redis),
-        then redis-server."""
-        for group in (list(self.procs.values()), [self.redis] if self.redis else []):
-            for proc in group:
-                if proc.poll() is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGTERM)
-            for proc in group:
-                try:
-                    proc.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait(timeout=10)
-        self.procs.clear()
-        self.redis = None
-        self.log.close()
+        self.start_app()
 
 
 # -- the run ---------------------------------------------------------------------------------
@@ -175,9 +103,12 @@ class PageBench:
         def on_sigterm(signum: int, frame: Any) -> None:
             raise KeyboardInterrupt
 
+        redis_bin = shutil.which("redis-server")
+        if not redis_bin:
+            raise BenchError("redis-server is not installed (make test installs it)")
         previous = signal.signal(signal.SIGTERM, on_sigterm)
         workdir = Path(tempfile.mkdtemp(prefix="pagebench-"))
-        stack = Stack(workdir, opts["tick"])
+        stack = PageStack(workdir, opts["tick"], redis_bin)
         log_copy = ARTIFACTS / f"pagebench-{run.nodes}.log"
         try:
             t0 = time.monotonic()
@@ -232,7 +163,7 @@ class PageBench:
             services.room_control(opts["room"], "resume", None, "pagebench")
 
     # -- the browser ------------------------------------------------------------------------
-    def _measure(self, run: Run, stack: Stack, room: dict[str, Any], screenshot: Path) -> None:
+    def _measure(self, run: Run, stack: PageStack, room: dict[str, Any], screenshot: Path) -> None:
         from playwright.sync_api import sync_playwright
 
         db = sqlite3.connect(f"file:{stack.db_path}?mode=ro", uri=True, timeout=10)
@@ -274,7 +205,7 @@ class PageBench:
             run.console.append(f"{msg.type}: {msg.text}")
 
     def _sample(
-        self, run: Run, stack: Stack, page: Any, db: sqlite3.Connection, room_id: int
+        self, run: Run, stack: PageStack, page: Any, db: sqlite3.Connection, room_id: int
     ) -> None:
         start = time.monotonic()
         run.start_epoch_ms = time.time() * 1000

@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -114,7 +115,8 @@ class Command(BaseCommand):
         """Run ``rows`` in a child ``manage.py bench`` whose REDIS_URL is a private
         redis-server on a free port (stopped afterwards), and whose database is DATABASE_URL
         when set, else a private SQLite file."""
-        from controller.bench.procs import REPO, free_port
+        from controller.bench.procs import REPO, BenchError
+        from controller.bench.stack import Stack
 
         binary = shutil.which("redis-server")
         if binary is None:
@@ -122,13 +124,7 @@ class Command(BaseCommand):
                 "redis-server is not installed: install it (make test does), or give "
                 "--use-redis-url to use the Redis on REDIS_URL"
             )
-        port = free_port()
         workdir = tempfile.mkdtemp(prefix="bench-redis-")
-        redis = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", workdir],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
         args = [sys.executable, str(REPO / "manage.py"), "bench", "--use-redis-url"]
         args += ["--only", ",".join(rows)]
         for name in (
@@ -144,16 +140,16 @@ class Command(BaseCommand):
             "actions",
         ):
             args += [f"--{name.replace('_', '-')}", str(opts[name])]
-        env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        env = dict(os.environ)
         if not os.environ.get("DATABASE_URL"):
             # A private SQLite file (migrated by the child): the dev database's own running
             # rooms (make run's demo) would be ticked by the benchmark's workers too.
             env["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
         try:
-            code = subprocess.call(args, env=env, cwd=REPO)
-        finally:
-            redis.terminate()
-            redis.wait(timeout=10)
+            with Stack(env, Path(workdir), redis=binary) as stack:  # REDIS_URL: its own
+                code = subprocess.call(args, env=stack.env, cwd=REPO)
+        except BenchError as exc:
+            raise CommandError(str(exc)) from None
         if code:
             raise CommandError(f"the benchmark rows {', '.join(rows)} failed (exit {code})")
 

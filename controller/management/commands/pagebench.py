@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controller.bench.page.driver import PageBench
-from controller.bench.stack import BenchError
+from controller.bench.procs import BenchError
 
 
 class Command(BaseCommand):
