@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from controller import build, services, tasks, timeline_store
 from controller.models import EngineSnapshot, ObjectView, Room, TimelineChunk
+from tests.app.scenarios import scenario
 
 from .conftest import Worker
 from .test_rooms import wait_for
@@ -38,14 +39,7 @@ spec:
       metadata: {name: solo, namespace: default}
       spec: {nodeName: a-1, containers: [{name: solo}]}
 """
-SMALL = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: small}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-"""
+SMALL = scenario("small", 1)
 
 
 def _post(client, text: str, name: str = ""):
