@@ -14,7 +14,7 @@ def live_bench(
     """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
     + broadcast (through the configured channel layer), one simulated wall second apart (run
     back to back: the figure is the tick's cost). Bytes: the raw delta the tick produced and
-    what was broadcast after bounded deltas (controller/deltas.py: a resync notice instead
+    what was broadcast after bounded deltas (controller/rooms/broadcast.py: a resync notice instead
     of a delta over the limit)."""
     import statistics
     import time
@@ -24,9 +24,9 @@ def live_bench(
     from django.test.utils import override_settings
     from django.utils import timezone
 
-    from .. import deltas, services
-    from ..engine import scenario as scenario_module
+    from ..engine.scenario import documents as scenario_module
     from ..models import Room
+    from ..rooms import broadcast, create, tick
 
     text = live_scenario(nodes, pods_per_node, f"live-bench-{nodes}")
     t0 = time.perf_counter()
@@ -41,7 +41,7 @@ def live_bench(
         with override_settings(
             PLAYGROUND_MAX_SCENARIO_BYTES=max(settings.PLAYGROUND_MAX_SCENARIO_BYTES, 2 * len(text))
         ):
-            room = services.room_create("live-bench", text, None, speed)
+            room = create.room_create("live-bench", text, None, speed)
     finally:
         scenario_module.MAX_SCENARIO_BYTES = parser_limit
     create_s = time.perf_counter() - t0
@@ -53,16 +53,16 @@ def live_bench(
     resyncs = 0
     for i in range(1, ticks + 1):
         t = time.perf_counter()
-        delta = services.room_advance(room.pk, start + timedelta(seconds=i))
+        delta = tick.room_advance(room.pk, start + timedelta(seconds=i))
         durations.append(time.perf_counter() - t)
         if delta is None:
             raw.append(0)
             sent.append(0)
             continue
-        message = deltas.bounded(delta)
+        message = broadcast.bounded(delta)
         resyncs += message["type"] == "resync"
-        raw.append(deltas.encoded_size(delta))
-        sent.append(deltas.encoded_size(message))
+        raw.append(broadcast.encoded_size(delta))
+        sent.append(broadcast.encoded_size(message))
     room.delete()
     return {
         "nodes": nodes,
@@ -78,7 +78,7 @@ def live_bench(
         "mean_raw_bytes": int(statistics.mean(raw)),
         "max_raw_bytes": max(raw),
         "resync_ticks": resyncs,
-        "limit_bytes": deltas.max_bytes(),
+        "limit_bytes": broadcast.max_bytes(),
         "load": load_average(),
     }
 

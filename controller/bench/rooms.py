@@ -36,8 +36,8 @@ def rooms_bench(
     from django.conf import settings
     from django.utils import timezone
 
-    from .. import services
     from ..models import Room
+    from ..rooms import controls, create
     from .procs import cpu_seconds
 
     check_stack()
@@ -48,8 +48,8 @@ def rooms_bench(
     t0 = time.perf_counter()
     ids = []
     for _ in range(rooms):
-        room = services.room_create("bench-rooms", text, None, speed)
-        services.room_control(room.pk, "pause", None, "bench")
+        room = create.room_create("bench-rooms", text, None, speed)
+        controls.room_control(room.pk, "pause", None, "bench")
         ids.append(room.pk)
     create_s = time.perf_counter() - t0
     # Nobody watches these rooms: idle pausing (PLAYGROUND_IDLE_PAUSE_SECONDS) is off here.
@@ -58,7 +58,7 @@ def rooms_bench(
         procs, beat = stack.workers, stack.beat
         assert beat is not None
         for pk in ids:
-            services.room_control(pk, "resume", None, "bench")
+            controls.room_control(pk, "resume", None, "bench")
         # Warm-up: every room's engine built on its owner and the room within two beats of
         # "now" (at most 60 s), then measure.
         warm0 = time.perf_counter()

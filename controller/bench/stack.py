@@ -49,7 +49,7 @@ def forget_workers(workers: list[Any]) -> None:
     """Drop the heartbeats of our killed workers (SIGKILL: no goodbye), so that the next row
     does not take them for someone else's for WORKER_TTL_S."""
     from .. import affinity
-    from ..tasks import redis_client
+    from ..locks import redis_client
 
     client = redis_client()
     prefixes = tuple(f"{w.name}@" for w in workers if w.name)
@@ -63,7 +63,7 @@ def wait_workers(count: int, timeout: float = 30.0) -> list[str]:
     import time
 
     from .. import affinity
-    from ..tasks import redis_client
+    from ..locks import redis_client
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -31,14 +31,14 @@ def viewers_bench(
 
     from asgiref.sync import async_to_sync
 
-    from .. import services
     from ..models import Room
+    from ..rooms import create
     from .liveclient import LiveClient, wait_until
 
     check_stack()
     logs = Path(log_dir or tempfile.mkdtemp(prefix="bench-viewers-"))
     Room.objects.filter(slug__startswith="bench-viewers").delete()
-    room = services.room_create(
+    room = create.room_create(
         "bench-viewers", live_scenario(nodes, 10, "bench-viewers", None), None, 1.0
     )
     node_names = [f"{z[-1]}-{i}" for i in range(1, nodes // len(ZONES) + 1) for z in ZONES]

@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from ..engine import safe_yaml
 from ..engine.scenario import ScenarioError, _list, _map, _show, _str, check_labels
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
@@ -22,11 +23,10 @@ def read_documents(text: str) -> list[Any]:
     if stripped.startswith("{") or stripped.startswith("["):
         try:
             return [json.loads(text)]
-        except ValueError:
+        except (ValueError, RecursionError):
             pass  # YAML in flow style, or broken JSON: YAML says where
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        return safe_yaml.load_all(text, max_bytes=0, error=ScenarioError)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

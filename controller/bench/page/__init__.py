@@ -8,7 +8,7 @@ pods on every node; a kubelet stops at 60 s, zone-b goes dark at 240 s), opens i
 in headless Chromium and, once a wall second, samples:
 
 - the server's clock: where the room's next tick takes it (the room's anchors, as
-  ``services._now_target``), and ``Room.sim_ms``, the time the worker has reached;
+  ``rooms.clock._now_target``), and ``Room.sim_ms``, the time the worker has reached;
 - the page: ``window.playgroundRoom.state().simT`` (the simulated time of the last applied
   delta), the clock it shows, events applied, websocket traffic, JS heap, long tasks, frames.
 

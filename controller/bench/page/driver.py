@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from django.conf import settings
 
+from ...engine import safe_yaml
 from ..procs import BenchError
 from ..scenarios import page_scenario
 from ..stack import Stack
@@ -143,24 +144,24 @@ class PageBench:
         from django.db import transaction
         from django.utils import timezone
 
-        from ... import services
         from ...models import Room
+        from ...rooms import controls, create
 
         if opts["internal"] == "create":
             text = Path(opts["scenario_file"]).read_text()
-            name = yaml.safe_load(text)["metadata"]["name"]
+            name = safe_yaml.load(text)["metadata"]["name"]
             # One transaction, so that the worker never sees the room running: room_create
             # anchors the clock before it builds the engine, and a big room's first tick would
             # jump the build time x speed (past the first faults). Re-anchored at 0 s, as
             # controller.bench.live.live_bench does, and paused until the page is up.
             with transaction.atomic():
-                room = services.room_create(name, text, None, opts["speed"])
+                room = create.room_create(name, text, None, opts["speed"])
                 Room.objects.filter(pk=room.pk).update(wall_anchor=timezone.now(), sim_anchor_ms=0)
-                services.room_control(room.pk, "pause", None, "pagebench")
+                controls.room_control(room.pk, "pause", None, "pagebench")
             out = {"id": room.pk, "slug": room.slug, "token": room.operator_token}
             self.out(json.dumps(out))
         else:
-            services.room_control(opts["room"], "resume", None, "pagebench")
+            controls.room_control(opts["room"], "resume", None, "pagebench")
 
     # -- the browser ------------------------------------------------------------------------
     def _measure(self, run: Run, stack: PageStack, room: dict[str, Any], screenshot: Path) -> None:

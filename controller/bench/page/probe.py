@@ -74,7 +74,7 @@ SAMPLE_JS = """
 class ServerClock:
     """The room's row at one instant."""
 
-    target_s: float  # where the next tick takes the room (services._now_target)
+    target_s: float  # where the next tick takes the room (rooms.clock._now_target)
     sim_s: float  # Room.sim_ms: reached and persisted by the worker
     seq: int
     events: int
@@ -105,7 +105,7 @@ def read_server(db: sqlite3.Connection, room_id: int) -> ServerClock:
         0.0, sim_ms / 1000, int(seq), int(events), bool(paused), int(anchor_ms),
         anchor.timestamp(), float(speed),
     )  # fmt: skip
-    # As services._now_target: never behind what the worker reached.
+    # As rooms.clock._now_target: never behind what the worker reached.
     clock.target_s = max(clock.sim_s, clock.at(time.time() * 1000))
     return clock
 
