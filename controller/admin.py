@@ -65,7 +65,7 @@ class ClusterParametersAdmin(admin.ModelAdmin):
     list_display = ("room",)
 
     def save_model(self, request: Any, obj: ClusterParameters, form: Any, change: bool) -> None:
-        from . import services
+        from .rooms import actions, errors
 
         super().save_model(request, obj, form, change)
         params = {
@@ -74,8 +74,8 @@ class ClusterParametersAdmin(admin.ModelAdmin):
             "apiServer": obj.api_server,
         }
         try:
-            services.parameters_submit(obj.room, params, f"{request.user} (admin)")
-        except services.ActionError:
+            actions.parameters_submit(obj.room, params, f"{request.user} (admin)")
+        except errors.ActionError:
             pass
 
 

@@ -174,7 +174,15 @@ class Simulation:
         )
         admission.taint_node_on_create(node, self.config.api_server, now)
         res.allocatable = node_allocatable(spec.kubelet, res.capacity)
-        kubelet = Kubelet(self, node, spec.kubelet, spec.kubelet_offset_ms, spec.kubelet_mode)
+        kubelet = Kubelet(
+            self,
+            node,
+            spec.kubelet,
+            spec.kubelet_offset_ms,
+            spec.kubelet_mode,
+            # (getattr: a NodeSpec pickled in a snapshot before kubeletVersion existed)
+            getattr(spec, "kubelet_profile", None),
+        )
         self.kubelets[node.name] = kubelet
         self.cluster.add_node(node, now)
         for t in node.taints:
@@ -400,14 +408,14 @@ class Simulation:
 
     def _kubelet_admits(self, kubelet: Kubelet, pod: Pod, now: int) -> bool:
         """canAdmitPod, and Kubelet.rejectPod when a handler says no: a Warning event with
-        the message, and the status message with the profile's prefix ("Pod " in 1.18,
-        "Pod was rejected: " in 1.34)."""
+        the message, and the status message with the kubelet's release's prefix ("Pod " in
+        1.18, "Pod was rejected: " from 1.26)."""
         ok, reason, message = self.kubelet_admit(kubelet, pod, now)
         if ok:
             return True
         self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
         self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
-        prefix = self.config.profile.reject_pod_message_prefix
+        prefix = kubelet.profile.reject_pod_message_prefix
         kubelet.status.set_pod_status(pod, now, "Failed", reason, prefix + message)
         return False
 

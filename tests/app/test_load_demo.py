@@ -9,8 +9,8 @@ import re
 
 from django.core.management import call_command
 
-from controller import services
 from controller.models import LessonState, Room
+from controller.rooms import catalog, runtime
 
 
 def load_demo() -> list[str]:
@@ -29,7 +29,7 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
             "demo lesson (viewer link): /rooms/demo-lesson/",
             f"demo lesson (operator link): /rooms/demo-lesson/?token={room.operator_token}",
         ]
-        text = (services.BUILTIN_DIR / "25-lesson-node-failure-tour.yaml").read_text()
+        text = (catalog.BUILTIN_DIR / "25-lesson-node-failure-tour.yaml").read_text()
         assert room.scenario_yaml == text
         assert room.speed == 10.0
         # Paused at the first step's checkpoint (b-1's kubelet has just stopped, at 60 s).
@@ -45,7 +45,7 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
         assert Room.objects.filter(slug__startswith="demo").count() == 2
         assert Room.objects.get(pk=room.pk).sim_ms == 60_000
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
 
 
 def test_viewer_link_is_not_an_operator_and_operator_link_is(client, db: None) -> None:
@@ -59,7 +59,7 @@ def test_viewer_link_is_not_an_operator_and_operator_link_is(client, db: None) -
         page = client.get(operator).content.decode()
         assert 'data-operator="1"' in page
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
 
 
 def test_landing_page_lists_the_demo_lesson_first_with_its_viewer_link(client, db: None) -> None:
@@ -74,4 +74,4 @@ def test_landing_page_lists_the_demo_lesson_first_with_its_viewer_link(client, d
         page = client.get("/").content.decode()
         assert '<a class="join-demo-lesson" href="/rooms/demo-lesson/">' in page
     finally:
-        services.forget_cache()
+        runtime.forget_cache()

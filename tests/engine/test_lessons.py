@@ -399,9 +399,10 @@ def test_builtin_lesson_check_passes(path: Path) -> None:
     assert any(cp.kind == "time" for cp in s.lesson.checkpoints)
 
 
-def test_six_builtin_lessons() -> None:
-    """The five topic lessons and the demo lesson, the tour a newcomer opens first."""
-    assert len(LESSONS) == 6, [p.name for p in LESSONS]
+def test_seven_builtin_lessons() -> None:
+    """The five topic lessons, the demo lesson (the tour a newcomer opens first) and the
+    upgrade lesson (a 1.32 control plane with 1.30 kubelets)."""
+    assert len(LESSONS) == 7, [p.name for p in LESSONS]
 
 
 PAUSES = {
@@ -417,6 +418,12 @@ PAUSES = {
         "statefulset": 410,
         "partial": 475,
         "full": 585,
+    },
+    "26-lesson-upgrade-surprises": {
+        "mid-upgrade": 60,
+        "silence": 62,
+        "pressure": 150,
+        "taint-eviction": 181,
     },
 }
 

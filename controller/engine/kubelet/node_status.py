@@ -29,6 +29,7 @@ from .predicate import kubelet_predicate_admit
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
+    from ..versions import Profile
     from .nodeshutdown import ShutdownManager
     from .status_manager import StatusManager
 
@@ -71,9 +72,18 @@ class Kubelet:
     """One node's kubelet."""
 
     def __init__(
-        self, sim: Simulation, node: Node, config: KubeletConfig, offset_ms: int, mode: str
+        self,
+        sim: Simulation,
+        node: Node,
+        config: KubeletConfig,
+        offset_ms: int,
+        mode: str,
+        profile: Profile | None = None,
     ) -> None:
         self.sim = sim
+        # This kubelet's release: its node's kubeletVersion (version skew), else the control
+        # plane's. Set before the eviction loop below, which reads it.
+        self._profile = profile
         self.node_name = node.name
         self.cfg = config
         self.offset_ms = offset_ms
@@ -100,6 +110,15 @@ class Kubelet:
         self.image_gc = ImageGCLoop(self)
 
     # -- state --------------------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        """The release whose kubelet rules this kubelet follows (every kubelet module reads
+        its rules here, never ``sim.config.profile``): its node's ``kubeletVersion``, else
+        the control plane's ``spec.kubernetesVersion``. Engines pickled before it existed
+        still load (the control plane's)."""
+        own = self.__dict__.get("_profile")
+        return own if own is not None else self.sim.config.profile
+
     @property
     def node(self) -> Node | None:
         return self.sim.cluster.nodes.get(self.node_name)
@@ -398,6 +417,7 @@ class Kubelet:
             config.eviction_soft,
             config.eviction_soft_grace_period,
             config.eviction_minimum_reclaim,
+            default_hard=self.profile.kubelet_default_eviction_hard,
         )
         self.eviction.manager.config.pressure_transition_period_ms = (
             config.eviction_pressure_transition_period_ms

@@ -16,8 +16,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from controller import lessons, services
+from controller.lessons import definition
 from controller.models import Room
+from controller.rooms import catalog, create, tick
 
 DEMO_SLUG = "demo"
 DEMO_LESSON_SLUG = "demo-lesson"
@@ -33,20 +34,20 @@ def create_demo_lesson() -> Room:
     room = Room.objects.filter(slug=DEMO_LESSON_SLUG).first()
     if room is not None:
         return room
-    text = (services.BUILTIN_DIR / f"{services.DEMO_LESSON}.yaml").read_text()
-    room = services.room_create(DEMO_LESSON_SLUG, text, None, 10.0)
-    lesson = lessons.lesson_of(room)
+    text = (catalog.BUILTIN_DIR / f"{catalog.DEMO_LESSON}.yaml").read_text()
+    room = create.room_create(DEMO_LESSON_SLUG, text, None, 10.0)
+    lesson = definition.lesson_of(room)
     first = next(
         (s for s in lesson.steps if s.checkpoint is not None) if lesson is not None else (),
         None,
     )
     at_ms = first.checkpoint.when_at_ms if first is not None and first.checkpoint else None
     if at_ms is not None:
-        from controller.tasks import RoomLock
+        from controller.locks import RoomLock
 
         with RoomLock(room.pk) as got:
             if got:  # else a worker already ticks it: the clock stops there anyway
-                services.room_advance(room.pk, extra_ms=at_ms)
+                tick.room_advance(room.pk, extra_ms=at_ms)
         room.refresh_from_db()
     return room
 
@@ -57,8 +58,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         room = Room.objects.filter(slug=DEMO_SLUG).first()
         if room is None:
-            text = (services.BUILTIN_DIR / "00-demo.yaml").read_text()
-            room = services.room_create(DEMO_SLUG, text, None, 10.0)
+            text = (catalog.BUILTIN_DIR / "00-demo.yaml").read_text()
+            room = create.room_create(DEMO_SLUG, text, None, 10.0)
         self.stdout.write(f"demo room: {_room_url(room, operator=True)}")
         lesson_room = create_demo_lesson()
         self.stdout.write(f"demo lesson (viewer link): {_room_url(lesson_room, operator=False)}")
