@@ -9,6 +9,8 @@ from typing import Any
 
 from django.db import transaction
 
+from .. import limits
+from ..engine import values
 from ..engine.lesson import Checkpoint, Lesson
 from ..models import LessonAnswer, LessonState, Room
 from .definition import MAX_NAME, LessonError, _checkpoint, _checkpoints, lesson_of
@@ -34,6 +36,9 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
     client = str(client or "")[:80]
     if not client:
         raise LessonError("lesson.answer: this page has no client id; reload it")
+    bad = values.first_problem(content, "lesson.answer")  # no NUL, lone surrogate, NaN
+    if bad is not None:
+        raise LessonError(": ".join(bad))
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         cp_id = content.get("checkpoint")
@@ -53,10 +58,6 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
         if not isinstance(name, str):
             raise LessonError("lesson.answer.name: must be text")
         name = name.strip()
-        if "\x00" in name:  # PostgreSQL cannot store it (SQLite would): refused on both
-            raise LessonError(
-                "lesson.answer.name: contains a NUL character (\\u0000), which cannot be stored"
-            )
         if len(name) > MAX_NAME:
             raise LessonError(f"lesson.answer.name: at most {MAX_NAME} characters")
         LessonAnswer.objects.update_or_create(
@@ -78,9 +79,10 @@ def _check_value(cp: Checkpoint, raw: Any) -> float:
                 f"lesson.answer.answer: must be an index into choices (0..{n - 1}), got {raw!r}"
             )
         return float(int(raw))
-    if not math.isfinite(raw) or raw < 0:
+    if not math.isfinite(raw) or not 0 <= raw <= values.MAX_SECONDS:
         raise LessonError(
-            f"lesson.answer.answer: must be a time in seconds, 0 or more, got {raw!r}"
+            "lesson.answer.answer: must be a time in seconds, from 0 to "
+            f"{values.MAX_SECONDS} (the longest time.Duration), got {raw!r}"
         )
     return float(raw)
 
@@ -113,6 +115,8 @@ def next_step(room_id: int, actor: str) -> dict[str, Any]:
             ls.step += 1
         else:
             raise LessonError("lesson.next: this is the last step")
+        if resume:  # refused whole, before the step moves on (the resume below checks again)
+            limits.check_running_rooms(room.creator, exclude=room.pk)
         ls.save(update_fields=["step", "checkpoint", "revealed"])
         _broadcast(room.pk, message(room, lesson, ls))
     if resume:

@@ -56,7 +56,8 @@ def test_the_run_uses_the_database_it_was_asked_for() -> None:
         (
             "",
             SCENARIO.replace("labels: {app: web}", 'labels: {"a\\u0000": web}'),
-            "spec.objects[0].metadata.labels.a\x00: contains a NUL character",
+            # the key shown escaped: the refusal itself is text that can be stored and sent
+            "spec.objects[0].metadata.labels.a\\u0000: contains a NUL character",
         ),
     ],
     ids=["room-name", "scenario-name-yaml-\\0", "label-value-\\x00", "label-key-\\u0000"],
