@@ -33,6 +33,9 @@ def install(max_bytes: int) -> None:
             if self.max_bytes > 0:
                 options.setdefault("maxMessagePayloadSize", self.max_bytes)
                 options.setdefault("maxFramePayloadSize", self.max_bytes)
+                # Refused with a close frame (1009, message too big) the client can read,
+                # rather than by dropping the TCP connection (a reset).
+                options.setdefault("failByDrop", False)
             super().setProtocolOptions(**options)
 
     LimitedWebSocketFactory.max_bytes = max_bytes

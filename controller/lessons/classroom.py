@@ -36,7 +36,7 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
     client = str(client or "")[:80]
     if not client:
         raise LessonError("lesson.answer: this page has no client id; reload it")
-    bad = values.first_problem(content, "lesson.answer")  # no NUL, lone surrogate, NaN
+    bad = values.first_problem(content, "lesson.answer", numbers=False)  # NUL, lone surrogate
     if bad is not None:
         raise LessonError(": ".join(bad))
     with transaction.atomic():
@@ -72,6 +72,8 @@ def _check_value(cp: Checkpoint, raw: Any) -> float:
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         what = "an index into choices" if cp.kind == "choice" else "a number of seconds"
         raise LessonError(f"lesson.answer.answer: must be {what}, got {raw!r}")
+    if isinstance(raw, int) and values.number_problem(raw):  # past 64 bits (10**400)
+        raise LessonError(f"lesson.answer.answer: {values.number_problem(raw)}")
     if cp.kind == "choice":
         n = len(cp.choices)
         if isinstance(raw, float) and not raw.is_integer() or not 0 <= raw < n:
@@ -81,8 +83,8 @@ def _check_value(cp: Checkpoint, raw: Any) -> float:
         return float(int(raw))
     if not math.isfinite(raw) or not 0 <= raw <= values.MAX_SECONDS:
         raise LessonError(
-            "lesson.answer.answer: must be a time in seconds, from 0 to "
-            f"{values.MAX_SECONDS} (the longest time.Duration), got {raw!r}"
+            f"lesson.answer.answer: must be a time in seconds (at most {values.MAX_SECONDS}, "
+            f"the longest time.Duration), 0 or more, got {raw!r}"
         )
     return float(raw)
 

@@ -44,6 +44,20 @@ PAUSED = "live updates paused: the server lost its connection to Redis; retrying
 _RATE_CHECK_DOWN = {"logged": False}
 
 
+def _unstorable(kind: Any, content: dict[str, Any]) -> tuple[str, str] | None:
+    """The first value of a message that cannot be stored or sent (a NUL, a lone surrogate,
+    NaN, an integer past 64 bits), with the path the services would name it by: an action's
+    fields (and a parameter change's) under ``action``, any other message's under its type
+    (``lesson.answer.name``, ``rewind.t``)."""
+    bad = values.first_problem(kind, "type")
+    if bad is not None:
+        return bad
+    if kind in ("action", "params"):
+        return values.first_problem(content.get(kind), "action")
+    rest = {k: v for k, v in content.items() if k != "type"}
+    return values.first_problem(rest, kind if isinstance(kind, str) else "message")
+
+
 class RoomConsumer(AsyncJsonWebsocketConsumer):
     group = ""
     live_paused = False
@@ -226,11 +240,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         if not isinstance(content, dict):
             await self.send_json({"type": "error", "message": "messages must be JSON objects"})
             return
-        bad = values.first_problem(content, "message")  # no NUL, lone surrogate, NaN, 2^64
+        kind = content.get("type")
+        bad = _unstorable(kind, content)
         if bad is not None:
             await self._reply_error(": ".join(bad))
             return
-        kind = content.get("type")
         if kind == "snapshot":
             await self._send_snapshot()
             return

@@ -203,7 +203,7 @@ def test_a_tick_that_fails_with_no_action_to_blame_pauses_the_room_saying_why(
         ),
         pytest.param(
             {"text_data": '{"type": "action", "action": {"type": "Cordon", "node": "\\ud800"}}'},
-            ("error", "message.action.node: contains a lone surrogate"),
+            ("error", "action.node: contains a lone surrogate"),
             id="a lone surrogate anywhere",
         ),
     ],
@@ -330,7 +330,7 @@ def test_lesson_next_at_the_owners_running_room_limit_is_refused_whole(db, setti
         pytest.param(
             "taint",
             {"answer": 1e308},
-            "lesson.answer.answer: must be a time in seconds, from 0 to 9223372036",
+            "lesson.answer.answer: must be a time in seconds (at most 9223372036,",
             id="a time of 1e308",
         ),
         pytest.param(
