@@ -1,6 +1,6 @@
 """Fuzz: the scenario loader (upload, form, CLI, room) with random YAML/JSON documents, random
 text, and one random change to a built-in scenario. Each is accepted, or refused with a
-ScenarioError; an accepted one also runs 20 simulated seconds and its timeline can be stored
+ScenarioError; an accepted one also runs 10 simulated seconds and its timeline can be stored
 (orjson, as a room's tick stores it). None raises anything else, none takes a second."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ SPEC_KEYS = [
 def _load_and_run(text: str) -> None:
     scenario = load_scenario(text)
     sim = Simulation(scenario)
-    sim.run(min(scenario.duration_ms or 20_000, 20_000))
+    sim.run(min(scenario.duration_ms or 10_000, 10_000))
     orjson.dumps(list(sim.timeline.events))
     orjson.dumps([node_state(sim, n) for n in sim.cluster.nodes.values()])
     orjson.dumps([pod_state(sim, p) for p in sim.cluster.pods.values()])
