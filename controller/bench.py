@@ -183,7 +183,7 @@ def live_bench(
     """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
     + broadcast (through the configured channel layer), one simulated wall second apart (run
     back to back: the figure is the tick's cost). Bytes: the raw delta the tick produced and
-    what was broadcast after bounded deltas (controller/deltas.py: a resync notice instead
+    what was broadcast after bounded deltas (controller/rooms/broadcast.py: a resync notice instead
     of a delta over the limit)."""
     import statistics
     import time
@@ -194,9 +194,8 @@ def live_bench(
     from django.utils import timezone
 
     from .engine.scenario import documents as scenario_module
-    from .live import deltas
     from .models import Room
-    from .rooms import create, tick
+    from .rooms import broadcast, create, tick
 
     text = _live_scenario(nodes, pods_per_node, f"live-bench-{nodes}")
     t0 = time.perf_counter()
@@ -229,10 +228,10 @@ def live_bench(
             raw.append(0)
             sent.append(0)
             continue
-        message = deltas.bounded(delta)
+        message = broadcast.bounded(delta)
         resyncs += message["type"] == "resync"
-        raw.append(deltas.encoded_size(delta))
-        sent.append(deltas.encoded_size(message))
+        raw.append(broadcast.encoded_size(delta))
+        sent.append(broadcast.encoded_size(message))
     room.delete()
     return {
         "nodes": nodes,
@@ -248,7 +247,7 @@ def live_bench(
         "mean_raw_bytes": int(statistics.mean(raw)),
         "max_raw_bytes": max(raw),
         "resync_ticks": resyncs,
-        "limit_bytes": deltas.max_bytes(),
+        "limit_bytes": broadcast.max_bytes(),
         "load": load_average(),
     }
 

@@ -397,9 +397,8 @@ def nearest_profile(minor: int) -> tuple[str, bool]:
     """The simulated release nearest to ``1.<minor>`` and whether it was mapped (not one of
     the releases that profile stands for); on a tie the newer profile."""
     candidates = [
-        (abs(int(release.split(".")[1]) - minor), -int(p.version.split(".")[1]), p.version)
-        for p in PROFILES.values()
-        for release in p.releases
+        (abs(int(release.split(".")[1]) - minor), -int(release.split(".")[1]), release)
+        for release in PROFILES
     ]
     best = min(candidates)
     return best[2], best[0] != 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from datetime import datetime
 
 import redis
@@ -15,90 +14,15 @@ from django.conf import settings
 from django.utils import timezone
 
 from . import affinity
+from .live.presence import unwatched_rooms
+from .locks import RoomLock, redis_client
 from .models import Room
 from .rooms import actions, build, controls, runtime, tick, whatif
 
 log = logging.getLogger(__name__)
-LOCK_MS = 30_000
 BEAT_KEY = "playground:beat:last_tick"
 MAX_RETICKS = 3  # a tick applies actions submitted while it ran, at most this many times more
 STALE_BEATS = 3  # a worker's batch of ticks older than this many beats is dropped
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-
-
-_CLIENTS: dict[str, redis.Redis] = {}
-
-
-def redis_client() -> redis.Redis:
-    """This process's client of REDIS_URL (one connection pool, shared by its threads: a
-    tick takes a lock, records its statistics and broadcasts without opening connections)."""
-    url = settings.REDIS_URL
-    client = _CLIENTS.get(url)
-    if client is None:
-        client = _CLIENTS.setdefault(
-            url, redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-        )
-    return client
-
-
-def presence_key(room_id: int) -> str:
-    """A hash: channel name -> who (consumers.py keeps it)."""
-    return f"playground:room:{room_id}:presence"
-
-
-def watched_key(room_id: int) -> str:
-    """When someone last watched the room (epoch seconds): set when a viewer comes or goes,
-    and by every beat that finds one."""
-    return f"playground:room:{room_id}:watched"
-
-
-WATCHED_TTL = 86_400
-
-
-def unwatched_rooms(room_ids: list[int], now: float) -> list[int]:
-    """The rooms nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS. A room not seen before
-    starts its count now; Redis down: none (the ticks fail anyway)."""
-    idle_s = settings.PLAYGROUND_IDLE_PAUSE_SECONDS
-    if idle_s <= 0 or not room_ids:
-        return []
-    try:
-        client = redis_client()
-        pipe = client.pipeline()
-        for room_id in room_ids:
-            pipe.hlen(presence_key(room_id))
-            pipe.get(watched_key(room_id))
-        found = pipe.execute()
-        pipe = client.pipeline()
-        idle = []
-        for i, room_id in enumerate(room_ids):
-            viewers, seen = found[2 * i], found[2 * i + 1]
-            if viewers or seen is None:
-                pipe.set(watched_key(room_id), repr(now), ex=WATCHED_TTL)
-            elif now - float(seen) >= idle_s:
-                idle.append(room_id)
-        pipe.execute()
-    except redis.RedisError:
-        log.warning("idle rooms: Redis is not answering; no room is paused for idleness")
-        return []
-    return idle
-
-
-class RoomLock:
-    """SET NX PX per room: two workers never advance one room at once."""
-
-    def __init__(self, room_id: int) -> None:
-        self.key = f"playground:room:{room_id}:lock"
-        self.token = uuid.uuid4().hex
-        self.client = redis_client()
-        self.held = False
-
-    def __enter__(self) -> bool:
-        self.held = bool(self.client.set(self.key, self.token, nx=True, px=LOCK_MS))
-        return self.held
-
-    def __exit__(self, *exc: object) -> None:
-        if self.held:
-            self.client.eval(_RELEASE, 1, self.key, self.token)
 
 
 @shared_task(ignore_result=True)

@@ -14,7 +14,6 @@ import asyncio
 import hashlib
 import json
 import logging
-import time
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -27,14 +26,14 @@ from channels.utils import await_many_dispatch
 from .. import limits
 from ..engine import values
 from ..lessons import classroom, definition, messages
+from ..locks import redis_client
 from ..models import Room
 from ..rooms import actions, broadcast, controls, errors
-from . import deltas
+from . import deltas, presence
 from .roles import is_operator
 
 log = logging.getLogger(__name__)
 
-PRESENCE_TTL = 3600
 RETRY_S = 1.0  # while Redis is away: how often a socket tries to join its group again
 CLOSE_UNSUPPORTED = 1003  # a binary frame: this protocol is JSON text
 CLOSE_POLICY = 1008  # an unknown path
@@ -174,10 +173,15 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _snapshot_body(self) -> bytes:
         room = Room.objects.get(pk=self.room.pk)
         lesson = messages.snapshot(room, self.client)
+        self.hold = None
         if lesson:
+            self.hold = messages.holds(lesson["state"], self.operator)
             lesson["state"] = messages.for_role(lesson["state"], self.operator)
         role = "operator" if self.operator else "viewer"
-        return deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        body = deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        if self.hold is not None:  # a lesson room (small): decoded, held, encoded again
+            body = json.dumps(self.hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
+        return body
 
     async def disconnect(self, code: int) -> None:
         await self._leave()
@@ -216,8 +220,6 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _count_message(self) -> None:
         """The rate limits; when Redis is away they fail open (one log line per outage)."""
         import redis
-
-        from ..tasks import redis_client
 
         client = self.scope.get("client") or [None]
         try:
@@ -324,9 +326,19 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
     async def room_message(self, event: dict[str, Any]) -> None:
         message = event["message"]
+        released = False
         if message.get("type") == "lesson":
+            # While a question is open, a page that answers it does not get what answers it
+            # (engine/holdback.py); once revealed it gets a fresh, whole snapshot.
+            hold = messages.holds(message, self.operator)
+            released = getattr(self, "hold", None) is not None and hold is None
+            self.hold = hold
             message = messages.for_role(message, self.operator)
+        elif getattr(self, "hold", None) is not None and message.get("type") in ("delta", "reset"):
+            message = self.hold.delta(message)
         await self.send(text_data=json.dumps(message, separators=(",", ":")))
+        if released:
+            await self._send_snapshot()
 
     async def presence_message(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "presence", "viewers": event["viewers"]})
@@ -347,22 +359,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _presence_write(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
-        from ..tasks import WATCHED_TTL, presence_key, redis_client, watched_key
-
-        key = presence_key(self.room.pk)
-        client = redis_client()
-        client.set(watched_key(self.room.pk), repr(time.time()), ex=WATCHED_TTL)
-        if joining:
-            role = "operator" if self.operator else "viewer"
-            client.hset(
-                key, self.channel_name, json.dumps({"name": self.display_name, "role": role})
-            )
-            client.expire(key, PRESENCE_TTL)
-        else:
-            client.hdel(key, self.channel_name)
-        viewers = sorted(
-            (json.loads(v) for v in client.hvals(key)), key=lambda v: (v["role"], v["name"])
-        )
+        role = "operator" if self.operator else "viewer"
+        who = {"name": self.display_name, "role": role} if joining else None
+        viewers = presence.update(self.room.pk, self.channel_name, who)
         async_to_sync(self.channel_layer.group_send)(
             self.group, {"type": "presence.message", "viewers": viewers}
         )

@@ -1,52 +1,18 @@
-"""Bounded deltas: no tick broadcasts more than ``PLAYGROUND_DELTA_MAX_BYTES`` (256 KiB by
-default). A tick that changed more (a zone outage in a 1,000-node room changes thousands of
-pods at one instant) broadcasts a small ``resync`` notice instead; every client then fetches
-the room's snapshot over HTTP (``snapshot.json``), which is built once per room version and
-served gzipped to all of them, and replays the deltas that arrived meanwhile.
+"""Bounded deltas, the clients' side: a tick too large to broadcast sends a ``resync`` notice
+instead (rooms/broadcast.py: ``bounded``); every client then fetches the room's snapshot over
+HTTP (``snapshot.json``), which is built once per room version and served gzipped to all of
+them, and replays the deltas that arrived meanwhile. The websocket's snapshot on connect is
+built from the same cache.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from typing import Any
 
-from django.conf import settings
-
 from ..models import Room
-
-
-def max_bytes() -> int:
-    return int(getattr(settings, "PLAYGROUND_DELTA_MAX_BYTES", 256 * 1024))
-
-
-def encoded_size(message: dict[str, Any]) -> int:
-    """Bytes of ``message`` as the channel layer sends it to a browser (compact JSON)."""
-    return len(json.dumps(message, separators=(",", ":")).encode())
-
-
-def bounded(delta: dict[str, Any]) -> dict[str, Any]:
-    """``delta`` itself when it fits, else the resync notice that stands for it: the same
-    ``seq`` (so clients keep their order), the clock, the refusals for the operator, and why."""
-    size = encoded_size(delta)
-    limit = max_bytes()
-    if size <= limit:
-        return delta
-    notice = {
-        "type": "resync",
-        "seq": delta["seq"],
-        "t": delta["t"],
-        "speed": delta["speed"],
-        "paused": delta["paused"],
-        "bytes": size,
-        "limit": limit,
-        "events": len(delta.get("events") or []),
-    }
-    if delta.get("refused"):
-        notice["refused"] = delta["refused"]
-    return notice
-
+from ..rooms import reading
 
 # -- one snapshot per room version, shared by every client of this process -----------------
 _CACHE: OrderedDict[tuple[int, str, int, int], bytes] = OrderedDict()
@@ -63,8 +29,6 @@ def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
     (room, seq, version) by this process, so that a hundred clients connecting or resyncing
     after one big tick cost one build; its clock (reading.snapshot_clock) is of now, from
     ``room`` as the caller read it."""
-    from ..rooms.reading import room_snapshot_json, snapshot_clock, with_tail
-
     # The operator token too: a room id can come back (a rolled-back insert on SQLite, a
     # test database), with the same seq and version; the token is the room's own.
     key = (room.pk, room.operator_token, room.seq, room.version)
@@ -75,11 +39,11 @@ def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
     if body is None:
         # Without the lesson: its state is per role and changes without a new room version
         # (answers, reveal); a resyncing page keeps the lesson it has (and its broadcasts).
-        body = room_snapshot_json(room)
+        body = reading.room_snapshot_json(room)
         with _LOCK:
             _CACHE[key] = body
             while len(_CACHE) > 1 and (
                 len(_CACHE) > _CACHE_SIZE or sum(map(len, _CACHE.values())) > CACHE_BYTES
             ):
                 _CACHE.popitem(last=False)
-    return with_tail(body, {**snapshot_clock(room), **(extra or {})})
+    return reading.with_tail(body, {**reading.snapshot_clock(room), **(extra or {})})

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import redis
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
 from ..engine.scenario import Scenario, ScenarioError, load_scenario
 from ..engine.simulation import Simulation
+from ..locks import RoomLock, redis_client
 from ..models import Comparison, PendingImport, Room
-from .compare import comparison_rooms
 from .controls import lockstep_ids
 from .create import room_prepare, room_went_live
 from .errors import REFUSALS
@@ -141,27 +142,20 @@ def import_start(
 
 
 def comparison_start(
-    base: str,
-    sides: list[tuple[tuple[str, Any], str]],
-    owner: Any,
-    speed: float,
-    creator: str,
-    inline_max: int | None = None,
-) -> Comparison:
-    """A comparison's two rooms (compare.comparison_create validated the sides), each built
-    as room_start builds a room: a small one now, a big one by a worker; they go live
-    together, on one clock, when the second is built (_build). Returns at once."""
+    comparison: Comparison, scenarios: list[Scenario], inline_max: int | None = None
+) -> None:
+    """A comparison's two rooms, stored "building" (compare.comparison_create validated and
+    stored them, in the caller's transaction), each built as room_start builds a room: a
+    small one now, a big one by a worker; they go live together, on one clock, when the
+    second is built (_build)."""
     limit = INLINE_MAX_OBJECTS if inline_max is None else inline_max
-    with transaction.atomic():
-        comparison, scenarios = comparison_rooms(base, sides, owner, speed, creator)
-        for room, scenario in zip((comparison.left, comparison.right), scenarios, strict=True):
-            nodes, pods = scenario_size(scenario)
-            if nodes + pods <= limit:
-                _build(room, scenario)
-            else:
-                Room.objects.filter(pk=room.pk).update(build_progress="queued")
-                transaction.on_commit(lambda pk=room.pk: queue_build(pk))
-    return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)
+    for room, scenario in zip((comparison.left, comparison.right), scenarios, strict=True):
+        nodes, pods = scenario_size(scenario)
+        if nodes + pods <= limit:
+            _build(room, scenario)
+        else:
+            Room.objects.filter(pk=room.pk).update(build_progress="queued")
+            transaction.on_commit(lambda pk=room.pk: queue_build(pk))
 
 
 def queue_build(room_id: int) -> None:
@@ -170,25 +164,24 @@ def queue_build(room_id: int) -> None:
     neither a marker nor a builder holding its lock: a worker lost mid-build)."""
     from celery.utils.nodenames import worker_direct
 
-    from .. import affinity, tasks
+    from .. import affinity
 
     options: dict[str, Any] = {}
     try:
-        client = tasks.redis_client()
+        client = redis_client()
         client.set(f"playground:room:{room_id}:build-queued", "1", ex=QUEUED_S)
         owner = affinity.owner(room_id, affinity.live_workers(client))
     except redis.RedisError:
         owner = None
     if owner is not None:
         options["queue"] = worker_direct(owner)
-    tasks.room_build_task.apply_async((room_id,), **options)
+    # By name: tasks.py (the adapter) calls this package, not the other way round.
+    current_app.send_task("controller.tasks.room_build_task", (room_id,), **options)
 
 
 def requeue_lost_builds() -> list[int]:
     """Rooms still "building" that nobody builds (no lock) and nobody queued (no marker):
     queued again. The beat calls this."""
-    from .. import tasks
-
     ids = list(
         Room.objects.filter(build_state=Room.BUILDING)
         .exclude(build_progress=WAITING)
@@ -196,7 +189,7 @@ def requeue_lost_builds() -> list[int]:
     )
     if not ids:
         return []
-    client = tasks.redis_client()
+    client = redis_client()
     lost = [
         i
         for i in ids
@@ -236,8 +229,6 @@ def room_build(room_id: int) -> None:
     """The worker's part: build the engine of a "building" room (parse, create the objects,
     run t=0), store its first rows, make it live; or mark it failed with the error. Holds the
     room's lock (ticks skip it meanwhile); a room already built is left alone."""
-    from ..tasks import RoomLock
-
     lock = RoomLock(room_id)
     lock.client.delete(f"playground:room:{room_id}:build-queued")
     with lock as got:

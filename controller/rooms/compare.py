@@ -23,6 +23,7 @@ from ..models import (
     LessonState,
     Room,
 )
+from . import build
 from .create import _create_with_unique_slug, _leading_comments, room_prepare
 from .errors import ActionError, _check_speed, refuse_unstorable
 
@@ -101,11 +102,12 @@ def comparison_create(
         base = name or load_scenario(scenario_yaml).name
     except ScenarioError as exc:
         raise ActionError(f"left: {exc}") from None
-    from . import build  # build.py builds rooms with this module: imported when used
-
-    return build.comparison_start(
-        base, list(zip(sides, texts, strict=True)), owner, speed, creator, inline_max
-    )
+    with transaction.atomic():
+        comparison, scenarios = comparison_rooms(
+            base, list(zip(sides, texts, strict=True)), owner, speed, creator
+        )
+        build.comparison_start(comparison, scenarios, inline_max)
+    return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)
 
 
 def comparison_rooms(

@@ -19,13 +19,12 @@ from ..engine.scenario import (
 )
 from ..engine.versions import profile_for
 from ..lessons import progress
-from ..live.deltas import bounded
 from ..models import (
     ClusterParameters,
     Room,
 )
 from .actions import _scenario_kubelet
-from .broadcast import _broadcast_after_commit
+from .broadcast import _broadcast_after_commit, bounded
 from .errors import ActionError, _check_speed, _refuse_nul_in_scenario, refuse_unstorable
 from .runtime import _CACHE, Runtime, _new_sim, _snapshot
 from .tick import FIRST_DELTA_MAX, _persist

@@ -21,14 +21,13 @@ from ..engine.series import points_since
 from ..engine.simulation import ActionFailed, Simulation
 from ..engine.state import node_state, parameters_view, pod_state, zone_states
 from ..lessons import progress
-from ..live.deltas import bounded
 from ..models import (
     Action,
     ObjectView,
     Room,
     SeriesPoint,
 )
-from .broadcast import _broadcast_after_commit
+from .broadcast import _broadcast_after_commit, bounded
 from .clock import _clock_message, _now_target
 from .runtime import (
     _CACHE,
@@ -183,9 +182,11 @@ def _advance(
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, bounded(delta))
+    # The lesson's message first: a question reached in this tick holds back, for whoever
+    # answers it, what this very delta would tell them (live.consumers, engine/holdback.py).
     if lesson_msg is not None:
         _broadcast_after_commit(room.pk, lesson_msg)
+    _broadcast_after_commit(room.pk, bounded(delta))
     return delta
 
 

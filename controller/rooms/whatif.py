@@ -32,12 +32,10 @@ def what_if_choices(room: Room) -> dict[str, list[str]]:
     return {"zones": zones, "nodes": [n.name for n in scenario.nodes]}
 
 
-def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[str, Any]:
-    """What if ``zone`` (or ``nodes``) failed at ``at_s`` in the room's scenario: per workload,
-    when it falls short of its desired replicas and when it is whole again (ms), run headless
-    for WHAT_IF_DURATION_S simulated seconds. The room is not touched."""
-    from ..whatif import what_if
-
+def what_if_check(room: Room, zone: str, nodes: list[str], at_s: float) -> None:
+    """ActionError naming the field when the What-if cannot run: an unknown zone or node,
+    nothing to fail, or ``at_s`` outside the run. The form's request is checked with it
+    before its run is queued."""
     choices = what_if_choices(room)
     if zone and zone not in choices["zones"]:
         raise ActionError(f'zone: unknown zone "{zone}"')
@@ -48,6 +46,15 @@ def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[s
         raise ActionError("pick a zone or at least one node to fail")
     if not (isinstance(at_s, int | float) and 0 <= at_s < WHAT_IF_DURATION_S):
         raise ActionError(f"at: must be between 0 and {WHAT_IF_DURATION_S} seconds")
+
+
+def room_what_if(room: Room, zone: str, nodes: list[str], at_s: float) -> dict[str, Any]:
+    """What if ``zone`` (or ``nodes``) failed at ``at_s`` in the room's scenario: per workload,
+    when it falls short of its desired replicas and when it is whole again (ms), run headless
+    for WHAT_IF_DURATION_S simulated seconds. The room is not touched."""
+    from ..whatif import what_if
+
+    what_if_check(room, zone, nodes, at_s)
     docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
     if len(docs) > 1:  # extra documents are objects

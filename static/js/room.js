@@ -316,7 +316,10 @@ function nodeCard(n, pods) {
   const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}${calm ? " calm" : ""}`, "data-node": n.name },
     h("header", {}, h("strong", { text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
       n.kubelet && n.kubelet.state !== "Running" ? h("span", { class: "kstate", text: ` kubelet ${n.kubelet.state}` }) : null,
-      n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null),
+      n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null,
+      // Version skew: this node's kubelet is an older release than the control plane.
+      n.kubeletVersion ? h("span", { class: "kver", text: ` kubelet ${n.kubeletVersion}`,
+        title: `this node's kubelet runs Kubernetes ${n.kubeletVersion}: its rules are that release's` }) : null),
     h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
   el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) showDetail("node", n.name); });
   focusNode(el, n);

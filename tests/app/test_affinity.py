@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from controller import affinity
+from controller.locks import redis_client
 from controller.models import Room
 from controller.rooms import actions, controls, create
-from controller.tasks import redis_client
 from tests.app.conftest import Worker
 from tests.app.test_rooms import SCENARIO, headless_events, room_events, wait_for
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from controller import tasks, timeline_store
+from controller import timeline_store
+from controller.locks import redis_client
 from controller.models import EngineSnapshot, ObjectView, Room, TimelineChunk
 from controller.rooms import build, controls, create, errors, reading, tick
 
@@ -197,7 +198,7 @@ def test_a_lost_build_is_queued_again_by_the_beat(db, redis_server, monkeypatch)
     queued: list[int] = []
     monkeypatch.setattr(build, "queue_build", queued.append)
     room = build.room_start("lost", BIG, None, 10.0)
-    client = tasks.redis_client()
+    client = redis_client()
     client.set(f"playground:room:{room.pk}:build-queued", "1", ex=60)
     assert build.requeue_lost_builds() == []  # queued, not yet picked up
     client.delete(f"playground:room:{room.pk}:build-queued")

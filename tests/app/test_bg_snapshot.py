@@ -20,6 +20,7 @@ import pytest
 from controller import snapshots, tasks, timeline_store
 from controller.engine import cli
 from controller.engine.timeline import to_json
+from controller.locks import redis_client
 from controller.models import Action, EngineSnapshot, Room
 from controller.rooms import actions, controls, create, reading, runtime
 
@@ -192,7 +193,7 @@ def test_the_lock_is_released_before_the_snapshot_is_stored(forked, monkeypatch)
     child = snapshots.running(room.pk)
     assert child is not None and not child.done.is_set()
     # The tick is over: its lock is free while the child still waits to pickle...
-    assert not tasks.redis_client().exists(f"playground:room:{room.pk}:lock")
+    assert not redis_client().exists(f"playground:room:{room.pk}:lock")
     assert stamps(room.pk) == before
     # ...and the room's next tick runs meanwhile (a second child is not forked).
     seq = room.seq

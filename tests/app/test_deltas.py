@@ -1,6 +1,7 @@
-"""Bounded deltas (controller/deltas.py): no tick broadcasts more than
-PLAYGROUND_DELTA_MAX_BYTES; a bigger one becomes a resync notice, and snapshot.json gives
-every client the state it stands for. Real Redis channel layer, real websocket consumer."""
+"""Bounded deltas (controller/rooms/broadcast.py, controller/live/deltas.py): no tick
+broadcasts more than PLAYGROUND_DELTA_MAX_BYTES; a bigger one becomes a resync notice, and
+snapshot.json gives every client the state it stands for. Real Redis channel layer, real
+websocket consumer."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 
 from controller.live import deltas
 from controller.models import Room
-from controller.rooms import controls, create, reading, tick
+from controller.rooms import broadcast, controls, create, reading, tick
 from tests.app.test_rooms import connect, receive_until
 
 # Several websocket clients, each in its own event loop (async_to_sync): a fresh channel
@@ -82,9 +83,9 @@ def test_a_tick_over_the_limit_broadcasts_a_resync_notice_and_snapshot_json_has_
     assert notice["type"] == "resync"
     assert notice["seq"] == full.seq - 1
     assert notice["bytes"] > 4096 and notice["limit"] == 4096
-    assert deltas.encoded_size(notice) <= 4096
+    assert broadcast.encoded_size(notice) <= 4096
     assert small["type"] == "delta" and small["seq"] == full.seq
-    assert deltas.encoded_size(small) <= 4096
+    assert broadcast.encoded_size(small) <= 4096
 
     resp = client.get(f"/rooms/{room.slug}/snapshot.json", HTTP_ACCEPT_ENCODING="gzip")
     assert resp.status_code == 200 and resp["Content-Encoding"] == "gzip"
@@ -105,7 +106,7 @@ def test_deltas_under_the_limit_are_broadcast_whole(
     settings.PLAYGROUND_DELTA_MAX_BYTES = 256 * 1024
     delta = tick.room_advance(room.pk, extra_ms=60_000)
     assert delta is not None and delta["type"] == "delta"
-    assert deltas.bounded(delta) is delta
+    assert broadcast.bounded(delta) is delta
     unknown = sorted(
         e["node"] for e in delta["events"] if e["type"] == "NodeReady" and e["status"] == "Unknown"
     )

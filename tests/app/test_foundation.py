@@ -15,7 +15,7 @@ from channels.testing import WebsocketCommunicator
 from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 
-from controller.engine.versions import CURRENT_VERSION
+from controller.engine.versions import NEWEST_VERSION
 from controller.models import Room
 from controller.rooms import broadcast, catalog, create
 from controller.tasks import BEAT_KEY
@@ -143,9 +143,9 @@ def test_landing_page_says_what_the_product_is_and_lists_rooms(client, db) -> No
     page = response.content.decode()
     assert response.status_code == 200
     assert "node-failure playground" in page.lower()
-    # Which Kubernetes: the current release and 1.18, both named.
+    # Which Kubernetes: the releases from 1.27 to the newest, and 1.18, named.
     assert "exactly as Kubernetes does" in page
-    assert f"({CURRENT_VERSION}) or v1.18" in page
+    assert f"(1.27 to {NEWEST_VERSION}," in page and "or v1.18" in page
     assert "Class demo" in page
     assert "/static/css/playground.css" in page
     css = client.get("/static/css/playground.css")

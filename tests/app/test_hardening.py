@@ -17,10 +17,11 @@ from django.test import Client
 from controller.lessons import classroom
 from controller.lessons.definition import LessonError
 from controller.limits import LimitError
+from controller.live.presence import presence_key
+from controller.locks import redis_client
 from controller.models import Action, LessonState, Room
 from controller.rooms import actions, controls, create, errors, runtime
 from controller.rooms import tick as rooms_tick
-from controller.tasks import presence_key, redis_client
 from playground.asgi import application
 from tests.app.test_lessons import LESSON
 

@@ -12,6 +12,8 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
 from controller import tasks
+from controller.live import presence
+from controller.locks import redis_client
 from controller.models import Room
 from controller.rooms import compare, controls, create, reading
 from playground.asgi import application
@@ -36,14 +38,14 @@ def redis_keys(redis_server, monkeypatch):
     # Every tick runs here, in the test process: no worker owns a room (affinity), even if
     # another test's worker left its heartbeat in this Redis.
     monkeypatch.setattr(tasks.affinity, "live_workers", lambda client, now=None: [])
-    client = tasks.redis_client()
+    client = redis_client()
     yield client
     for key in client.scan_iter("playground:room:*"):
         client.delete(key)
 
 
 def unwatched_for(room: Room, seconds: float) -> None:
-    tasks.redis_client().set(tasks.watched_key(room.pk), repr(time.time() - seconds))
+    redis_client().set(presence.watched_key(room.pk), repr(time.time() - seconds))
 
 
 def beat() -> None:
@@ -106,12 +108,12 @@ def test_a_watched_room_keeps_ticking(settings, redis_keys) -> None:
     settings.PLAYGROUND_IDLE_PAUSE_SECONDS = 5
     room = create.room_create("watched", SCENARIO, None, 10.0)
     unwatched_for(room, 60)
-    redis_keys.hset(tasks.presence_key(room.pk), "some-channel", '{"name":"a","role":"viewer"}')
+    redis_keys.hset(presence.presence_key(room.pk), "some-channel", '{"name":"a","role":"viewer"}')
     beat()
     room.refresh_from_db()
     assert room.idle_since is None
     # The beat refreshed "last watched", so the viewer leaving starts a new count.
-    seen = float(redis_keys.get(tasks.watched_key(room.pk)))
+    seen = float(redis_keys.get(presence.watched_key(room.pk)))
     assert time.time() - seen < 2
 
 
@@ -140,10 +142,10 @@ def test_compared_rooms_stop_and_resume_together(settings, redis_keys) -> None:
     cmp = compare.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     left, right = cmp.left, cmp.right
     unwatched_for(left, 10)
-    redis_keys.hset(tasks.presence_key(right.pk), "ch", '{"name":"a","role":"viewer"}')
+    redis_keys.hset(presence.presence_key(right.pk), "ch", '{"name":"a","role":"viewer"}')
     beat()  # the right one is watched: neither stops
     assert Room.objects.filter(idle_since__isnull=False).count() == 0
-    redis_keys.delete(tasks.presence_key(right.pk))
+    redis_keys.delete(presence.presence_key(right.pk))
     unwatched_for(right, 10)
     beat()
     left.refresh_from_db()

@@ -14,6 +14,7 @@ from controller import timeline_store
 from controller.engine import cli
 from controller.engine.scenario import load_scenario
 from controller.engine.timeline import to_json
+from controller.locks import RoomLock
 from controller.models import Action, EngineSnapshot, Room, TimelineEvent
 from controller.rooms import actions as rooms_actions
 from controller.rooms import controls, create, reading, runtime, tick
@@ -312,7 +313,7 @@ def test_an_action_submitted_while_a_tick_runs_is_applied_before_the_tick_lets_g
         out = real(room_id, *args, **kwargs)
         if len(calls) == 1:  # after the first tick read its actions: another operator's,
             rooms_actions.action_submit(room, {"type": "Cordon", "node": "n-2"}, "late")
-            with tasks.RoomLock(room_id) as got:  # whose own tick finds the lock held
+            with RoomLock(room_id) as got:  # whose own tick finds the lock held
                 assert not got
         return out
 

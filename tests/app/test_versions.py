@@ -99,3 +99,60 @@ def test_a_removed_setting_is_refused_as_a_live_parameter_change(db) -> None:
 def test_built_in_scenarios_say_their_release_in_their_title(db) -> None:
     for s in catalog.builtin_scenarios():
         assert s["title"].endswith(f"(Kubernetes {s['version']})")
+
+
+def test_the_room_form_and_the_compare_form_offer_every_release(client, db) -> None:
+    from controller.engine.versions import PROFILES
+
+    page = client.get("/").content.decode()
+    for release in PROFILES:
+        for field in ("kubernetes_version", "cmp-left_version", "cmp-right_version"):
+            select = page.split(f'name="{field}"', 1)[1].split("</select>", 1)[0]
+            assert f'<option value="{release}">' in select, (field, release)
+
+
+def test_compare_puts_two_releases_side_by_side(client, db) -> None:
+    """'What changes when we upgrade from 1.30 to 1.36?': each side runs its release."""
+    from controller.models import Comparison
+
+    response = client.post(
+        "/",
+        {
+            "cmp-scenario": "14-same-failure-1.34",
+            "cmp-left_label": "before the upgrade",
+            "cmp-left_version": "1.30",
+            "cmp-left_changes": "",
+            "cmp-right_label": "after",
+            "cmp-right_version": "1.36",
+            "cmp-right_changes": "",
+            "cmp-speed": "10",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    c = Comparison.objects.latest("id")
+    left = reading.room_snapshot(c.left)["params"]
+    right = reading.room_snapshot(c.right)["params"]
+    assert (left["kubernetesVersion"], right["kubernetesVersion"]) == ("1.30", "1.36")
+    assert left["controllerManager"]["nodeMonitorGracePeriod"] == 40.0
+    assert right["controllerManager"]["nodeMonitorGracePeriod"] == 50.0
+
+
+def test_a_release_given_twice_on_the_compare_form_is_refused(client, db) -> None:
+    from controller.models import Comparison
+
+    before = Comparison.objects.count()
+    response = client.post(
+        "/",
+        {
+            "cmp-scenario": "14-same-failure-1.34",
+            "cmp-left_label": "a",
+            "cmp-left_version": "1.30",
+            "cmp-left_changes": 'kubernetesVersion: "1.31"',
+            "cmp-right_label": "b",
+            "cmp-right_changes": "",
+            "cmp-speed": "10",
+        },
+    )
+    assert response.status_code == 200
+    assert "left.kubernetesVersion: the changes say" in response.content.decode()
+    assert Comparison.objects.count() == before

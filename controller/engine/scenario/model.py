@@ -46,6 +46,9 @@ class NodeSpec:
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     kubelet_mode: str = "Running"
     unschedulable: bool = False
+    # spec.nodes[].kubeletVersion: this node's kubelet release (version skew), None = the
+    # control plane's (spec.kubernetesVersion).
+    kubelet_profile: Profile | None = None
 
 
 @dataclass(slots=True)

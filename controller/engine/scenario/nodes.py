@@ -13,6 +13,7 @@ from ..versions import (
     Profile,
     check_section,
     default_config,
+    kubelet_profile_for,
 )
 from .components import (
     KUBELET_FIELDS,
@@ -52,6 +53,7 @@ NODE_FIELDS = {
     "deadContainers",
     "kubeletOffset",
     "kubelet",
+    "kubeletVersion",
     "unschedulable",
 }
 
@@ -143,12 +145,22 @@ def parse_node(
                 "inUse": _bool(img.get("inUse", False), f"{ip}.inUse"),
             }
         )
+    # Version skew: the node's kubelet may be an older release than the control plane; its
+    # configuration then takes that release's defaults and fields.
+    kubelet_profile = None
+    if "kubeletVersion" in entry:
+        kubelet_profile = kubelet_profile_for(
+            entry["kubeletVersion"], profile, f"{p}.kubeletVersion"
+        )
     node_kubelet = kubelet
-    if "kubelet" in entry:
-        own = _map(entry["kubelet"], f"{p}.kubelet")
-        check_section(profile, "kubelet", own, f"{p}.kubelet")
+    own = _map(entry.get("kubelet"), f"{p}.kubelet")
+    if "kubelet" in entry or (kubelet_profile is not None and kubelet_profile is not profile):
+        release = kubelet_profile or profile
+        if kubelet_profile is not None and kubelet_profile is not profile:
+            check_section(release, "kubelet", kubelet_raw, "spec.kubelet")
+        check_section(release, "kubelet", own, f"{p}.kubelet")
         node_kubelet = apply_fields(
-            default_config(KubeletConfig, profile),
+            default_config(KubeletConfig, release),
             {**kubelet_raw, **own},
             KUBELET_FIELDS,
             f"{p}.kubelet",
@@ -166,6 +178,7 @@ def parse_node(
         kubelet_offset_ms=_dur(entry.get("kubeletOffset", 0), f"{p}.kubeletOffset"),
         kubelet=node_kubelet,
         unschedulable=_bool(entry.get("unschedulable", False), f"{p}.unschedulable"),
+        kubelet_profile=kubelet_profile,
     )
 
 
