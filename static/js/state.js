@@ -165,6 +165,8 @@ export function why(e, state) {
       if (e.status === "Unknown") return `controller: kubelet stopped posting status, so ${e.condition} is Unknown too`;
       return `kubelet eviction manager reports ${e.condition}=${e.status} (held for evictionPressureTransitionPeriod after the last breach)`;
     case "Fault":
+      // SetParameters says what it changed: "controllerManager.nodeEvictionRate: 0.1 -> 0.5".
+      if (e.fault === "SetParameters" && Array.isArray(e.changes)) return `parameters changed: ${e.changes.join("; ") || "nothing"}`;
       return `fault injected: ${e.fault}`;
     default:
       return "";
