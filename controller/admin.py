@@ -26,7 +26,7 @@ FLAG_HELP = {
     "defaultUnreachableTolerationSeconds": "--default-unreachable-toleration-seconds (default 300).",
     "nodeLeaseDurationSeconds": "nodeLeaseDurationSeconds (default 40): the kubelet renews every quarter of it.",
     "nodeStatusUpdateFrequency": "nodeStatusUpdateFrequency (default 10s).",
-    "evictionHard": "evictionHard (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%).",
+    "evictionHard": "evictionHard (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%; from Kubernetes 1.30 also imagefs.inodesFree<5%).",
     "evictionPressureTransitionPeriod": "evictionPressureTransitionPeriod (default 5m).",
 }
 

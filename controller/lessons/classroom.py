@@ -9,9 +9,9 @@ from typing import Any
 
 from django.db import transaction
 
-from ..engine.lesson import Checkpoint, Lesson
+from ..engine.lesson import Checkpoint, Lesson, LessonRuntime
 from ..models import LessonAnswer, LessonState, Room
-from .definition import MAX_NAME, LessonError, _checkpoint, _checkpoints, lesson_of
+from .definition import MAX_NAME, LessonError, _checkpoint, latest_step, lesson_of
 from .messages import _broadcast, _shown, message
 
 
@@ -91,26 +91,46 @@ def reveal(room_id: int) -> dict[str, Any]:
         if not ls.checkpoint:
             raise LessonError("lesson.reveal: no question is open")
         ls.revealed = True
-        ls.save(update_fields=["revealed"])
+        ls.step = lesson.step_index(ls.checkpoint)  # the answer under its own question
+        ls.save(update_fields=["revealed", "step"])
         _broadcast(room.pk, message(room, lesson, ls))
     return {"lesson": "reveal", "checkpoint": ls.checkpoint}
 
 
-def next_step(room_id: int, actor: str) -> dict[str, Any]:
-    """Next: at a checkpoint, close it, show the next step and resume the clock; otherwise
-    show the next step (the clock is not touched)."""
+def next_step(room_id: int, actor: str, close: bool = False) -> dict[str, Any]:
+    """Next, by the flow's one rule (static/js/lesson.js ``press``): a question is never left
+    unrevealed. Looking back at an earlier step, show the one after it (an open question
+    stays open); at an open question not yet revealed, reveal it; at a revealed one, close it
+    and resume the clock, showing the next step once the clock has reached its begin; with no
+    question open, show the next step the clock has reached (never one it has not).
+    ``close``: at a revealed question, close it whatever step is shown (the room's Play)."""
     resume = False
+    did = "next"
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         last = len(lesson.steps) - 1
         if ls.checkpoint:
-            cp_step = next(i for i, cp in _checkpoints(lesson) if cp.id == ls.checkpoint)
-            ls.step = min(max(ls.step, cp_step) + 1, last)
-            ls.checkpoint = ""
-            ls.revealed = False
-            resume = room.paused
-        elif ls.step < last:
+            cp_step = lesson.step_index(ls.checkpoint)
+            if ls.step < cp_step and not (close and ls.revealed):
+                ls.step += 1
+            elif not ls.revealed:
+                did = "reveal"
+                ls.revealed = True
+                ls.step = cp_step
+            else:
+                ls.checkpoint = ""
+                ls.revealed = False
+                nxt = min(cp_step + 1, last)
+                begin = LessonRuntime.from_dict(lesson, {"reached": ls.reached}).step_begin_ms(nxt)
+                ls.step = nxt if begin is not None and begin <= room.sim_ms else cp_step
+                resume = room.paused
+        elif ls.step < latest_step(lesson, ls, room.sim_ms):
             ls.step += 1
+        elif ls.step < last:
+            raise LessonError(
+                "lesson.next: the clock has not reached the next step yet; it is shown when "
+                "the clock gets there"
+            )
         else:
             raise LessonError("lesson.next: this is the last step")
         ls.save(update_fields=["step", "checkpoint", "revealed"])
@@ -119,10 +139,11 @@ def next_step(room_id: int, actor: str) -> dict[str, Any]:
         from ..rooms import controls
 
         controls.room_control(room_id, "resume", None, actor)
-    return {"lesson": "next", "step": ls.step, "resumed": resume}
+    return {"lesson": did, "step": ls.step, "resumed": resume}
 
 
 def prev_step(room_id: int) -> dict[str, Any]:
+    """Previous: show the step before (an open question stays open and asked)."""
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         if ls.step <= 0:
@@ -131,3 +152,30 @@ def prev_step(room_id: int) -> dict[str, Any]:
         ls.save(update_fields=["step"])
         _broadcast(room.pk, message(room, lesson, ls))
     return {"lesson": "prev", "step": ls.step}
+
+
+def on_control(room_id: int, kind: str, actor: str) -> str | None:
+    """The room's Play (resume) and Step at an open question, by the same rule: not yet
+    revealed, they reveal it (the clock stays at the question); revealed, Play closes it and
+    goes on (next_step), Step steps. Returns what the lesson did instead of the control, or
+    None when the control goes ahead."""
+    if kind not in ("resume", "step"):
+        return None
+    ls = LessonState.objects.filter(room_id=room_id).first()
+    if ls is None or not ls.checkpoint:
+        return None
+    if not ls.revealed:
+        reveal(room_id)
+        return "reveal"
+    if kind == "resume":
+        next_step(room_id, actor, close=True)
+        return "next"
+    return None
+
+
+def make_solo(room: Room) -> None:
+    """A room made for one learner without a teacher (the landing page's "Learn alone", a
+    ``?solo`` link): its operator answers, reveals and goes on, and is held back like a
+    viewer (nothing answers an open question before its reveal). Not listed for others."""
+    if not LessonState.objects.filter(room=room).update(solo=True):
+        raise LessonError("lesson: this room's scenario has no lesson")

@@ -59,10 +59,15 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _snapshot_body(self) -> bytes:
         room = Room.objects.get(pk=self.room.pk)
         lesson = messages.snapshot(room, self.client)
+        self.hold = None
         if lesson:
+            self.hold = messages.holds(lesson["state"], self.operator)
             lesson["state"] = messages.for_role(lesson["state"], self.operator)
         role = "operator" if self.operator else "viewer"
-        return deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        body = deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        if self.hold is not None:  # a lesson room (small): decoded, held, encoded again
+            body = json.dumps(self.hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
+        return body
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
@@ -176,9 +181,19 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
     async def room_message(self, event: dict[str, Any]) -> None:
         message = event["message"]
+        released = False
         if message.get("type") == "lesson":
+            # While a question is open, a page that answers it does not get what answers it
+            # (engine/holdback.py); once revealed it gets a fresh, whole snapshot.
+            hold = messages.holds(message, self.operator)
+            released = getattr(self, "hold", None) is not None and hold is None
+            self.hold = hold
             message = messages.for_role(message, self.operator)
+        elif getattr(self, "hold", None) is not None and message.get("type") in ("delta", "reset"):
+            message = self.hold.delta(message)
         await self.send(text_data=json.dumps(message, separators=(",", ":")))
+        if released:
+            await self._send_snapshot()
 
     async def presence_message(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "presence", "viewers": event["viewers"]})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -29,12 +30,18 @@ from .tick import _persist
 
 log = logging.getLogger(__name__)
 MAX_STEP_S = 3600
+# lessons.classroom.on_control, set by the app's ready() (a callback: lessons.classroom calls
+# room_control to resume the clock after a question, so it cannot be imported here).
+lesson_control: Callable[[int, str, str], str | None] | None = None
 
 
 def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
     """Speed, pause, resume and step (by N simulated seconds): logged like every action. A
     room compared with another takes the control with it, at the same wall instant, so the
-    two keep one clock."""
+    two keep one clock. At a lesson's open question Play and Step follow the lesson's rule
+    first (``lesson_control``: reveal first; Play on a revealed one goes on)."""
+    if lesson_control is not None and lesson_control(room_id, kind, actor) is not None:
+        return Room.objects.get(pk=room_id)
     wall_now = timezone.now()
     with transaction.atomic():
         rooms = [Room.objects.select_for_update().get(pk=rid) for rid in lockstep_ids(room_id)]

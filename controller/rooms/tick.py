@@ -150,9 +150,11 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, bounded(delta))
+    # The lesson's message first: a question reached in this tick holds back, for whoever
+    # answers it, what this very delta would tell them (live.consumers, engine/holdback.py).
     if lesson_msg is not None:
         _broadcast_after_commit(room.pk, lesson_msg)
+    _broadcast_after_commit(room.pk, bounded(delta))
     return delta
 
 
