@@ -325,7 +325,7 @@ if (operator) {
 }
 els.filter.addEventListener("input", () => renderTimeline(true));
 // For measurements and tests: the applied state (read-only use).
-window.playgroundRoom = { state: () => state };
+window.playgroundRoom = { state: () => state, charts: () => charts };
 connect();
 requestAnimationFrame(tick);
 

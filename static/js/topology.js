@@ -178,7 +178,7 @@ export class Topology {
     const taints = h("div", { class: "taints" }, ...n.taints.map((t) => {
       const short = t.key.replace("node.kubernetes.io/", "");
       return h("span", { class: `chip badge ${t.effect}`, title: `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}${t.timeAdded !== undefined && t.timeAdded !== null ? ` since ${t.timeAdded} s` : ""}` },
-        short, h("span", { class: "badge-kind", text: ` ${t.effect}` }));
+        short, h("span", { class: "badge-kind", text: `:${t.effect}` }));
     }));
     const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
     const grace = h("div", { class: "grace", hidden: true }, h("span", { class: "grace-text" }), h("div", { class: "hb" }, h("div", { class: "hb-bar" })));
