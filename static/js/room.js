@@ -105,7 +105,11 @@ function handle(m) {
     charts.record(state, m.workloads);
     return;
   }
-  if (m.type === "lesson") { lessonPanel.message(m); scrubber.render(state); topology.paint(simNow()); return; }
+  if (m.type === "lesson") {
+    // A checkpoint reached while the page is open: the room paused at the page's time.
+    if (m.checkpoint && !(m.checkpoint in (lessonPanel.reached || {}))) lessonPanel.reached = { ...lessonPanel.reached, [m.checkpoint]: state.simT };
+    lessonPanel.message(m); scrubber.render(state); topology.paint(simNow()); return;
+  }
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
   if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
   if (m.type === "error") { lessonPanel.error(m.message); showError(m.message); return; }
