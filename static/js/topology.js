@@ -152,10 +152,14 @@ export class Topology {
   actionMenu(n, pods) {
     const state = this.state;
     const groups = nodeMenu(n, pods, { refused: (state.params && state.params.faultsRefused) || [], leaks: leaks(n.name, pods, state.events) });
-    const list = h("div", { class: "node-actions" }, ...groups.map((g) => h("div", { class: "fault-group", role: "group", "aria-label": g.group },
-      h("span", { class: "fault-group-name", text: g.group }),
-      ...g.items.map((i) => h("button", { class: `fault${i.type === "DeleteNode" ? " danger" : ""}`, "data-fault": i.type, "data-node": n.name, text: i.label,
-        title: i.why ? `${this.faultTitle(i.type)} (not now: ${i.why})` : this.faultTitle(i.type), disabled: Boolean(i.disabled) })))));
+    const list = h("div", { class: "node-actions" }, ...groups.map((g) => {
+      const group = h("div", { class: "fault-group", role: "group", "data-group": g.group },
+        h("span", { class: "fault-group-name", text: g.group }),
+        ...g.items.map((i) => h("button", { class: `fault${i.type === "DeleteNode" ? " danger" : ""}`, "data-fault": i.type, "data-node": n.name, text: i.label,
+          title: i.why ? `${this.faultTitle(i.type)} (not now: ${i.why})` : this.faultTitle(i.type), disabled: Boolean(i.disabled) })));
+      group.setAttribute("aria-label", g.group);
+      return group;
+    }));
     const menu = h("details", { class: "node-menu", open: this.openMenu === n.name },
       h("summary", { text: "actions", title: `actions on ${n.name}` }), list);
     menu.addEventListener("toggle", () => {

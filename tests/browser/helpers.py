@@ -63,7 +63,7 @@ def menu_faults(page: Any, node: str) -> dict[str, list[str]]:
     open_node_menu(page, node)
     return page.evaluate(
         """(sel) => Object.fromEntries([...document.querySelectorAll(sel + ' .fault-group')].map(
-            (g) => [g.getAttribute('aria-label'),
+            (g) => [g.dataset.group,
                     [...g.querySelectorAll('button.fault')].map((b) => b.dataset.fault)]))""",
         card(node),
     )
