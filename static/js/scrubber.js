@@ -76,7 +76,7 @@ export class Scrubber {
     this.canvas = h("canvas", { class: "scrub-marks", height: 6 * LANES.length + 4 });
     this.flags = h("div", { class: "scrub-flags" });
     this.played = h("div", { class: "scrub-played" });
-    this.range = h("input", { type: "range", class: "scrub-range", min: 0, max: 1, step: 1, value: 0, disabled: !opts.operator });
+    this.range = h("input", { type: "range", class: "scrub-range", min: 0, max: 1, step: "any", value: 0, disabled: !opts.operator });
     this.range.setAttribute("aria-label", opts.operator ? "time: drag to rewind the room" : "time (only an operator can rewind)");
     this.label = h("span", { class: "scrub-label" });
     this.endLabel = h("span", { class: "scrub-end muted" });
