@@ -42,9 +42,9 @@ export function scrubMarks(events, end, width, until = Infinity) {
 }
 
 // Where the lesson's checkpoints are: [{id, n, at, status}] with status "reached" (the room
-// paused there), "open" (paused there now, its question open), or "ahead" (a checkpoint at a
-// set time the clock has not reached). A checkpoint that waits for an event has no place
-// until it is reached. Positions only: nothing of the question's answer.
+// paused there) or "open" (paused there now, its question open and not revealed). One not
+// yet reached has no mark: the page is never told a pause time in advance (it could hint at
+// an answer). Positions only: nothing of the question's answer.
 export function checkpointMarks(def, ls, t) {
   if (!def || !def.steps) return [];
   const reached = (ls && ls.reached) || {};
@@ -56,12 +56,11 @@ export function checkpointMarks(def, ls, t) {
     n++;
     if (ls && ls.checkpoint === cp.id) out.push({ id: cp.id, n, at: reached[cp.id] ?? t, status: ls.revealed ? "reached" : "open" });
     else if (reached[cp.id] !== undefined) out.push({ id: cp.id, n, at: reached[cp.id], status: "reached" });
-    else if (cp.at !== undefined && cp.at !== null) out.push({ id: cp.id, n, at: cp.at, status: "ahead" });
   }
   return out;
 }
 
-// The span the scrubber shows: from 0 to now, and on to the last checkpoint ahead.
+// The span the scrubber shows: from 0 to now (and to a checkpoint's mark, were it later).
 export function scrubEnd(t, cps) {
   return Math.max(1, t, ...cps.map((c) => c.at));
 }
@@ -148,7 +147,7 @@ export class Scrubber {
     this.canvas.dataset.marks = marks.length;
     this.flags.replaceChildren(...cps.map((c) => {
       const f = h("span", { class: `cp-flag cp-${c.status}`, "data-checkpoint": c.id, text: "?",
-        title: `question ${c.n}: ${c.status === "open" ? "open now, the room paused here" : c.status === "reached" ? "the room paused here" : "the room will pause here"} (${fmtShort(c.at)})` });
+        title: `question ${c.n}: ${c.status === "open" ? "open now, the room paused here" : "the room paused here"} (${fmtShort(c.at)})` });
       f.style.left = `${(c.at / this.end) * 100}%`;
       return f;
     }));
