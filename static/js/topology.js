@@ -302,12 +302,21 @@ export class Topology {
       const x0 = zi * (width / zones.size);
       this.compactHits.push({ x0, nodes, perRow, size, gap });
       nodes.forEach((n, i) => {
-        ctx.fillStyle = n.ready === "True" ? (n.taints.length ? "#d9a400" : "#2e9d4f") : n.ready === "False" ? "#c0392b" : "#7f8c8d";
+        ctx.fillStyle = compactColor(n);
         ctx.fillRect(x0 + (i % perRow) * (size + gap), 5 + Math.floor(i / perRow) * (size + gap), size, size);
       });
       zi++;
     }
   }
+}
+
+// A node's square on the canvas: by Ready, and amber while its grace period runs (silent
+// but still Ready) or while it is tainted.
+export function compactColor(n) {
+  if (n.ready === "False") return "#c0392b";
+  if (n.ready !== "True") return "#7f8c8d";
+  const silent = n.kubelet && n.kubelet.state !== "Running";
+  return silent ? "#e67e22" : n.taints.length ? "#d9a400" : "#2e9d4f";
 }
 
 // Tokens now, from the bucket as the server last saw it, refilled at qps up to burst.
