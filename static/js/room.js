@@ -2,13 +2,13 @@
 // (topology.js) is patched per changed node (keyed elements), never rebuilt wholesale.
 import { Charts } from "./charts.js";
 import { h } from "./dom.js";
-import { leaks, stopLeakActions } from "./faultmenu.js";
+import { leakTarget, leaks, stopLeakActions } from "./faultmenu.js";
 import { inFocus } from "./lesson.js";
 import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
 import { Scrubber } from "./scrubber.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, podsByNode, resyncReplay, shownTime, why } from "./state.js";
-import { Topology, leakTarget } from "./topology.js";
+import { Topology } from "./topology.js";
 
 const app = document.getElementById("app");
 const slug = app.dataset.slug;

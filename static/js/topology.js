@@ -7,7 +7,7 @@
 // Config.compactAbove nodes a canvas draws one square per node instead.
 import { fmtLeft, graceCountdown, tolerationCountdown } from "./countdown.js";
 import { h } from "./dom.js";
-import { leakTarget, leaks, nodeMenu } from "./faultmenu.js";
+import { leaks, nodeMenu } from "./faultmenu.js";
 import { Config, nodesByZone, podsByNode } from "./state.js";
 
 const FAULT_TITLES = {
@@ -325,4 +325,3 @@ function bucketTokens(z, t) {
   return Math.min(z.burst, z.tokens + Math.max(0, t - z.tokensAt) * z.qps);
 }
 
-export { leakTarget };
