@@ -14,6 +14,8 @@ import { signalValues } from "./state.js";
 const MAX_POINTS = 3000;
 const COLORS = ["#2e7dd7", "#2e9d4f", "#d9a400", "#c0392b", "#8e44ad", "#16a085", "#7f8c8d", "#d35400"];
 const MAX_PANELS = 12;
+// A count axis as wide as its longest tick label (1,666 nodes need four digits).
+const axisSize = (_u, values) => 16 + 7 * Math.max(1, ...(values || []).map((v) => String(v).length));
 
 // A sampled table: one time axis, columns carried forward.
 class Table {
@@ -72,7 +74,7 @@ class Panel {
       title: this.title, width, height: this.height,
       legend: { show: this.legend },
       scales: { x: { time: false }, ...(this.count ? { y: { range: y.range } } : {}) },
-      axes: [{ label: this.legend ? "simulated s" : undefined, size: 30 }, this.count ? { incrs: y.incrs, values: y.values, size: 36, space: 16 } : {}],
+      axes: [{ label: this.legend ? "simulated s" : undefined, size: 30 }, this.count ? { incrs: y.incrs, values: y.values, size: axisSize, space: 16 } : {}],
       series: [{ label: "t" }, ...cols.map(([k], i) => ({ label: k, width: 2, paths: uPlot.paths.stepped({ align: 1 }),
         ...(this.seriesStyle ? this.seriesStyle(k, i) : { stroke: COLORS[i % COLORS.length] }) }))],
     }, data, this.el);
