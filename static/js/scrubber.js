@@ -86,17 +86,30 @@ export class Scrubber {
       h("div", { class: "scrub-track" }, this.played, this.canvas, this.flags, this.range),
       h("div", { class: "scrub-foot muted" }, h("span", { text: "00:00" }), opts.operator ? h("span", { text: "drag the handle to rewind" }) : h("span", { text: "read-only: the operator rewinds" }), this.endLabel));
     if (opts.operator) {
-      this.range.addEventListener("pointerdown", () => { this.dragging = true; });
-      this.range.addEventListener("input", () => { this.dragging = true; this.label.textContent = `rewind to ${fmtShort(Number(this.range.value))}?`; this.el.classList.add("dragging"); });
-      this.range.addEventListener("change", () => {
+      // A drag rewinds where it is let go; the arrow keys only choose (Enter rewinds, Escape
+      // cancels), so that a stray key press does not rewind the room.
+      const commit = () => {
         const t = Number(this.range.value);
-        this.dragging = false; this.el.classList.remove("dragging");
+        this.stop();
         if (t < this.now - 1e-6) opts.onRewind(t);
+      };
+      this.range.addEventListener("pointerdown", () => { this.dragging = true; this.viaKeys = false; });
+      this.range.addEventListener("keydown", (ev) => {
+        if (ev.key === "Enter" && this.dragging) { ev.preventDefault(); commit(); }
+        else if (ev.key === "Escape") { this.stop(); this.paint(this.now); }
+        else this.viaKeys = true;
       });
-      this.range.addEventListener("blur", () => { this.dragging = false; this.el.classList.remove("dragging"); });
+      this.range.addEventListener("input", () => {
+        this.dragging = true; this.el.classList.add("dragging");
+        this.label.textContent = `rewind to ${fmtShort(Number(this.range.value))}?${this.viaKeys ? " (Enter)" : ""}`;
+      });
+      this.range.addEventListener("change", () => { if (!this.viaKeys) commit(); });
+      this.range.addEventListener("blur", () => { this.stop(); this.paint(this.now); });
     }
     this.state = null; this.now = 0; this.pending = false;
   }
+
+  stop() { this.dragging = false; this.viaKeys = false; this.el.classList.remove("dragging"); }
 
   // The room's marked events from t=0 (a small room's whole timeline; a big one's page keeps
   // only its recent events, and those are what it marks).

@@ -165,4 +165,16 @@ def test_countdowns_bands_multiples_and_the_scrubber(live_stack, room, browser) 
     assert engine(page, "Math.max(...s.events.map((e) => e.t))") <= back
     viewer.wait_for_function(f"window.playgroundRoom.state().simT < {now * 0.5}")
     page.locator("#scrubber").screenshot(path=str(ARTIFACTS / "25-scrubber-rewound.png"))
+    # By keyboard: the arrows only choose a time, Escape cancels, Enter rewinds.
+    page.focus(".scrub-range")
+    for _ in range(20):
+        page.keyboard.press("ArrowLeft")
+    assert "(Enter)" in page.inner_text(".scrub-label")
+    page.wait_for_timeout(1500)
+    assert engine(page, "s.simT") == back
+    page.keyboard.press("Escape")
+    for _ in range(20):
+        page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"window.playgroundRoom.state().simT < {back}", timeout=20_000)
     assert errors == [] and viewer_errors == []
