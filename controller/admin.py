@@ -26,7 +26,7 @@ FLAG_HELP = {
     "defaultUnreachableTolerationSeconds": "--default-unreachable-toleration-seconds (default 300).",
     "nodeLeaseDurationSeconds": "nodeLeaseDurationSeconds (default 40): the kubelet renews every quarter of it.",
     "nodeStatusUpdateFrequency": "nodeStatusUpdateFrequency (default 10s).",
-    "evictionHard": "evictionHard (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%).",
+    "evictionHard": "evictionHard (default memory.available<100Mi, nodefs.available<10%, nodefs.inodesFree<5%, imagefs.available<15%; from Kubernetes 1.30 also imagefs.inodesFree<5%).",
     "evictionPressureTransitionPeriod": "evictionPressureTransitionPeriod (default 5m).",
 }
 
@@ -65,7 +65,7 @@ class ClusterParametersAdmin(admin.ModelAdmin):
     list_display = ("room",)
 
     def save_model(self, request: Any, obj: ClusterParameters, form: Any, change: bool) -> None:
-        from . import services
+        from .rooms import actions, errors
 
         super().save_model(request, obj, form, change)
         params = {
@@ -74,8 +74,8 @@ class ClusterParametersAdmin(admin.ModelAdmin):
             "apiServer": obj.api_server,
         }
         try:
-            services.parameters_submit(obj.room, params, f"{request.user} (admin)")
-        except services.ActionError:
+            actions.parameters_submit(obj.room, params, f"{request.user} (admin)")
+        except errors.ActionError:
             pass
 
 

@@ -183,7 +183,7 @@ def live_bench(
     """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
     + broadcast (through the configured channel layer), one simulated wall second apart (run
     back to back: the figure is the tick's cost). Bytes: the raw delta the tick produced and
-    what was broadcast after bounded deltas (controller/deltas.py: a resync notice instead
+    what was broadcast after bounded deltas (controller/rooms/broadcast.py: a resync notice instead
     of a delta over the limit)."""
     import statistics
     import time
@@ -193,9 +193,9 @@ def live_bench(
     from django.test.utils import override_settings
     from django.utils import timezone
 
-    from . import deltas, services
-    from .engine import scenario as scenario_module
+    from .engine.scenario import documents as scenario_module
     from .models import Room
+    from .rooms import broadcast, create, tick
 
     text = _live_scenario(nodes, pods_per_node, f"live-bench-{nodes}")
     t0 = time.perf_counter()
@@ -210,7 +210,7 @@ def live_bench(
         with override_settings(
             PLAYGROUND_MAX_SCENARIO_BYTES=max(settings.PLAYGROUND_MAX_SCENARIO_BYTES, 2 * len(text))
         ):
-            room = services.room_create("live-bench", text, None, speed)
+            room = create.room_create("live-bench", text, None, speed)
     finally:
         scenario_module.MAX_SCENARIO_BYTES = parser_limit
     create_s = time.perf_counter() - t0
@@ -222,16 +222,16 @@ def live_bench(
     resyncs = 0
     for i in range(1, ticks + 1):
         t = time.perf_counter()
-        delta = services.room_advance(room.pk, start + timedelta(seconds=i))
+        delta = tick.room_advance(room.pk, start + timedelta(seconds=i))
         durations.append(time.perf_counter() - t)
         if delta is None:
             raw.append(0)
             sent.append(0)
             continue
-        message = deltas.bounded(delta)
+        message = broadcast.bounded(delta)
         resyncs += message["type"] == "resync"
-        raw.append(deltas.encoded_size(delta))
-        sent.append(deltas.encoded_size(message))
+        raw.append(broadcast.encoded_size(delta))
+        sent.append(broadcast.encoded_size(message))
     room.delete()
     return {
         "nodes": nodes,
@@ -247,7 +247,7 @@ def live_bench(
         "mean_raw_bytes": int(statistics.mean(raw)),
         "max_raw_bytes": max(raw),
         "resync_ticks": resyncs,
-        "limit_bytes": deltas.max_bytes(),
+        "limit_bytes": broadcast.max_bytes(),
         "load": load_average(),
     }
 
@@ -351,9 +351,9 @@ def rooms_bench(
     from django.conf import settings
     from django.utils import timezone
 
-    from . import services
     from .models import Room
     from .procs import Beat, CeleryWorker, cpu_seconds
+    from .rooms import controls, create
 
     check_stack()
     logs = Path(log_dir or tempfile.mkdtemp(prefix="bench-rooms-"))
@@ -363,8 +363,8 @@ def rooms_bench(
     t0 = time.perf_counter()
     ids = []
     for _ in range(rooms):
-        room = services.room_create("bench-rooms", text, None, speed)
-        services.room_control(room.pk, "pause", None, "bench")
+        room = create.room_create("bench-rooms", text, None, speed)
+        controls.room_control(room.pk, "pause", None, "bench")
         ids.append(room.pk)
     create_s = time.perf_counter() - t0
     # Nobody watches these rooms: idle pausing (PLAYGROUND_IDLE_PAUSE_SECONDS) is off here.
@@ -377,7 +377,7 @@ def rooms_bench(
         _wait_workers(workers)
         beat.start()
         for pk in ids:
-            services.room_control(pk, "resume", None, "bench")
+            controls.room_control(pk, "resume", None, "bench")
         # Warm-up: every room's engine built on its owner and the room within two beats of
         # "now" (at most 60 s), then measure.
         warm0 = time.perf_counter()
@@ -505,15 +505,15 @@ def viewers_bench(
 
     from asgiref.sync import async_to_sync
 
-    from . import services
     from .liveclient import LiveClient, wait_until
     from .models import Room
     from .procs import Beat, CeleryWorker, Daphne
+    from .rooms import create
 
     check_stack()
     logs = Path(log_dir or tempfile.mkdtemp(prefix="bench-viewers-"))
     Room.objects.filter(slug__startswith="bench-viewers").delete()
-    room = services.room_create(
+    room = create.room_create(
         "bench-viewers", _live_scenario(nodes, 10, "bench-viewers", None), None, 1.0
     )
     node_names = [f"{z[-1]}-{i}" for i in range(1, nodes // len(ZONES) + 1) for z in ZONES]

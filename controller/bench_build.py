@@ -69,16 +69,16 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
 
     from django.db import transaction
 
-    from . import services
-    from .build import gc_paused
     from .engine.scenario import load_scenario
     from .engine.simulation import Simulation
+    from .rooms import create, reading, runtime, tick
+    from .rooms.build import gc_paused
 
     text = big_room_text(nodes, pods)
     clock = time.perf_counter
     c0 = time.process_time()
     t0 = clock()
-    room, _scenario = services.room_prepare(f"bench-build-{nodes}", text, None, 10.0)
+    room, _scenario = create.room_prepare(f"bench-build-{nodes}", text, None, 10.0)
     t1 = clock()
     scenario = load_scenario(room.scenario_yaml)  # the worker parses it again
     t2 = clock()
@@ -90,20 +90,20 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     c3 = time.process_time()
     events = len(sim.timeline.events)
     with transaction.atomic(), gc_paused():
-        rt = services.Runtime(sim, room.version)
-        services._persist(room, rt, fresh=True)
+        rt = runtime.Runtime(sim, room.version)
+        tick._persist(room, rt, fresh=True)
     t4 = clock()
     c4 = time.process_time()
     from . import snapshots
 
-    services._snapshot(room, rt)  # what the room's lock is held for (a fork, for a big room)
+    runtime._snapshot(room, rt)  # what the room's lock is held for (a fork, for a big room)
     t5 = clock()
     child = snapshots.wait(room.pk, timeout=600)
     t6 = clock()
     # What a page then fetches to show the room (snapshot.json, built once per version).
-    page_kib = len(services.room_snapshot_json(room)) // 1024
+    page_kib = len(reading.room_snapshot_json(room)) // 1024
     t7 = clock()
-    services._CACHE.pop(room.pk, None)
+    runtime._CACHE.pop(room.pk, None)
     room.delete()
     return {
         "nodes": len(sim.cluster.nodes),

@@ -1,8 +1,8 @@
 from django import forms
 
 from . import limits
-from .engine.versions import CURRENT, V1_18
-from .services import builtin_scenarios
+from .engine.versions import CURRENT_VERSION, PROFILES
+from .rooms.catalog import builtin_scenarios
 
 
 def scenario_choices() -> list[tuple[str, str]]:
@@ -10,12 +10,17 @@ def scenario_choices() -> list[tuple[str, str]]:
 
 
 def version_choices() -> list[tuple[str, str]]:
-    also = f" (also {', '.join(CURRENT.same_as)})" if CURRENT.same_as else ""
-    return [
-        ("", "as the scenario says"),
-        (CURRENT.version, f"Kubernetes {CURRENT.version}, current{also}"),
-        (V1_18.version, "Kubernetes 1.18"),
-    ]
+    """Every simulated release, newest first, each saying which releases simulate as it does
+    (the behaviour reference's table says why)."""
+    out = [("", "as the scenario says")]
+    for version, profile in sorted(PROFILES.items(), key=lambda kv: -int(kv[0].split(".")[1])):
+        notes = []
+        if version == CURRENT_VERSION:
+            notes.append("the built-in scenarios' release")
+        if profile.same_as:
+            notes.append(f"simulates as {', '.join(profile.same_as)}")
+        out.append((version, f"Kubernetes {version}" + (f" ({'; '.join(notes)})" if notes else "")))
+    return out
 
 
 class RoomCreateForm(forms.Form):
@@ -28,6 +33,9 @@ class RoomCreateForm(forms.Form):
         help_text="Or upload your own scenario YAML (PLAYGROUND_MAX_SCENARIO_BYTES, 16 MiB by default).",
     )
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
+    # Learning alone (the landing page's "Learn alone", a ?solo link): a private lesson room
+    # whose operator is the learner (lessons.make_solo).
+    solo = forms.BooleanField(required=False, widget=forms.HiddenInput)
     kubernetes_version = forms.ChoiceField(
         label="Kubernetes version",
         choices=version_choices,
@@ -67,20 +75,35 @@ class CompareForm(forms.Form):
         initial="apiServer: {defaultUnreachableTolerationSeconds: 30, "
         "defaultNotReadyTolerationSeconds: 30}",
     )
+    # "What changes when we upgrade from 1.30 to 1.36?": each side's release (the same as
+    # kubernetesVersion in its changes, which may say it instead).
+    left_version = forms.ChoiceField(label="release", choices=version_choices, required=False)
+    right_version = forms.ChoiceField(label="release", choices=version_choices, required=False)
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
 
     def clean(self):  # type: ignore[no-untyped-def]
         import yaml
 
+        from .engine import safe_yaml
+
         data = super().clean()
         for side in ("left", "right"):
             text = data.get(f"{side}_changes") or ""
             try:
-                value = yaml.safe_load(text) if text.strip() else {}
-            except yaml.YAMLError as exc:
+                value = safe_yaml.load(text) if text.strip() else {}
+            except (yaml.YAMLError, safe_yaml.YamlLimitError) as exc:
                 raise forms.ValidationError(f"{side}: not YAML ({exc})") from None
             if not isinstance(value, dict):
                 raise forms.ValidationError(f"{side}: the changes must be a YAML mapping")
+            version = data.get(f"{side}_version")
+            if version:
+                written = value.get("kubernetesVersion")
+                if written is not None and written != version:
+                    raise forms.ValidationError(
+                        f"{side}.kubernetesVersion: the changes say {written!r} and the "
+                        f"release picked is {version}: give it once"
+                    )
+                value = {"kubernetesVersion": version, **value}
             data[f"{side}_parsed"] = value
         return data
 

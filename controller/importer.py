@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from .engine import safe_yaml
 from .engine.config import ControllerManagerConfig, KubeletConfig
 from .engine.manifests import validate_manifest
 from .engine.objects import PRIORITY_CLASSES
@@ -169,11 +170,10 @@ def read_documents(text: str) -> list[Any]:
     if stripped.startswith("{") or stripped.startswith("["):
         try:
             return [json.loads(text)]
-        except ValueError:
+        except (ValueError, RecursionError):
             pass  # YAML in flow style, or broken JSON: YAML says where
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return [d for d in yaml.load_all(text, Loader=loader) if d is not None]
+        return safe_yaml.load_all(text, max_bytes=0, error=ScenarioError)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -397,9 +397,8 @@ def nearest_profile(minor: int) -> tuple[str, bool]:
     """The simulated release nearest to ``1.<minor>`` and whether it was mapped (not one of
     the releases that profile stands for); on a tie the newer profile."""
     candidates = [
-        (abs(int(release.split(".")[1]) - minor), -int(p.version.split(".")[1]), p.version)
-        for p in PROFILES.values()
-        for release in p.releases
+        (abs(int(release.split(".")[1]) - minor), -int(release.split(".")[1]), release)
+        for release in PROFILES
     ]
     best = min(candidates)
     return best[2], best[0] != 0

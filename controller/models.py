@@ -44,7 +44,7 @@ class Room(models.Model):
         default=0, help_text="Chart points are stored up to this simulated time (ms)."
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    # Asynchronous creation (controller/build.py): a room is "building" until a worker has
+    # Asynchronous creation (controller/rooms/build.py): a room is "building" until a worker has
     # built its engine and stored its first views; a build that failed says why.
     BUILDING, LIVE, FAILED = "building", "live", "failed"
     build_state = models.CharField(
@@ -240,7 +240,7 @@ class EngineSnapshot(models.Model):
     # Room.version of the engine's instant: a snapshot taken in the background is stored only
     # over an older one (controller/snapshots.py); a rewind leaves a tombstone of its version.
     room_version = models.BigIntegerField(default=0)
-    # The engine code the blob was pickled by (services.ENGINE_VERSION); another version's
+    # The engine code the blob was pickled by (rooms.runtime.ENGINE_VERSION); another version's
     # snapshot is not trusted and the room is replayed from its scenario and action log.
     engine_version = models.CharField(max_length=64, default="")
     blob = models.BinaryField()
@@ -263,6 +263,11 @@ class LessonState(models.Model):
     revealed = models.BooleanField(default=False)
     reached = models.JSONField(
         default=dict, blank=True, help_text="checkpoint id -> simulated ms it was reached at"
+    )
+    solo = models.BooleanField(
+        default=False,
+        help_text="Learning alone: the room's operator is the learner, who answers, reveals "
+        "and goes on, and gets nothing that answers an open question before its reveal.",
     )
 
     def __str__(self) -> str:

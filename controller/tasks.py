@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from datetime import datetime
 
 import redis
@@ -14,90 +13,16 @@ from celery.utils.nodenames import worker_direct
 from django.conf import settings
 from django.utils import timezone
 
-from . import affinity, build, services
+from . import affinity
+from .live.presence import unwatched_rooms
+from .locks import RoomLock, redis_client
 from .models import Room
+from .rooms import actions, build, controls, runtime, tick, whatif
 
 log = logging.getLogger(__name__)
-LOCK_MS = 30_000
 BEAT_KEY = "playground:beat:last_tick"
 MAX_RETICKS = 3  # a tick applies actions submitted while it ran, at most this many times more
 STALE_BEATS = 3  # a worker's batch of ticks older than this many beats is dropped
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
-
-
-_CLIENTS: dict[str, redis.Redis] = {}
-
-
-def redis_client() -> redis.Redis:
-    """This process's client of REDIS_URL (one connection pool, shared by its threads: a
-    tick takes a lock, records its statistics and broadcasts without opening connections)."""
-    url = settings.REDIS_URL
-    client = _CLIENTS.get(url)
-    if client is None:
-        client = _CLIENTS.setdefault(
-            url, redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-        )
-    return client
-
-
-def presence_key(room_id: int) -> str:
-    """A hash: channel name -> who (consumers.py keeps it)."""
-    return f"playground:room:{room_id}:presence"
-
-
-def watched_key(room_id: int) -> str:
-    """When someone last watched the room (epoch seconds): set when a viewer comes or goes,
-    and by every beat that finds one."""
-    return f"playground:room:{room_id}:watched"
-
-
-WATCHED_TTL = 86_400
-
-
-def unwatched_rooms(room_ids: list[int], now: float) -> list[int]:
-    """The rooms nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS. A room not seen before
-    starts its count now; Redis down: none (the ticks fail anyway)."""
-    idle_s = settings.PLAYGROUND_IDLE_PAUSE_SECONDS
-    if idle_s <= 0 or not room_ids:
-        return []
-    try:
-        client = redis_client()
-        pipe = client.pipeline()
-        for room_id in room_ids:
-            pipe.hlen(presence_key(room_id))
-            pipe.get(watched_key(room_id))
-        found = pipe.execute()
-        pipe = client.pipeline()
-        idle = []
-        for i, room_id in enumerate(room_ids):
-            viewers, seen = found[2 * i], found[2 * i + 1]
-            if viewers or seen is None:
-                pipe.set(watched_key(room_id), repr(now), ex=WATCHED_TTL)
-            elif now - float(seen) >= idle_s:
-                idle.append(room_id)
-        pipe.execute()
-    except redis.RedisError:
-        log.warning("idle rooms: Redis is not answering; no room is paused for idleness")
-        return []
-    return idle
-
-
-class RoomLock:
-    """SET NX PX per room: two workers never advance one room at once."""
-
-    def __init__(self, room_id: int) -> None:
-        self.key = f"playground:room:{room_id}:lock"
-        self.token = uuid.uuid4().hex
-        self.client = redis_client()
-        self.held = False
-
-    def __enter__(self) -> bool:
-        self.held = bool(self.client.set(self.key, self.token, nx=True, px=LOCK_MS))
-        return self.held
-
-    def __exit__(self, *exc: object) -> None:
-        if self.held:
-            self.client.eval(_RELEASE, 1, self.key, self.token)
 
 
 @shared_task(ignore_result=True)
@@ -109,16 +34,16 @@ def room_tick_task(room_id: int, wall: str | None = None) -> None:
     with RoomLock(room_id) as got:
         if not got:
             return  # another worker is advancing it; the next tick catches up
-        restores = services.RESTORES
-        services.room_advance(room_id, wall_now)
+        restores = runtime.RESTORES
+        tick.room_advance(room_id, wall_now)
         # An action submitted while this tick ran had its own tick skipped (the lock was
         # held): it is applied now, not at the next beat (twenty operators at once left the
         # last one pending when no beat came after).
         for _ in range(MAX_RETICKS):
-            if not services.has_pending_actions(room_id):
+            if not tick.has_pending_actions(room_id):
                 break
-            services.room_advance(room_id, wall_now)
-        _record_tick(room_id, services.RESTORES - restores)
+            tick.room_advance(room_id, wall_now)
+        _record_tick(room_id, runtime.RESTORES - restores)
 
 
 def _hostname() -> str:
@@ -188,7 +113,7 @@ def rooms_tick_task() -> None:
     its rooms minutes behind); a worker's own rooms in its threads side by side measured
     worse than one after another (31-33% of ticks on time against 56%, SQLite).
     A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
-    instant a last time and then stops (services.room_idle: its clock stops at that instant,
+    instant a last time and then stops (controls.room_idle: its clock stops at that instant,
     however late its owner runs the tick) until a viewer arrives. A room still being built is
     not ticked; one whose build was lost is queued again (build.requeue_lost_builds)."""
     live = Room.objects.filter(build_state=Room.LIVE)
@@ -221,7 +146,7 @@ def rooms_tick_task() -> None:
             log.exception("could not send the ticks of rooms %s to %s", rooms, owner)
     tick_rooms(mine, wall)
     if idle:
-        stopped = services.room_idle(idle, wall_now)
+        stopped = controls.room_idle(idle, wall_now)
         if stopped:
             log.info("rooms %s: nobody watches, stopped ticking", stopped)
 
@@ -278,21 +203,21 @@ def room_build_task(room_id: int) -> None:
 def monitor_pass_task(room_id: int, actor: str = "operator") -> None:
     """Step the NodeLifecycleController's monitor pass by hand (recorded in the log)."""
     room = Room.objects.get(pk=room_id)
-    services.action_submit(room, {"type": "RunControllerPass", "pass": "monitor"}, actor)
+    actions.action_submit(room, {"type": "RunControllerPass", "pass": "monitor"}, actor)
     room_tick_task(room_id)
 
 
 @shared_task(ignore_result=True)
 def tainting_pass_task(room_id: int, actor: str = "operator") -> None:
     room = Room.objects.get(pk=room_id)
-    services.action_submit(room, {"type": "RunControllerPass", "pass": "tainting"}, actor)
+    actions.action_submit(room, {"type": "RunControllerPass", "pass": "tainting"}, actor)
     room_tick_task(room_id)
 
 
 @shared_task(ignore_result=True)
 def eviction_sync_task(room_id: int, node: str, actor: str = "operator") -> None:
     room = Room.objects.get(pk=room_id)
-    services.action_submit(room, {"type": "RunEvictionSync", "node": node}, actor)
+    actions.action_submit(room, {"type": "RunEvictionSync", "node": node}, actor)
     room_tick_task(room_id)
 
 
@@ -313,4 +238,4 @@ def what_if_task(room_id: int, zone: str, nodes: list[str], at_s: float) -> dict
     """Run the room's scenario forward headless with a zone or nodes failed, and return per
     workload when it is back (the room itself is not touched)."""
     room = Room.objects.get(pk=room_id)
-    return services.room_what_if(room, zone, nodes, at_s)
+    return whatif.room_what_if(room, zone, nodes, at_s)

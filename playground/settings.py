@@ -181,7 +181,7 @@ PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = env_number(
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
 CELERY_WORKER_DIRECT = True
 PLAYGROUND_TICK_SECONDS = float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))
-# No tick broadcasts more than this; a larger one becomes a resync notice (controller/deltas.py).
+# No tick broadcasts more than this; a larger one becomes a resync notice (controller/rooms/broadcast.py).
 PLAYGROUND_DELTA_MAX_BYTES = int(os.environ.get("PLAYGROUND_DELTA_MAX_BYTES", str(256 * 1024)))
 CELERY_BEAT_SCHEDULE = {
     # Beat is a coarse trigger: each tick advances every running room to "now".

@@ -1,5 +1,5 @@
 """Profile the creation of a big room (issue #14, "Fast big rooms"): cProfile of
-services.room_create on a scenario of N nodes / P pods (controller.build.big_room_text).
+create.room_create on a scenario of N nodes / P pods (controller.bench_build.big_room_text).
 
     DATABASE_URL=sqlite:////tmp/fb.sqlite3 .venv/bin/python scripts/profile_build.py 1000 30000
 """
@@ -20,8 +20,9 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from controller import bench_build, services  # noqa: E402
+from controller import bench_build  # noqa: E402
 from controller.models import Room  # noqa: E402
+from controller.rooms import create  # noqa: E402
 
 call_command("migrate", verbosity=0, interactive=False)
 n, p = int(sys.argv[1]), int(sys.argv[2])
@@ -31,7 +32,7 @@ Room.objects.filter(slug__startswith="big").delete()
 prof = cProfile.Profile()
 t0 = time.perf_counter()
 prof.enable()
-room = services.room_create("big", text, None, 10.0)
+room = create.room_create("big", text, None, 10.0)
 prof.disable()
 print("room_create s", round(time.perf_counter() - t0, 2), "load", os.getloadavg())
 st = pstats.Stats(prof)

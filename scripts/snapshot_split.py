@@ -1,4 +1,4 @@
-"""Split a big room's engine snapshot (services._snapshot) into its phases: pickle, zlib,
+"""Split a big room's engine snapshot (runtime._snapshot) into its phases: pickle, zlib,
 the database write, and the cost of os.fork() in the process that holds the engine
 (issue #14). ``python scripts/snapshot_split.py 1000 30000`` prints one JSON row."""
 
@@ -26,20 +26,20 @@ def main(nodes: int, pods: int) -> dict:
     call_command("migrate", verbosity=0, interactive=False)
     from django.db import transaction
 
-    from controller import services
     from controller.bench_build import big_room_text
-    from controller.build import gc_paused
     from controller.engine.scenario import load_scenario
     from controller.engine.simulation import Simulation
     from controller.models import EngineSnapshot
+    from controller.rooms import create, runtime, tick
+    from controller.rooms.build import gc_paused
 
-    room, _ = services.room_prepare(f"snap-split-{nodes}", big_room_text(nodes, pods), None, 10.0)
+    room, _ = create.room_prepare(f"snap-split-{nodes}", big_room_text(nodes, pods), None, 10.0)
     sim = Simulation(load_scenario(room.scenario_yaml))
     with gc_paused():
         sim.run(0)
     with transaction.atomic(), gc_paused():
-        rt = services.Runtime(sim, room.version)
-        services._persist(room, rt, fresh=True)
+        rt = runtime.Runtime(sim, room.version)
+        tick._persist(room, rt, fresh=True)
     clock = time.perf_counter
     row: dict = {"nodes": len(sim.cluster.nodes), "pods": len(sim.cluster.pods)}
     listeners = sim.timeline.listeners
@@ -65,7 +65,7 @@ def main(nodes: int, pods: int) -> dict:
     from controller import snapshots
 
     t4 = clock()
-    services._snapshot(room, rt)  # the room's lock is held this long (a fork, if big)
+    runtime._snapshot(room, rt)  # the room's lock is held this long (a fork, if big)
     row["snapshot_s"] = round(clock() - t4, 3)
     child = snapshots.running(room.pk)
     peak_private = 0  # the child's private (copied) memory, sampled while it runs
@@ -91,7 +91,7 @@ def main(nodes: int, pods: int) -> dict:
         os.waitpid(pid, 0)
     row["fork_s"] = round(min(forks), 4)
     row["rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    services._CACHE.pop(room.pk, None)
+    runtime._CACHE.pop(room.pk, None)
     room.delete()
     return row
 

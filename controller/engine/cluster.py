@@ -21,6 +21,7 @@ from .timeline import Timeline
 
 if TYPE_CHECKING:
     from .simulation import Simulation
+    from .versions import Profile
 
 
 class Cluster:
@@ -78,6 +79,7 @@ class Cluster:
         its status with (Kubelet.api_status_written)."""
         old = {c.type: c for c in node.conditions}
         node.conditions = conditions
+        self.sim.on_node_written(node)
         changed = False
         for c in conditions:
             prev = old.get(c.type)
@@ -110,6 +112,7 @@ class Cluster:
         """Port of controllerutil.SwapNodeControllerTaint (AddOrUpdateTaintOnNode then
         RemoveTaintOffNode): taints to add get ``timeAdded = now``. Returns True on success."""
         noexec_before = [(t.key, t.value) for t in node.taints if t.effect == NO_EXECUTE]
+        self.sim.on_node_written(node)
         for t in add:
             existing = next((x for x in node.taints if x.matches(t)), None)
             if existing is not None:
@@ -199,13 +202,16 @@ class Cluster:
         if changed:
             self.sim.on_pod_status_updated(pod, now_ms)
 
-    def set_disruption_target(self, pod: Pod, now_ms: int, reason: str, message: str) -> None:
+    def set_disruption_target(
+        self, pod: Pod, now_ms: int, reason: str, message: str, profile: Profile | None = None
+    ) -> None:
         """The DisruptionTarget=True pod condition a component writes (a status patch) before
         it deletes or fails a pod for a disruption, in releases with PodDisruptionConditions
-        (profile.pod_disruption_conditions; nothing in 1.18). Reasons are the API's constants:
-        DeletionByTaintManager, DeletionByPodGC, TerminationByKubelet, PreemptionByScheduler.
-        Timeline: ``PodDisruptionTarget`` {pod, node, reason, message}."""
-        if not self.sim.config.profile.pod_disruption_conditions:
+        (profile.pod_disruption_conditions; nothing in 1.18): ``profile`` is the writing
+        component's release (a kubelet's own), else the control plane's. Reasons are the API's
+        constants: DeletionByTaintManager, DeletionByPodGC, TerminationByKubelet,
+        PreemptionByScheduler. Timeline: ``PodDisruptionTarget`` {pod, node, reason, message}."""
+        if not (profile or self.sim.config.profile).pod_disruption_conditions:
             return
         if pod.key not in self.pods or pod.disruption_target == (reason, message):
             return

@@ -43,6 +43,11 @@ class ActionFailed(Exception):
 class Simulation:
     """A whole cluster, deterministic: the same scenario and actions give the same timeline."""
 
+    # The engine's shortcuts for idle loops (issue #27: the monitor pass's parked nodes, ...).
+    # False runs the straightforward loops they stand for: only the tests that compare both
+    # paths set it, before start().
+    shortcuts = True
+
     def __init__(self, scenario: Scenario, record: bool = True) -> None:
         self.scenario = scenario
         self.config = scenario.config
@@ -169,7 +174,15 @@ class Simulation:
         )
         admission.taint_node_on_create(node, self.config.api_server, now)
         res.allocatable = node_allocatable(spec.kubelet, res.capacity)
-        kubelet = Kubelet(self, node, spec.kubelet, spec.kubelet_offset_ms, spec.kubelet_mode)
+        kubelet = Kubelet(
+            self,
+            node,
+            spec.kubelet,
+            spec.kubelet_offset_ms,
+            spec.kubelet_mode,
+            # (getattr: a NodeSpec pickled in a snapshot before kubeletVersion existed)
+            getattr(spec, "kubelet_profile", None),
+        )
         self.kubelets[node.name] = kubelet
         self.cluster.add_node(node, now)
         for t in node.taints:
@@ -257,6 +270,7 @@ class Simulation:
         self.kube_scheduler.wake(now)
 
     def on_node_deleted(self, node: Node, now: int) -> None:
+        self.controller.node_deleted(node.name)
         self._sorted_nodes = None
         self.controller.node_eviction_map.pop(node.name, None)
         if self.taint_manager is not None:
@@ -265,6 +279,15 @@ class Simulation:
         if kubelet is not None:
             kubelet.stop(now)
         self.workloads.on_node_changed(node.name, now)
+
+    def on_node_written(self, node: Node) -> None:
+        """The node's status or taints were written (before any informer reaction)."""
+        self.controller.node_written(node.name)
+
+    def on_lease_changing(self, node_name: str) -> None:
+        """The node's kubelet is about to change when it renews its Lease (stop, start,
+        partition, heal, power)."""
+        self.controller.lease_changing(node_name)
 
     def on_node_status_updated(self, node: Node, now: int, changed: bool) -> None:
         self.workloads.on_node_status(node, now)
@@ -385,14 +408,14 @@ class Simulation:
 
     def _kubelet_admits(self, kubelet: Kubelet, pod: Pod, now: int) -> bool:
         """canAdmitPod, and Kubelet.rejectPod when a handler says no: a Warning event with
-        the message, and the status message with the profile's prefix ("Pod " in 1.18,
-        "Pod was rejected: " in 1.34)."""
+        the message, and the status message with the kubelet's release's prefix ("Pod " in
+        1.18, "Pod was rejected: " from 1.26)."""
         ok, reason, message = self.kubelet_admit(kubelet, pod, now)
         if ok:
             return True
         self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
         self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
-        prefix = self.config.profile.reject_pod_message_prefix
+        prefix = kubelet.profile.reject_pod_message_prefix
         kubelet.status.set_pod_status(pod, now, "Failed", reason, prefix + message)
         return False
 

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
     now = sim.now_ms
     kubelet = sim.kubelets.get(node.name)
-    health = sim.controller.node_health.get(node.name)
+    health = sim.controller.health_of(node.name)
     lease = kubelet.lease_renew_ms(now) if kubelet is not None else None
-    return {
+    out = {
         "name": node.name,
         "zone": zone_display(node.zone_key),
         "labels": dict(sorted(node.labels.items())),
@@ -38,6 +38,11 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
         # monitor pass, which marks it Unknown at this time unless it is heard from again.
         "unknownAt": _unknown_at(sim, node, kubelet, now),
     }
+    # Version skew: a kubelet of another release than the control plane's (the page shows it;
+    # left out otherwise, so a room of one release sends what it always sent).
+    if kubelet is not None and kubelet.profile.version != sim.config.profile.version:
+        out["kubeletVersion"] = kubelet.profile.version
+    return out
 
 
 def _unknown_at(sim: Simulation, node: Node, kubelet: Any, now: int) -> float | None:

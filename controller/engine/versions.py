@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .clock import SECOND
+from .kubelet.eviction.api import DEFAULT_EVICTION_HARD, DEFAULT_EVICTION_HARD_1_30
 from .objects import LABEL_EXCLUDE_DISRUPTION
 
 
@@ -75,6 +76,65 @@ def calculate_effective_grace_period(
     if grace == 0:
         grace = pod_grace_s
     return max(grace, 1)
+
+
+def calculate_effective_grace_period_overridden(
+    override_s: int | None, pod_grace_s: int, terminating_grace_s: int
+) -> int:
+    """Port of calculateEffectiveGracePeriod (pkg/kubelet/pod_workers.go) since #124063 (1.31):
+    as ``calculate_effective_grace_period``, but a grace that was given (``overridden``: an
+    override, or a deletion's grace, that shrank it) is kept even when it is 0, so an override
+    of 0 is a 1 s kill instead of the pod's terminationGracePeriodSeconds."""
+    grace = terminating_grace_s
+    overridden = False
+    if override_s is not None and (grace == 0 or override_s < grace):
+        grace = override_s
+        overridden = True
+    if not overridden and grace == 0:
+        grace = pod_grace_s
+    return max(grace, 1)
+
+
+# -- the image garbage collector's FreeDiskSpaceFailed event ------------------------------------
+def free_space_failed_wanted_to_free(
+    amount: int, freed: int, usage_percent: int, capacity: int
+) -> str:
+    """realImageGCManager.GarbageCollect (1.18 to 1.34): the error (and FreeDiskSpaceFailed
+    event) when image GC freed less than ``amount`` bytes."""
+    return (
+        "failed to garbage collect required amount of images. "
+        f"Wanted to free {amount} bytes, but freed {freed} bytes"
+    )
+
+
+def format_size(size: int) -> str:
+    """formatSize (pkg/kubelet/images/image_gc_manager.go, 1.35): one decimal in the largest
+    binary unit (KiB, MiB, GiB, TiB) the size reaches, bytes below 1 KiB. The function's source
+    is not stored here; the GiB form (``26.4 GiB``, ``114.7 GiB``) is what 1.35 kubelets print,
+    the other units are the same rule carried over."""
+    units = ("KiB", "MiB", "GiB", "TiB")
+    if size < 1024:
+        return f"{size} B"
+    value, unit = float(size), "B"
+    for u in units:
+        if value < 1024:
+            break
+        value, unit = value / 1024, u
+    return f"{value:.1f} {unit}"
+
+
+def free_space_failed_insufficient_disk(
+    amount: int, freed: int, usage_percent: int, capacity: int
+) -> str:
+    """realImageGCManager.GarbageCollect since #132578 (1.35): the reworded FreeDiskSpaceFailed
+    message (and the error ImageGCFailed repeats): the usage before GC and the capacity."""
+    return (
+        "Insufficient free disk space on the node's image filesystem "
+        f"({usage_percent}% of {format_size(capacity)} used). "
+        f"Failed to free sufficient space by deleting unused images (freed {freed} bytes). "
+        "Investigate disk usage, as it could be used by active images, logs, volumes, or other "
+        "data."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +213,20 @@ class Profile:
     # its minimum reclaim (thresholdsMet(..., enforceMinReclaim=true), by ~1.21); 1.18 checks
     # the bare thresholds (false), so it stops at the threshold itself.
     reclaim_enforces_min_reclaim: bool = False
+    # A soft eviction's gracePeriodOverride is min(evictionMaxPodGracePeriod, the pod's
+    # terminationGracePeriodSeconds) (#122890, 1.32: AllowOverwriteTerminationGracePeriodSeconds
+    # off by default; locked off in 1.35 by #133792); before, evictionMaxPodGracePeriod itself.
+    eviction_soft_grace_capped_by_pod: bool = False
+    # DefaultEvictionHard (pkg/kubelet/apis/config/v1beta1/defaults_linux.go): the evictionHard
+    # a kubelet uses when the field is unset; imagefs.inodesFree 5% joined in 1.30 (#121834).
+    kubelet_default_eviction_hard: Mapping[str, str] = field(
+        default_factory=lambda: dict(DEFAULT_EVICTION_HARD)
+    )
+    # The FreeDiskSpaceFailed message of image GC (realImageGCManager.GarbageCollect),
+    # (amount, freed, usage percent, capacity) -> text; reworded in 1.35 (#132578).
+    free_space_failed_message: Callable[[int, int, int, int], str] = (
+        free_space_failed_wanted_to_free
+    )
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -200,17 +274,16 @@ _REMOVED_127 = (
 )
 _GATE_GONE = "feature gate {gate} is GA and locked since Kubernetes {since}, and removed"
 
-CURRENT_VERSION = "1.34"
-
-CURRENT = Profile(
-    version=CURRENT_VERSION,
-    # 1.32 is not the same: its taint eviction queue still keeps a fired pod's key
-    # (taint_eviction_forgets_fired_work came with #129577 in 1.33).
-    same_as=("1.33",),
-    controller_manager_defaults={
-        # RecommendedDefaultNodeLifecycleControllerConfiguration: 50 s since 1.32 (#126287).
-        "node_monitor_grace_period_ms": 50 * SECOND,
-    },
+# -- the releases people run: 1.27 (the oldest under the clouds' extended support) to 1.36 --
+# Each release is the one before it plus the changes its source made to a simulated rule
+# (docs/behavior-current.md has one table of them, with the Go function and the test). A
+# release whose source changed nothing simulated gets its own Profile all the same (its title
+# and what the room shows are its own), and ``same_as`` names the releases it simulates
+# identically to, computed from the rules below, never written by hand.
+V1_27 = Profile(
+    version="1.27",
+    same_as=(),
+    controller_manager_defaults={},  # nodeMonitorGracePeriod still 40 s (50 s from 1.32)
     kubelet_defaults={},
     fields_refused={
         "controllerManager.enableTaintManager": _REMOVED_127,
@@ -224,17 +297,22 @@ CURRENT = Profile(
     },
     faults_refused={},
     node_excluded_from_disruption=excluded_by_label,
-    separate_taint_eviction_controller=True,
+    # The NoExecuteTaintManager still runs inside the NodeLifecycleController
+    # (pkg/controller/nodelifecycle/scheduler/taint_manager.go) until 1.29.
+    separate_taint_eviction_controller=False,
+    taint_eviction_deleter="TaintManager",
+    # PodDisruptionConditions beta and on by default since 1.26 (GA 1.31).
     pod_disruption_conditions=True,
+    # NodeOutOfServiceVolumeDetach beta and on by default since 1.26 (GA 1.28).
     pod_gc_out_of_service=True,
     pod_gc_marks_failed=True,
     graceful_node_shutdown=True,
-    taint_eviction_deleter="TaintEvictionController",
-    taint_eviction_forgets_fired_work=True,
+    taint_eviction_forgets_fired_work=False,
+    # #87743 (MarkPodsNotReady's event) and #89059 (markNodeForTainting's requeue), 1.19.
     mark_pods_not_ready_event=True,
     mark_node_for_tainting_requeues=True,
     reject_pod_message_prefix="Pod was rejected: ",
-    eviction_immediate_grace_period_s=1,
+    eviction_immediate_grace_period_s=0,
     kill_grace_period=calculate_effective_grace_period,
     terminal_status_after_containers_stop=True,
     eviction_message_threshold_met=True,
@@ -245,32 +323,120 @@ CURRENT = Profile(
     reclaim_enforces_min_reclaim=True,
 )
 
-PROFILES: dict[str, Profile] = {p.version: p for p in (V1_18, CURRENT)}
+
+def _next(before: Profile, version: str, **changes: Any) -> Profile:
+    """``version`` is ``before`` with ``changes`` (each a rule its source changed)."""
+    return replace(before, version=version, same_as=(), **changes)
+
+
+V1_28 = _next(V1_27, "1.28")
+V1_29 = _next(
+    V1_28,
+    "1.29",
+    # SeparateTaintEvictionController beta and on by default (GA 1.34): the
+    # taint-eviction-controller (pkg/controller/tainteviction) deletes.
+    separate_taint_eviction_controller=True,
+    taint_eviction_deleter="TaintEvictionController",
+)
+V1_30 = _next(
+    V1_29,
+    "1.30",
+    # DefaultEvictionHard gains imagefs.inodesFree 5% (#121834).
+    kubelet_default_eviction_hard=DEFAULT_EVICTION_HARD_1_30,
+)
+V1_31 = _next(
+    V1_30,
+    "1.31",
+    # immediateEvictionGracePeriodSeconds, and calculateEffectiveGracePeriod keeps an
+    # override of 0 (``overridden``): both #124063.
+    eviction_immediate_grace_period_s=1,
+    kill_grace_period=calculate_effective_grace_period_overridden,
+)
+V1_32 = _next(
+    V1_31,
+    "1.32",
+    # RecommendedDefaultNodeLifecycleControllerConfiguration: 50 s (#126287).
+    controller_manager_defaults={"node_monitor_grace_period_ms": 50 * SECOND},
+    # A soft eviction's override is capped by the pod's own grace (#122890).
+    eviction_soft_grace_capped_by_pod=True,
+)
+V1_33 = _next(
+    V1_32,
+    "1.33",
+    # TimedWorkerQueue.getWrappedWorkerFunc forgets a fired pod (#129577).
+    taint_eviction_forgets_fired_work=True,
+)
+V1_34 = _next(V1_33, "1.34")
+V1_35 = _next(
+    V1_34,
+    "1.35",
+    # Image GC's reworded FreeDiskSpaceFailed (#132578).
+    free_space_failed_message=free_space_failed_insufficient_disk,
+)
+V1_36 = _next(V1_35, "1.36")
+
+CURRENT_VERSION = "1.34"  # what the built-in scenarios show
+NEWEST_VERSION = "1.36"  # the newest release whose source is read
+
+# Only ``version`` and ``same_as`` are not rules: everything else decides what a run does.
+_NOT_RULES = frozenset({"version", "same_as"})
+
+
+def _rules(p: Profile) -> tuple[Any, ...]:
+    return tuple(getattr(p, f.name) for f in fields(Profile) if f.name not in _NOT_RULES)
+
+
+def _with_same_as(profiles: tuple[Profile, ...]) -> dict[str, Profile]:
+    """Each profile with ``same_as``: the other releases whose rules are all equal."""
+    out: dict[str, Profile] = {}
+    for p in profiles:
+        twins = tuple(q.version for q in profiles if q is not p and _rules(q) == _rules(p))
+        out[p.version] = replace(p, same_as=twins)
+    return out
+
+
+PROFILES: dict[str, Profile] = _with_same_as(
+    (V1_18, V1_27, V1_28, V1_29, V1_30, V1_31, V1_32, V1_33, V1_34, V1_35, V1_36)
+)
+(V1_18, V1_27, V1_28, V1_29, V1_30, V1_31, V1_32, V1_33, V1_34, V1_35, V1_36) = (
+    PROFILES[v]
+    for v in (
+        "1.18",
+        "1.27",
+        "1.28",
+        "1.29",
+        "1.30",
+        "1.31",
+        "1.32",
+        "1.33",
+        "1.34",
+        "1.35",
+        "1.36",
+    )
+)
+CURRENT = PROFILES[CURRENT_VERSION]
+NEWEST = PROFILES[NEWEST_VERSION]
 # A scenario that does not say which release it shows is read as 1.18: every scenario
 # written before profiles existed (the public examples among them) keeps its meaning.
 # Everything the product writes (the room form, exports, built-in scenarios) says its version.
 VERSION_WHEN_OMITTED = "1.18"
 
+# The version skew policy (kubernetes.io/releases/version-skew-policy): a kubelet is never
+# newer than kube-apiserver and at most three minor releases older (1.28+; two before).
+KUBELET_SKEW_MINORS = 3
+
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 
 def supported_text() -> str:
-    parts = []
-    for p in PROFILES.values():
-        if p.same_as:
-            parts.append(f"{p.version} (also {', '.join(sorted(p.same_as, key=_minor))})")
-        else:
-            parts.append(p.version)
-    return " and ".join(parts)
+    """``1.18, 1.27, 1.28, ... 1.36``."""
+    return ", ".join(PROFILES)
 
 
-def profile_for(value: Any, path: str = "spec.kubernetesVersion") -> Profile:
-    """The profile of a release named ``"1.34"``, ``"v1.34.2"`` (a kubeletVersion) or
-    ``"1.33"`` (mapped to the profile that simulates it identically)."""
+def _release_of(value: Any, path: str) -> str:
+    """``"1.34"``, ``"v1.34.2"``, ``"v1.35.2-eks-1a2b"`` -> ``"1.34"`` / ``"1.35"``."""
     from .scenario import ScenarioError
 
-    if value is None:
-        return PROFILES[VERSION_WHEN_OMITTED]
     if not isinstance(value, str):
         hint = " (quote it: 1.30 unquoted is the number 1.3)" if isinstance(value, float) else ""
         raise ScenarioError(path, f'must be a string such as "{CURRENT_VERSION}"{hint}')
@@ -279,13 +445,53 @@ def profile_for(value: Any, path: str = "spec.kubernetesVersion") -> Profile:
         raise ScenarioError(
             path, f'must be a Kubernetes release such as "{CURRENT_VERSION}", got "{value}"'
         )
-    minor = f"1.{int(m.group(2))}"
-    for p in PROFILES.values():
-        if minor == p.version or minor in p.same_as:
-            return p
-    raise ScenarioError(
-        path, f"Kubernetes {minor} is not simulated; supported releases: {supported_text()}"
+    return f"1.{int(m.group(2))}"
+
+
+def profile_for(value: Any, path: str = "spec.kubernetesVersion") -> Profile:
+    """The profile of exactly the release named ``"1.34"``, ``"v1.34.2"`` or
+    ``"v1.35.2-eks-1a2b"`` (a kubeletVersion): each simulated minor release has its own,
+    never a neighbour's."""
+    from .scenario import ScenarioError
+
+    if value is None:
+        return PROFILES[VERSION_WHEN_OMITTED]
+    minor = _release_of(value, path)
+    profile = PROFILES.get(minor)
+    if profile is None:
+        raise ScenarioError(
+            path, f"Kubernetes {minor} is not simulated; supported releases: {supported_text()}"
+        )
+    return profile
+
+
+def kubelet_skew_minors(control_plane: Profile) -> int:
+    """How many minor releases older than kube-apiserver a kubelet may be: three since 1.28
+    (KEP-3935), two before."""
+    return KUBELET_SKEW_MINORS if _minor(control_plane.version) >= 28 else 2
+
+
+def kubelet_profile_for(
+    value: Any, control_plane: Profile, path: str = "spec.nodes[0].kubeletVersion"
+) -> Profile:
+    """The profile of a node's kubelet (``kubeletVersion``), within the version skew policy:
+    not newer than the control plane, at most ``kubelet_skew_minors`` minors older; anything
+    else is refused with the path and the policy."""
+    from .scenario import ScenarioError
+
+    minor = _release_of(value, path)
+    cp = _minor(control_plane.version)
+    older = kubelet_skew_minors(control_plane)
+    policy = (
+        f"the version skew policy allows a kubelet from 1.{cp - older} to 1.{cp} under a "
+        f"Kubernetes {control_plane.version} control plane (never newer than kube-apiserver, at "
+        f"most {older} minor releases older)"
     )
+    if _minor(minor) > cp:
+        raise ScenarioError(path, f"kubelet {minor} is newer than the control plane: {policy}")
+    if _minor(minor) < cp - older:
+        raise ScenarioError(path, f"kubelet {minor} is too old: {policy}")
+    return profile_for(value, path)
 
 
 def check_fields(profile: Profile, spec: Mapping[str, Any], prefix: str = "spec") -> None:

@@ -34,7 +34,7 @@ function send(name, obj) { const ws = sides[name].ws; if (ws && ws.readyState ==
 function handle(name, m) {
   const side = sides[name];
   if (m.type === "snapshot") { side.state = applySnapshot(side.state, m); side.lastWall = performance.now(); render(); return; }
-  // A tick too large to broadcast (controller/deltas.py): take a fresh snapshot.
+  // A tick too large to broadcast (controller/rooms/broadcast.py): take a fresh snapshot.
   if (m.type === "resync") { send(name, { type: "snapshot" }); return; }
   if (m.type === "delta" || m.type === "reset") {
     const r = applyDelta(side.state, m);

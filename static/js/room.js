@@ -29,8 +29,8 @@ const charts = new Charts(document.getElementById("charts"), (t) => pickTime(t))
 let selected = null;
 const topology = new Topology({ zones: els.zones, compact: els.compact }, {
   operator, state: () => state, showDetail: (kind, key) => showDetail(kind, key), focusNode: (el, n) => focusNode(el, n),
-  // Countdowns are predictions: a viewer sees none while a question is open and unrevealed.
-  hideCountdowns: () => !operator && lessonPanel.questionOpen(),
+  // Countdowns are predictions: none while this page answers an open, unrevealed question.
+  hideCountdowns: () => lessonPanel.holdsPredictions(),
 });
 // This page's id (one answer per page per lesson question, kept across reloads).
 const clientId = localStorage.getItem("playground-client") || (() => {

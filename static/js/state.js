@@ -58,7 +58,7 @@ export function applyDelta(state, delta) {
   return { state, changed };
 }
 
-// A "resync" notice stands for a tick too large to broadcast (controller/deltas.py): the page
+// A "resync" notice stands for a tick too large to broadcast (controller/rooms/broadcast.py): the page
 // fetches snapshot.json and keeps the deltas that arrive meanwhile. What to apply after the
 // fetched snapshot, in order: the buffered deltas newer than it (older ones are in it). A
 // snapshot older than the notice itself is stale: null (ask again).

@@ -196,7 +196,10 @@ export class Topology {
       h("header", {}, h("strong", { class: "node-name", text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
         kstate ? h("span", { class: "kstate", text: ` kubelet ${kstate}` }) : null,
         n.unschedulable ? h("span", { class: "cordon-mark", text: " cordoned" }) : null,
-        n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null),
+        n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null,
+        // Version skew: this node's kubelet is an older release than the control plane.
+        n.kubeletVersion ? h("span", { class: "kver", text: ` kubelet ${n.kubeletVersion}`,
+          title: `this node's kubelet runs Kubernetes ${n.kubeletVersion}: its rules are that release's` }) : null),
       conds ? h("div", { class: "conds", text: conds }) : null, grace, taints, podBox, buttons);
     el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) this.opts.showDetail("node", n.name); });
     this.opts.focusNode(el, n);

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from controller import affinity, services
+from controller import affinity
+from controller.locks import redis_client
 from controller.models import Room
-from controller.tasks import redis_client
+from controller.rooms import actions, controls, create
 from tests.app.conftest import Worker
 from tests.app.test_rooms import SCENARIO, headless_events, room_events, wait_for
 
@@ -50,8 +51,8 @@ def test_rooms_tick_on_their_owner_and_move_when_it_is_killed(
     try:
         rooms = []
         for i in range(4):
-            room = services.room_create(f"aff-{i}", SCENARIO, None, 10.0)
-            services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+            room = create.room_create(f"aff-{i}", SCENARIO, None, 10.0)
+            actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
             rooms.append(room)
         live = wait_for(
             lambda: (w := affinity.live_workers(redis_client())) and len(w) == 2 and w,
@@ -92,7 +93,7 @@ def test_rooms_tick_on_their_owner_and_move_when_it_is_killed(
             what="the moved rooms to go on ticking",
         )
         for r in rooms:
-            services.room_control(r.pk, "pause", None, "t")
+            controls.room_control(r.pk, "pause", None, "t")
         time.sleep(1.0)  # a tick in flight finishes
         for r in rooms:
             room = Room.objects.get(pk=r.pk)
@@ -139,7 +140,7 @@ def test_beat_sends_each_other_worker_one_message_with_all_its_rooms(
         owners: dict[int, str | None] = {}
         while min(sum(w == n for w in owners.values()) for n in names) < 2:
             assert len(rooms) < 60, owners
-            room = services.room_create(f"batch-{len(rooms)}", SCENARIO, None, 10.0)
+            room = create.room_create(f"batch-{len(rooms)}", SCENARIO, None, 10.0)
             rooms.append(room)
             owners[room.pk] = affinity.owner(room.pk, names)
         versions = {r.pk: r.version for r in rooms}

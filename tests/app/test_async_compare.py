@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from controller import build, services
 from controller.bench_build import big_room_text
 from controller.engine.scenario import load_scenario
 from controller.engine.simulation import Simulation
 from controller.models import Comparison, EngineSnapshot, ObjectView, Room
+from controller.rooms import build, compare, controls, reading, tick
 
 from .conftest import Worker
 from .test_compare import FAST, SCENARIO
@@ -32,7 +32,7 @@ def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
     from django.db import connection
 
     started = time.perf_counter()
-    c = services.comparison_create("", BIG, _sides(), None, 10.0)
+    c = compare.comparison_create("", BIG, _sides(), None, 10.0)
     took = time.perf_counter() - started
     left, right = c.left, c.right
     for room in (left, right):
@@ -70,7 +70,7 @@ def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
     for room in (left, right):
         sim = Simulation(load_scenario(room.scenario_yaml))
         sim.run(room.sim_ms)
-        assert services.room_timeline(room) == [dict(e) for e in sim.timeline.events]
+        assert reading.room_timeline(room) == [dict(e) for e in sim.timeline.events]
         assert ObjectView.objects.filter(room=room, kind="pod").count() == 600
     api = load_scenario(right.scenario_yaml).config.api_server
     assert api.default_unreachable_toleration_seconds == 30
@@ -81,14 +81,14 @@ def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
 def test_the_first_side_built_waits_for_the_other(db, redis_server, monkeypatch) -> None:
     queued: list[int] = []
     monkeypatch.setattr(build, "queue_build", queued.append)
-    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
+    c = compare.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
     left, right = c.left, c.right
     assert (left.build_state, right.build_state) == ("building", "building")
     build.room_build(right.pk)
     right = Room.objects.get(pk=right.pk)
     assert (right.build_state, right.build_progress) == ("building", build.WAITING)
     assert ObjectView.objects.filter(room=right).exists()  # built and stored
-    assert services.room_advance(right.pk) is None  # not ticked alone
+    assert tick.room_advance(right.pk) is None  # not ticked alone
     assert build.requeue_lost_builds() == [left.pk]  # the waiting room is not lost
     build.room_build(right.pk)  # a duplicate task: nothing changes
     assert Room.objects.get(pk=right.pk).build_progress == build.WAITING
@@ -98,10 +98,10 @@ def test_the_first_side_built_waits_for_the_other(db, redis_server, monkeypatch)
     assert (left.build_progress, right.build_progress) == ("", "")
     assert left.wall_anchor == right.wall_anchor
     # Then they run as a comparison built in the request does: deleted 300 s vs 30 s later.
-    services.room_control(left.pk, "pause", None, "op")
-    services.room_control(left.pk, "step", 500, "op")
+    controls.room_control(left.pk, "pause", None, "op")
+    controls.room_control(left.pk, "step", 500, "op")
     for room in (left, right):
-        services.room_advance(room.pk)
+        tick.room_advance(room.pk)
     deleted = {
         r.pk: [e.t_ms for e in r.events.filter(type="PodDeleted").order_by("idx")]
         for r in (left, right)
@@ -113,7 +113,7 @@ def test_the_first_side_built_waits_for_the_other(db, redis_server, monkeypatch)
 @pytest.mark.parametrize("broken", ["left", "right"])
 def test_a_side_that_fails_fails_the_comparison(db, redis_server, monkeypatch, broken) -> None:
     monkeypatch.setattr(build, "queue_build", lambda room_id: None)
-    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
+    c = compare.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
     good, bad = (c.right, c.left) if broken == "left" else (c.left, c.right)
     build.room_build(good.pk)  # waits for the other
 
@@ -130,12 +130,12 @@ def test_a_side_that_fails_fails_the_comparison(db, redis_server, monkeypatch, b
         "the other room of the comparison could not be built: "
         "RuntimeError: the engine broke at t=0",
     )
-    assert services.room_advance(good.pk) is None
+    assert tick.room_advance(good.pk) is None
 
 
 def test_a_side_built_after_the_other_failed_fails_too(db, redis_server, monkeypatch) -> None:
     monkeypatch.setattr(build, "queue_build", lambda room_id: None)
-    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
+    c = compare.comparison_create("", SCENARIO, _sides(), None, 10.0, inline_max=0)
     # The left side failed while the right one was being built (another worker).
     Room.objects.filter(pk=c.left.pk).update(build_state="failed", build_error="boom")
     sim = Simulation(load_scenario(c.right.scenario_yaml))
@@ -150,7 +150,7 @@ def test_a_side_built_after_the_other_failed_fails_too(db, redis_server, monkeyp
 
 
 def test_a_small_comparison_is_live_when_it_returns(db) -> None:
-    c = services.comparison_create("", SCENARIO, _sides(), None, 10.0)
+    c = compare.comparison_create("", SCENARIO, _sides(), None, 10.0)
     c = Comparison.objects.get(pk=c.pk)
     assert (c.left.build_state, c.right.build_state) == ("live", "live")
     assert c.left.wall_anchor == c.right.wall_anchor
@@ -163,14 +163,14 @@ def test_a_json_scenario_gets_its_changes_as_json() -> None:
 
     import yaml
 
-    text = services.with_changes(BIG, FAST, "right")
+    text = compare.with_changes(BIG, FAST, "right")
     assert text.startswith("{") and "\n" not in text
-    as_yaml = services.with_changes(yaml.safe_dump(json.loads(BIG)), FAST, "right")
+    as_yaml = compare.with_changes(yaml.safe_dump(json.loads(BIG)), FAST, "right")
     assert json.loads(text) == yaml.safe_load(as_yaml)
     api = load_scenario(text).config.api_server
     assert api.default_unreachable_toleration_seconds == 30
     # A value JSON cannot hold (a date) is written as YAML instead.
-    dated = services.with_changes(
+    dated = compare.with_changes(
         BIG, {"featureGates": {"Since": yaml.safe_load("2020-01-01")}}, "x"
     )
     assert not dated.startswith("{") and "Since: 2020-01-01" in dated

@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from controller import build, services, tasks, timeline_store
+from controller import timeline_store
+from controller.locks import redis_client
 from controller.models import EngineSnapshot, ObjectView, Room, TimelineChunk
+from controller.rooms import build, controls, create, errors, reading, tick
 
 from .conftest import Worker
 from .test_rooms import wait_for
@@ -54,7 +56,7 @@ def _post(client, text: str, name: str = ""):
 
 
 def _views(room: Room) -> dict[str, list]:
-    snap = services.room_snapshot(room)
+    snap = reading.room_snapshot(room)
     return {"nodes": snap["nodes"], "pods": snap["pods"], "zones": snap["zones"]}
 
 
@@ -75,7 +77,7 @@ def test_the_form_returns_at_once_and_a_worker_makes_the_room_live(
     page = client.get(response["Location"]).content.decode()
     assert 'id="building"' in page and "queued" in page and 'id="app"' not in page
     # A building room is not ticked.
-    assert services.room_advance(room.pk) is None
+    assert tick.room_advance(room.pk) is None
     assert Room.objects.get(pk=room.pk).sim_ms == 0
 
     worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
@@ -97,14 +99,14 @@ def test_the_form_returns_at_once_and_a_worker_makes_the_room_live(
     page = client.get(response["Location"]).content.decode()
     assert 'id="app"' in page and 'id="building"' not in page
     # The same first state as a room created synchronously from the same scenario.
-    same = services.room_create("sync", BIG, None, 10.0)
+    same = create.room_create("sync", BIG, None, 10.0)
     assert _views(room) == _views(same)
     assert len(_views(room)["pods"]) == 391
     # Its first instant's events, stored as compressed chunks, read back as the same timeline.
     assert TimelineChunk.objects.filter(room=room).exists()
     assert timeline_store.count(room) == same.event_count > 1000
     assert room.event_count == same.event_count
-    assert services.room_timeline(room) == services.room_timeline(same)
+    assert reading.room_timeline(room) == reading.room_timeline(same)
     assert EngineSnapshot.objects.filter(room=room).exists()
 
 
@@ -140,7 +142,7 @@ def test_a_small_scenario_is_live_when_the_form_returns(client, db) -> None:
     assert response.status_code == 302
     room = Room.objects.get(name="small room")
     assert room.build_state == "live"
-    assert [n["name"] for n in services.room_snapshot(room)["nodes"]] == ["n-1"]
+    assert [n["name"] for n in reading.room_snapshot(room)["nodes"]] == ["n-1"]
 
 
 @pytest.mark.parametrize(
@@ -189,14 +191,14 @@ def test_a_failing_build_shows_its_error_on_the_room_page(
         "progress": "",
         "error": "RuntimeError: the engine broke at t=0",
     }
-    assert services.room_advance(room.pk) is None  # never ticked
+    assert tick.room_advance(room.pk) is None  # never ticked
 
 
 def test_a_lost_build_is_queued_again_by_the_beat(db, redis_server, monkeypatch) -> None:
     queued: list[int] = []
     monkeypatch.setattr(build, "queue_build", queued.append)
     room = build.room_start("lost", BIG, None, 10.0)
-    client = tasks.redis_client()
+    client = redis_client()
     client.set(f"playground:room:{room.pk}:build-queued", "1", ex=60)
     assert build.requeue_lost_builds() == []  # queued, not yet picked up
     client.delete(f"playground:room:{room.pk}:build-queued")
@@ -253,8 +255,8 @@ def test_a_worker_killed_mid_build_loses_nothing(
 
 def test_a_building_room_cannot_be_rewound(db) -> None:
     room = build.room_start("rewind", BIG, None, 10.0)
-    with pytest.raises(services.ActionError, match="rewind: the room is not live yet"):
-        services.room_rewind(room.pk, 0, "teacher")
+    with pytest.raises(errors.ActionError, match="rewind: the room is not live yet"):
+        controls.room_rewind(room.pk, 0, "teacher")
     assert ObjectView.objects.filter(room=room).count() == 0
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from django.utils.html import escape
 
-from controller import build, services
 from controller.bench_import import big_kubectl_list
 from controller.engine.scenario import ScenarioError, load_scenario
 from controller.engine.simulation import Simulation
@@ -26,6 +25,7 @@ from controller.models import (
     Room,
     TimelineEvent,
 )
+from controller.rooms import build, imports, reading, runtime, tick
 
 from .conftest import Worker
 from .test_rooms import wait_for
@@ -100,13 +100,13 @@ def test_a_big_import_returns_at_once_and_the_worker_imports_and_builds_it(
         worker.kill()
     assert not PendingImport.objects.filter(room=room).exists()
     # The scenario is the one the form would have stored, the room keeps its given name.
-    scenario_yaml, report = services.import_scenario(text, name="big shop")
+    scenario_yaml, report = imports.import_scenario(text, name="big shop")
     assert room.scenario_yaml == scenario_yaml
     assert (room.name, room.scenario_name) == ("big shop", "big shop")
     # Its timeline is the engine's, of its stored scenario.
     sim = Simulation(load_scenario(room.scenario_yaml))
     sim.run(room.sim_ms)
-    assert services.room_timeline(room) == [dict(e) for e in sim.timeline.events]
+    assert reading.room_timeline(room) == [dict(e) for e in sim.timeline.events]
     assert room.event_count == len(sim.timeline.events) > 1000
     assert ObjectView.objects.filter(room=room, kind="pod").count() == 1000
     assert ClusterParameters.objects.filter(room=room).exists()
@@ -185,7 +185,7 @@ def test_an_import_error_in_the_worker_marks_the_room_failed_and_changes_nothing
         "progress": "",
         "error": message,
     }
-    assert services.room_advance(room.pk) is None  # never ticked
+    assert tick.room_advance(room.pk) is None  # never ticked
 
 
 def test_the_bad_quantity_message_names_the_item_and_the_field() -> None:
@@ -234,7 +234,7 @@ def test_a_medium_import_is_parsed_in_the_request_and_built_by_the_worker(
     room = Room.objects.get()
     assert queued == [room.pk]
     assert room.build_state == "building"
-    assert room.scenario_yaml == services.import_scenario(text)[0]
+    assert room.scenario_yaml == imports.import_scenario(text)[0]
     assert not PendingImport.objects.exists()
     page = client.get(response["Location"]).content.decode()
     assert 'data-importing="0"' in page and 'id="import-report"' in page
@@ -257,7 +257,7 @@ def test_preview_builds_no_engine_even_for_a_big_list(client, db, monkeypatch) -
             raise AssertionError("Preview built an engine")
 
     monkeypatch.setattr(build, "Simulation", NoEngine)
-    monkeypatch.setattr(services, "Simulation", NoEngine)
+    monkeypatch.setattr(runtime, "Simulation", NoEngine)
     text = big_kubectl_list(40, 25, "yaml")
     assert len(text) > build.IMPORT_INLINE_MAX_CHARS
     response = _upload(client, text, **{"preview": "1"})
@@ -303,8 +303,8 @@ def test_the_worker_path_makes_the_same_room_as_the_request_path(
     now = build.import_start("", text, options, None, 10.0, inline_max=10**6)
     assert (late.build_state, now.build_state) == ("live", "live")
     assert late.scenario_yaml == now.scenario_yaml
-    assert services.room_timeline(late) == services.room_timeline(now)
-    snap_late, snap_now = services.room_snapshot(late), services.room_snapshot(now)
+    assert reading.room_timeline(late) == reading.room_timeline(now)
+    snap_late, snap_now = reading.room_snapshot(late), reading.room_snapshot(now)
     for part in ("nodes", "pods", "zones"):
         assert snap_late[part] == snap_now[part], part
     late_params = ClusterParameters.objects.get(room=late)

@@ -2,7 +2,7 @@
 
 House rule: bad input gets a clear error naming the field, and changes nothing. Operator
 actions and parameter changes are validated with the scenario loader's code
-(services.validate_action / parameters_submit -> parse_fault), so a refusal is an
+(actions.validate_action / parameters_submit -> parse_fault), so a refusal is an
 ``ActionError`` whose message starts with the field's path, and the room (its clock, version,
 action log, timeline and parameters) is exactly as before.
 
@@ -23,9 +23,10 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.db import IntegrityError
 
-from controller import services, timeline_store
+from controller import timeline_store
 from controller.engine.scenario import ScenarioError
 from controller.models import Action, ClusterParameters, ObjectView, Room, TimelineEvent
+from controller.rooms import actions, controls, create, errors, runtime, tick
 
 SCENARIO = """
 apiVersion: playground/v1alpha1
@@ -57,10 +58,10 @@ spec:
 
 @pytest.fixture
 def room(db: None) -> Iterator[Room]:
-    room = services.room_create("audit", SCENARIO, None, 10.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("audit", SCENARIO, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "test")
     yield Room.objects.get(pk=room.pk)
-    services.forget_cache()
+    runtime.forget_cache()
 
 
 def state(room: Room) -> tuple[Any, ...]:
@@ -84,7 +85,7 @@ def state(room: Room) -> tuple[Any, ...]:
 def refused(room: Room, call: Any, prefix: str) -> str:
     """``call()`` raises ActionError starting with ``prefix`` and changes nothing."""
     before = state(room)
-    with pytest.raises(services.ActionError) as info:
+    with pytest.raises(errors.ActionError) as info:
         call()
     message = str(info.value)
     assert message.startswith(prefix), message
@@ -195,7 +196,7 @@ def xfail(reason: str) -> pytest.MarkDecorator:
     ],
 )
 def test_action_refused_with_the_field(room: Room, payload: Any, prefix: str) -> None:
-    refused(room, lambda: services.action_submit(room, payload, "test"), prefix)
+    refused(room, lambda: actions.action_submit(room, payload, "test"), prefix)
 
 
 def test_an_apply_with_a_bad_strategy_does_not_wedge_the_room(room: Room) -> None:
@@ -208,11 +209,11 @@ def test_an_apply_with_a_bad_strategy_does_not_wedge_the_room(room: Room) -> Non
         },
     }
     try:
-        services.action_submit(room, payload, "test")
-    except services.ActionError as exc:
+        actions.action_submit(room, payload, "test")
+    except errors.ActionError as exc:
         assert str(exc).startswith("action.object.spec.strategy")
         return
-    services.room_advance(room.pk, extra_ms=1000)
+    tick.room_advance(room.pk, extra_ms=1000)
     action = Action.objects.get(room=room, kind="Apply")
     assert action.status == Action.REFUSED and "strategy" in action.error
 
@@ -220,11 +221,11 @@ def test_an_apply_with_a_bad_strategy_does_not_wedge_the_room(room: Room) -> Non
 def test_a_grace_period_given_as_a_string_is_applied_or_refused(room: Room) -> None:
     payload = {"type": "DeletePod", "pod": "default/web", "gracePeriodSeconds": "5"}
     try:
-        services.action_submit(room, payload, "test")
-    except services.ActionError as exc:
+        actions.action_submit(room, payload, "test")
+    except errors.ActionError as exc:
         assert str(exc).startswith("action.gracePeriodSeconds")
         return
-    services.room_advance(room.pk, extra_ms=1000)
+    tick.room_advance(room.pk, extra_ms=1000)
     assert Action.objects.get(room=room, kind="DeletePod").status == Action.APPLIED
 
 
@@ -289,15 +290,15 @@ def test_a_grace_period_given_as_a_string_is_applied_or_refused(room: Room) -> N
     ],
 )
 def test_parameters_refused_with_the_field(room: Room, params: Any, prefix: str) -> None:
-    refused(room, lambda: services.parameters_submit(room, params, "test"), prefix)
+    refused(room, lambda: actions.parameters_submit(room, params, "test"), prefix)
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf], ids=["nan", "inf"])
 def test_non_finite_parameters_are_refused_with_the_field(room: Room, value: float) -> None:
     params = {"controllerManager": {"nodeEvictionRate": value}}
     try:
-        services.parameters_submit(room, params, "test")
-    except services.ActionError as exc:
+        actions.parameters_submit(room, params, "test")
+    except errors.ActionError as exc:
         assert str(exc).startswith("action.controllerManager.nodeEvictionRate")
         return
     except IntegrityError as exc:
@@ -311,11 +312,11 @@ def test_a_parameter_change_refused_at_the_tick_changes_nothing(room: Room) -> N
         "kubelet": {"evictionSoftGracePeriod": {}},  # the scenario has a soft threshold
     }
     try:
-        services.parameters_submit(room, params, "test")
-    except services.ActionError as exc:  # refused at once: the better outcome
+        actions.parameters_submit(room, params, "test")
+    except errors.ActionError as exc:  # refused at once: the better outcome
         assert str(exc).startswith("action.kubelet.evictionSoftGracePeriod")
         return
-    services.room_advance(room.pk, extra_ms=1000)
+    tick.room_advance(room.pk, extra_ms=1000)
     action = Action.objects.get(room=room, kind="SetParameters")
     assert action.status == Action.REFUSED
     assert not TimelineEvent.objects.filter(room=room, type="Fault").exists()
@@ -349,7 +350,7 @@ def test_a_parameter_change_refused_at_the_tick_changes_nothing(room: Room) -> N
     ],
 )
 def test_control_refused_with_the_field(room: Room, kind: str, value: Any, prefix: str) -> None:
-    refused(room, lambda: services.room_control(room.pk, kind, value, "test"), prefix)
+    refused(room, lambda: controls.room_control(room.pk, kind, value, "test"), prefix)
 
 
 @pytest.mark.parametrize(
@@ -365,7 +366,7 @@ def test_control_refused_with_the_field(room: Room, kind: str, value: Any, prefi
     ],
 )
 def test_rewind_refused_with_the_field(room: Room, t: Any) -> None:
-    refused(room, lambda: services.room_rewind(room.pk, t, "test"), "rewind: ")
+    refused(room, lambda: controls.room_rewind(room.pk, t, "test"), "rewind: ")
 
 
 # -- rooms -------------------------------------------------------------------------------------
@@ -381,15 +382,15 @@ def test_rewind_refused_with_the_field(room: Room, t: Any) -> None:
             "spec.nodes[1].name:",
             id="bad node name",
         ),
-        pytest.param(SCENARIO, math.nan, services.ActionError, "speed: must be", id="speed nan"),
-        pytest.param(SCENARIO, "fast", services.ActionError, "speed: 'fast'", id="speed word"),
+        pytest.param(SCENARIO, math.nan, errors.ActionError, "speed: must be", id="speed nan"),
+        pytest.param(SCENARIO, "fast", errors.ActionError, "speed: 'fast'", id="speed word"),
     ],
 )
 def test_room_create_refuses_and_creates_nothing(
     db: None, text: str, speed: Any, error: type[Exception], prefix: str
 ) -> None:
     with pytest.raises(error) as info:
-        services.room_create("bad", text, None, speed)
+        create.room_create("bad", text, None, speed)
     assert str(info.value).startswith(prefix), str(info.value)
     assert (Room.objects.count(), ClusterParameters.objects.count(), Action.objects.count()) == (
         0,
@@ -404,13 +405,13 @@ def test_room_create_with_a_non_finite_rate(db: None, value: str) -> None:
         "spec:\n", f"spec:\n  controllerManager: {{nodeEvictionRate: {value}}}\n", 1
     )
     try:
-        services.room_create("bad", text, None, 10.0)
+        create.room_create("bad", text, None, 10.0)
     except ScenarioError as exc:
         assert str(exc).startswith("spec.controllerManager.nodeEvictionRate")
     except IntegrityError as exc:
         raise AssertionError(f"a database error instead of a message: {exc}") from None
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
 
 
 # -- admin -------------------------------------------------------------------------------------
@@ -483,8 +484,8 @@ def test_websocket_replies_with_an_error_naming_the_field(
 ) -> None:
     from playground.asgi import application
 
-    room = services.room_create("audit-ws", SCENARIO, None, 10.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("audit-ws", SCENARIO, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "test")
     before = state(room)
 
     async def scenario() -> dict[str, Any]:
@@ -509,7 +510,7 @@ def test_websocket_replies_with_an_error_naming_the_field(
     try:
         reply = async_to_sync(scenario)()
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
     assert reply["type"] == "error", reply
     assert words in reply["message"], reply
     assert state(room) == before

@@ -17,10 +17,12 @@ import time
 
 import pytest
 
-from controller import services, snapshots, tasks, timeline_store
+from controller import snapshots, tasks, timeline_store
 from controller.engine import cli
 from controller.engine.timeline import to_json
+from controller.locks import redis_client
 from controller.models import Action, EngineSnapshot, Room
+from controller.rooms import actions, controls, create, reading, runtime
 
 SCENARIO = """
 apiVersion: playground/v1alpha1
@@ -98,18 +100,18 @@ class Gate:
 
 
 def make_room() -> Room:
-    room = services.room_create("bg", SCENARIO, None, 10.0)
+    room = create.room_create("bg", SCENARIO, None, 10.0)
     snapshots.wait(room.pk, 30)  # its first snapshot (forked when it went live)
-    services.room_control(room.pk, "pause", None, "test")
+    controls.room_control(room.pk, "pause", None, "test")
     return Room.objects.get(pk=room.pk)
 
 
 def tick(room: Room, step_s: float, snapshot: bool = False) -> Room:
     """Step the paused room by ``step_s`` and tick it as a worker does (under its lock);
     ``snapshot``: its periodic snapshot is due at this tick."""
-    services.room_control(room.pk, "step", step_s, "t")
+    controls.room_control(room.pk, "step", step_s, "t")
     if snapshot:
-        services._CACHE[room.pk].snapshot_at = 0.0
+        runtime._CACHE[room.pk].snapshot_at = 0.0
     tasks.room_tick_task(room.pk)
     return Room.objects.get(pk=room.pk)
 
@@ -127,7 +129,7 @@ def room_events(room: Room) -> list[str]:
 
 def headless_events(room: Room, tmp_path) -> list[str]:
     path = tmp_path / "export.yaml"
-    path.write_text(services.room_export(room))
+    path.write_text(reading.room_export(room))
     out, err = io.StringIO(), io.StringIO()
     assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, (
         err.getvalue()
@@ -147,7 +149,7 @@ def test_a_background_snapshot_has_the_stamps_of_its_instant_and_a_restore_from_
     forked, monkeypatch, tmp_path
 ) -> None:
     room = make_room()
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
     gate = Gate(monkeypatch)
     room = tick(room, 30, snapshot=True)
     child = snapshots.running(room.pk)
@@ -156,10 +158,10 @@ def test_a_background_snapshot_has_the_stamps_of_its_instant_and_a_restore_from_
     applied = Action.objects.filter(room=room, status=Action.APPLIED).order_by("id")
     last = applied.last()
     assert last.kind == "step" and applied.filter(kind="StopKubelet").exists()
-    at_fork = (room.version, room.sim_ms, room.event_count, last.pk, services.ENGINE_VERSION)
+    at_fork = (room.version, room.sim_ms, room.event_count, last.pk, runtime.ENGINE_VERSION)
     assert child.stamps == snapshots.Stamps(room.pk, *at_fork)
     # The room ticks on (and an action is applied) before the child's blob is stored.
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-2"}, "t")
+    actions.action_submit(room, {"type": "StopKubelet", "node": "n-2"}, "t")
     room = tick(room, 20)
     assert room.sim_ms > at_fork[1] and room.event_count > at_fork[2]
     gate.open()
@@ -169,13 +171,13 @@ def test_a_background_snapshot_has_the_stamps_of_its_instant_and_a_restore_from_
     gate.remove()
     # A worker restart: the engine comes back from that snapshot (not from the scenario) plus
     # the actions applied after it, and goes on exactly as the export simulates.
-    services._CACHE.pop(room.pk)
+    runtime._CACHE.pop(room.pk)
 
     def no_replay_from_the_start(*args, **kwargs):
         raise AssertionError("the room was replayed from its scenario, not its snapshot")
 
     with monkeypatch.context() as m:
-        m.setattr(services, "_new_sim", no_replay_from_the_start)
+        m.setattr(runtime, "_new_sim", no_replay_from_the_start)
         room = tick(room, 5)
     room = tick(room, 400)
     events = room_events(room)
@@ -191,7 +193,7 @@ def test_the_lock_is_released_before_the_snapshot_is_stored(forked, monkeypatch)
     child = snapshots.running(room.pk)
     assert child is not None and not child.done.is_set()
     # The tick is over: its lock is free while the child still waits to pickle...
-    assert not tasks.redis_client().exists(f"playground:room:{room.pk}:lock")
+    assert not redis_client().exists(f"playground:room:{room.pk}:lock")
     assert stamps(room.pk) == before
     # ...and the room's next tick runs meanwhile (a second child is not forked).
     seq = room.seq
@@ -228,24 +230,24 @@ def test_a_snapshot_from_before_a_rewind_finishing_after_it_is_not_stored(
     forked, monkeypatch, tmp_path
 ) -> None:
     room = make_room()
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
     room = tick(room, 60)
     gate = Gate(monkeypatch)
     room = tick(room, 400, snapshot=True)
     old = snapshots.running(room.pk)
     assert old is not None
-    services.room_rewind(room.pk, 30, "t")
+    controls.room_rewind(room.pk, 30, "t")
     gate.open()
     snapshots.wait(room.pk, 30)
     assert not old.stored
     # The rewind's tombstone stays (no engine): a restore replays the room from its scenario.
     assert stamps(room.pk)[1:] == (0, 0, 0, "")
     gate.remove()
-    services._CACHE.pop(room.pk)
+    runtime._CACHE.pop(room.pk)
     room = tick(room, 100)
     snapshots.wait(room.pk, 30)  # the restore's fresh snapshot (forked)
     room = tick(room, 10)
-    assert EngineSnapshot.objects.get(room=room).engine_version == services.ENGINE_VERSION
+    assert EngineSnapshot.objects.get(room=room).engine_version == runtime.ENGINE_VERSION
     assert room_events(room) == headless_events(room, tmp_path)
 
 
@@ -257,7 +259,7 @@ def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
     good = stamps(room.pk)
     blob = bytes(EngineSnapshot.objects.get(room=room).blob)
     if how == "unpicklable":
-        sim = services._runtime(room).sim
+        sim = runtime._runtime(room).sim
         sim.not_picklable = lambda: None  # as a bug might leave in the engine
         room = tick(room, 10, snapshot=True)
         child = snapshots.wait(room.pk, 30)
@@ -291,7 +293,7 @@ def test_a_failing_child_leaves_the_last_good_snapshot_and_the_room_ticking(
     child = snapshots.wait(room.pk, 30)
     assert child is not None and child.stored
     assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
-    services._CACHE.pop(room.pk)
+    runtime._CACHE.pop(room.pk)
     room = tick(room, 300)
     assert room_events(room) == headless_events(room, tmp_path)
 
@@ -312,7 +314,7 @@ def test_a_small_engine_is_snapshotted_in_its_tick_unless_it_would_take_long(
     assert not snapshots.use_fork(10.0, 100_000)
     settings.PLAYGROUND_SNAPSHOT_FORK = True
     monkeypatch.undo()
-    room = services.room_create("bg", SCENARIO, None, 10.0)
+    room = create.room_create("bg", SCENARIO, None, 10.0)
     assert snapshots.running(room.pk) is None
     assert stamps(room.pk)[:3] == (room.version, room.sim_ms, room.event_count)
 
@@ -342,7 +344,7 @@ def test_a_snapshot_due_while_the_process_has_its_most_children_is_taken_at_a_la
     before = stamps(second.pk)
     second = tick(second, 10, snapshot=True)
     assert snapshots.running(second.pk) is None and stamps(second.pk) == before
-    assert services._CACHE[second.pk].snapshot_at == 0.0  # still due
+    assert runtime._CACHE[second.pk].snapshot_at == 0.0  # still due
     gate.open()
     snapshots.wait(first.pk, 30)
     gate.remove()
@@ -361,13 +363,13 @@ def fork_everything_in_workers(monkeypatch) -> None:
 def test_a_celery_worker_forks_the_snapshot_from_its_pool_thread_and_stores_it(
     fork_everything_in_workers, celery_worker_proc
 ) -> None:
-    room = services.room_create("bg", SCENARIO, None, 10.0)  # its snapshot: in this process
+    room = create.room_create("bg", SCENARIO, None, 10.0)  # its snapshot: in this process
     # As after an upgrade: the worker's restore replays the room and snapshots it at once.
     EngineSnapshot.objects.filter(room=room).update(engine_version="older", blob=b"junk")
     tasks.room_tick_task.delay(room.pk)
 
     def stored() -> bool:
-        return EngineSnapshot.objects.get(room=room).engine_version == services.ENGINE_VERSION
+        return EngineSnapshot.objects.get(room=room).engine_version == runtime.ENGINE_VERSION
 
     deadline = time.monotonic() + 30
     while not stored():
@@ -384,13 +386,14 @@ import os, sys, time
 import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "playground.settings")
 django.setup()
-from controller import services, snapshots
+from controller import snapshots
+from controller.rooms import actions, controls, create, reading, runtime
 real = snapshots.dump
 def slow(sim):  # the child takes a second: longer than this process takes to exit
     time.sleep(1.0)
     return real(sim)
 snapshots.dump = slow
-room = services.room_create("exits", sys.stdin.read(), None, 10.0)
+room = create.room_create("exits", sys.stdin.read(), None, 10.0)
 print(room.pk)
 """
 
@@ -430,5 +433,5 @@ def test_a_process_that_exits_right_after_forking_a_snapshot_waits_until_it_is_s
     assert proc.returncode == 0, proc.stderr[-2000:]
     room_id = int(proc.stdout.strip().splitlines()[-1])
     snap = EngineSnapshot.objects.get(room_id=room_id)  # stored before the process ended
-    assert snap.blob and snap.engine_version == services.ENGINE_VERSION
+    assert snap.blob and snap.engine_version == runtime.ENGINE_VERSION
     assert "snapshot" not in proc.stderr  # no failure logged

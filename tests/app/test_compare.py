@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from controller import services
-from controller.engine.scenario import load_scenario
+from controller.engine.scenario import ScenarioError, load_scenario
 from controller.models import Comparison, Room
+from controller.rooms import compare, controls, errors, tick
 
 SCENARIO = """# Watch for: one node stops.
 apiVersion: playground/v1alpha1
@@ -28,7 +28,7 @@ FAST = {"apiServer": {"defaultUnreachableTolerationSeconds": 30}}
 
 
 def make(right=FAST, left=None) -> Comparison:
-    return services.comparison_create(
+    return compare.comparison_create(
         "", SCENARIO, [("default", left or {}), ("30 s", right)], None, 10.0
     )
 
@@ -47,13 +47,13 @@ def test_two_rooms_one_token_and_their_own_settings(db) -> None:
 
 def test_a_control_on_one_side_moves_both_at_one_instant(db) -> None:
     c = make()
-    services.room_control(c.right.pk, "pause", None, "op")
-    services.room_control(c.left.pk, "step", 500, "op")
+    controls.room_control(c.right.pk, "pause", None, "op")
+    controls.room_control(c.left.pk, "step", 500, "op")
     left, right = Room.objects.get(pk=c.left.pk), Room.objects.get(pk=c.right.pk)
     assert left.paused and right.paused
     assert left.sim_anchor_ms == right.sim_anchor_ms
     for room in (left, right):
-        services.room_advance(room.pk)
+        tick.room_advance(room.pk)
     times = {}
     for room in (left, right):
         times[room.pk] = [e.t_ms for e in room.events.filter(type="PodDeleted").order_by("idx")]
@@ -63,11 +63,11 @@ def test_a_control_on_one_side_moves_both_at_one_instant(db) -> None:
 
 def test_a_rewind_on_one_side_rewinds_both(db) -> None:
     c = make()
-    services.room_control(c.left.pk, "pause", None, "op")
-    services.room_control(c.left.pk, "step", 200, "op")
+    controls.room_control(c.left.pk, "pause", None, "op")
+    controls.room_control(c.left.pk, "step", 200, "op")
     for pk in (c.left.pk, c.right.pk):
-        services.room_advance(pk)
-    services.room_rewind(c.right.pk, 100, "op")
+        tick.room_advance(pk)
+    controls.room_rewind(c.right.pk, 100, "op")
     assert {Room.objects.get(pk=pk).sim_ms for pk in (c.left.pk, c.right.pk)} == {100_000}
 
 
@@ -89,7 +89,7 @@ def test_a_rewind_on_one_side_rewinds_both(db) -> None:
 )
 def test_bad_changes_name_the_side_and_create_nothing(db, right, message) -> None:
     before = (Room.objects.count(), Comparison.objects.count())
-    with pytest.raises((services.ActionError, services.ScenarioError)) as exc:
+    with pytest.raises((errors.ActionError, ScenarioError)) as exc:
         make(right=right)
     assert message in str(exc.value)
     assert (Room.objects.count(), Comparison.objects.count()) == before

@@ -12,9 +12,9 @@ import pytest
 from django.db import connection, transaction
 from django.db.models import F
 
-from controller import services
 from controller.engine.scenario import ScenarioError
 from controller.models import Action, Comparison, ObjectView, Room
+from controller.rooms import actions, compare, controls, create, errors, reading
 
 pytestmark = pytest.mark.django_db
 
@@ -64,8 +64,8 @@ def test_the_run_uses_the_database_it_was_asked_for() -> None:
 def test_nul_characters_in_a_new_room_are_refused_with_the_path(
     name: str, text: str, error: str
 ) -> None:
-    with pytest.raises((services.ActionError, ScenarioError)) as info:
-        services.room_create(name, text, None, 10.0)
+    with pytest.raises((errors.ActionError, ScenarioError)) as info:
+        create.room_create(name, text, None, 10.0)
     assert str(info.value).startswith(error)
     assert "cannot be stored" in str(info.value)
     assert Room.objects.count() == 0
@@ -88,9 +88,9 @@ def test_nul_characters_in_a_new_room_are_refused_with_the_path(
 def test_nul_characters_in_an_action_are_refused_with_the_path(
     payload: dict, actor: str, error: str
 ) -> None:
-    room = services.room_create("", SCENARIO, None, 10.0)
-    with pytest.raises(services.ActionError) as info:
-        services.action_submit(room, payload, actor)
+    room = create.room_create("", SCENARIO, None, 10.0)
+    with pytest.raises(errors.ActionError) as info:
+        actions.action_submit(room, payload, actor)
     assert str(info.value).startswith(error)
     assert not Action.objects.filter(room=room).exists()
 
@@ -109,24 +109,24 @@ def test_nul_characters_in_an_action_are_refused_with_the_path(
 )
 def test_a_control_with_an_unstorable_value_is_refused(kind: str, value, error: str) -> None:
     """jsonb refuses NaN and Infinity (and NUL): the control's log entry could not be stored."""
-    room = services.room_create("", SCENARIO, None, 10.0)
+    room = create.room_create("", SCENARIO, None, 10.0)
     if kind == "resume":
-        services.room_control(room.pk, "pause", None, "op")
+        controls.room_control(room.pk, "pause", None, "op")
     before = (Room.objects.get(pk=room.pk).paused, Action.objects.filter(room=room).count())
-    with pytest.raises(services.ActionError) as info:
-        services.room_control(room.pk, kind, value, "op")
+    with pytest.raises(errors.ActionError) as info:
+        controls.room_control(room.pk, kind, value, "op")
     assert str(info.value).startswith(error)
     after = (Room.objects.get(pk=room.pk).paused, Action.objects.filter(room=room).count())
     assert after == before
 
 
 def test_a_nan_the_fault_does_not_read_is_refused_in_an_action() -> None:
-    room = services.room_create("", SCENARIO, None, 10.0)
+    room = create.room_create("", SCENARIO, None, 10.0)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}}
     pod["metadata"]["annotations"] = {"x": math.nan}
     pod["spec"] = {"containers": [{"name": "p"}]}
-    with pytest.raises(services.ActionError) as info:
-        services.action_submit(room, {"type": "Apply", "object": pod}, "op")
+    with pytest.raises(errors.ActionError) as info:
+        actions.action_submit(room, {"type": "Apply", "object": pod}, "op")
     assert str(info.value) == (
         "action.object.metadata.annotations.x: nan is not a finite number "
         "(JSON has no NaN or Infinity)"
@@ -135,16 +135,16 @@ def test_a_nan_the_fault_does_not_read_is_refused_in_an_action() -> None:
 
 
 def test_nul_in_parameters_is_refused_with_the_path() -> None:
-    room = services.room_create("", SCENARIO, None, 10.0)
-    with pytest.raises(services.ActionError, match=r"^action\.kubelet\.x\x00:"):
-        services.parameters_submit(room, {"kubelet": {"x\x00": 1}}, "op")
+    room = create.room_create("", SCENARIO, None, 10.0)
+    with pytest.raises(errors.ActionError, match=r"^action\.kubelet\.x\x00:"):
+        actions.parameters_submit(room, {"kubelet": {"x\x00": 1}}, "op")
     assert not Action.objects.filter(room=room).exists()
 
 
 def test_nul_in_a_comparison_label_is_refused_with_the_side() -> None:
     sides = [("a", {"apiServer": {}}), ("b\x00", {"apiServer": {}})]
-    with pytest.raises(services.ActionError, match=r"^right\.label: contains a NUL"):
-        services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    with pytest.raises(errors.ActionError, match=r"^right\.label: contains a NUL"):
+        compare.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     assert Room.objects.count() == 0
 
 
@@ -161,13 +161,13 @@ def _racing(real, taken_by_other: str):
 
 
 def test_a_slug_taken_meanwhile_is_retried_inside_a_savepoint(monkeypatch) -> None:
-    first = services.room_create("Same name", SCENARIO, None, 10.0)
-    pick, calls = _racing(services._unique_slug, first.slug)
-    monkeypatch.setattr(services, "_unique_slug", pick)
+    first = create.room_create("Same name", SCENARIO, None, 10.0)
+    pick, calls = _racing(create._unique_slug, first.slug)
+    monkeypatch.setattr(create, "_unique_slug", pick)
     # Inside an outer transaction (as a request's ATOMIC_REQUESTS or a caller's would be):
     # on PostgreSQL the duplicate INSERT aborts the transaction unless it ran in a savepoint.
     with transaction.atomic():
-        second = services.room_create("Same name", SCENARIO, None, 10.0)
+        second = create.room_create("Same name", SCENARIO, None, 10.0)
         assert Room.objects.count() == 2  # the transaction is still usable
     assert (first.slug, second.slug) == ("same-name", "same-name-2")
     assert calls == [frozenset(), frozenset({"same-name"})]
@@ -175,19 +175,19 @@ def test_a_slug_taken_meanwhile_is_retried_inside_a_savepoint(monkeypatch) -> No
 
 def test_a_comparison_slug_taken_meanwhile_is_retried(monkeypatch) -> None:
     sides = [("a", {"apiServer": {}}), ("b", {"apiServer": {}})]
-    first = services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
-    pick, calls = _racing(services._unique_comparison_slug, first.slug)
-    monkeypatch.setattr(services, "_unique_comparison_slug", pick)
-    second = services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    first = compare.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    pick, calls = _racing(compare._unique_comparison_slug, first.slug)
+    monkeypatch.setattr(compare, "_unique_comparison_slug", pick)
+    second = compare.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     assert (first.slug, second.slug) == ("compare-cmp", "compare-cmp-2")
     assert Comparison.objects.count() == 2
 
 
 def test_json_fields_round_trip_and_the_export_has_one_key_order() -> None:
-    room = services.room_create("", SCENARIO, None, 10.0)
-    services.room_control(room.pk, "pause", None, "t")
+    room = create.room_create("", SCENARIO, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "t")
     payload = {"type": "StopKubelet", "node": "n-1"}
-    action = services.action_submit(room, payload, "Zoë ✓ op")
+    action = actions.action_submit(room, payload, "Zoë ✓ op")
     action.refresh_from_db()
     assert (action.payload, action.actor) == (payload, "Zoë ✓ op")
     # Applied by hand as a tick would: the export lists the fault's keys at, type, then by
@@ -200,7 +200,7 @@ def test_json_fields_round_trip_and_the_export_has_one_key_order() -> None:
         at_ms=2000,
         payload={"type": "Apply", "zz": {"b": 1, "a": [1.5, 2**53, "é"]}, "object": {}},
     )
-    export = services.room_export(room)
+    export = reading.room_export(room)
     assert (
         "  - at: 1500ms\n    type: StopKubelet\n    node: n-1\n"
         "  - at: 2000ms\n    type: Apply\n    object: {}\n    zz:\n" in export
@@ -217,7 +217,7 @@ def test_a_snapshot_is_one_ticks_state_when_a_tick_commits_between_its_reads(
     reads the views: the snapshot is still the state of one tick (the earlier one)."""
     if connection.vendor != "postgresql":
         pytest.skip("SQLite's transaction holds the database lock: no commit comes between")
-    room = services.room_create("", SCENARIO, None, 10.0)
+    room = create.room_create("", SCENARIO, None, 10.0)
     seq = Room.objects.get(pk=room.pk).seq
 
     def tick() -> None:
@@ -237,9 +237,9 @@ def test_a_snapshot_is_one_ticks_state_when_a_tick_commits_between_its_reads(
         return ObjectView.objects.all().filter(*args, **kwargs)
 
     monkeypatch.setattr(ObjectView.objects, "filter", filter_after_a_tick)
-    snapshot = services.room_snapshot(room)
+    snapshot = reading.room_snapshot(room)
     assert snapshot["seq"] == seq
     assert not any(n.get("changed") for n in snapshot["nodes"])
-    later = services.room_snapshot(room)  # the next one sees the tick, whole
+    later = reading.room_snapshot(room)  # the next one sees the tick, whole
     assert later["seq"] == seq + 1
     assert all(n.get("changed") for n in later["nodes"])

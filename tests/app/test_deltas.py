@@ -1,6 +1,7 @@
-"""Bounded deltas (controller/deltas.py): no tick broadcasts more than
-PLAYGROUND_DELTA_MAX_BYTES; a bigger one becomes a resync notice, and snapshot.json gives
-every client the state it stands for. Real Redis channel layer, real websocket consumer."""
+"""Bounded deltas (controller/rooms/broadcast.py, controller/live/deltas.py): no tick
+broadcasts more than PLAYGROUND_DELTA_MAX_BYTES; a bigger one becomes a resync notice, and
+snapshot.json gives every client the state it stands for. Real Redis channel layer, real
+websocket consumer."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import json
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
-from controller import deltas, services
+from controller.live import deltas
 from controller.models import Room
+from controller.rooms import broadcast, controls, create, reading, tick
 from tests.app.test_rooms import connect, receive_until
 
 # Several websocket clients, each in its own event loop (async_to_sync): a fresh channel
@@ -45,8 +47,8 @@ SCENARIO = json.dumps(
 
 
 def _room() -> Room:
-    room = services.room_create("deltas", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("deltas", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return Room.objects.get(pk=room.pk)
 
 
@@ -65,12 +67,12 @@ def test_a_tick_over_the_limit_broadcasts_a_resync_notice_and_snapshot_json_has_
         snap = await viewer.receive_json_from(timeout=10)
         assert snap["type"] == "snapshot"
         await viewer.send_json_to({"type": "ping"})
-        await sync_to_async(services.room_control)(room.pk, "step", 60, "test")
-        await sync_to_async(services.room_advance)(room.pk)
+        await sync_to_async(controls.room_control)(room.pk, "step", 60, "test")
+        await sync_to_async(tick.room_advance)(room.pk)
         notice, _ = await receive_until(viewer, lambda m: m["type"] in ("resync", "delta"))
         seen.append(notice)
-        await sync_to_async(services.room_control)(room.pk, "step", 1, "test")
-        await sync_to_async(services.room_advance)(room.pk)
+        await sync_to_async(controls.room_control)(room.pk, "step", 1, "test")
+        await sync_to_async(tick.room_advance)(room.pk)
         small, _ = await receive_until(viewer, lambda m: m["type"] in ("resync", "delta"))
         seen.append(small)
         await viewer.disconnect()
@@ -81,9 +83,9 @@ def test_a_tick_over_the_limit_broadcasts_a_resync_notice_and_snapshot_json_has_
     assert notice["type"] == "resync"
     assert notice["seq"] == full.seq - 1
     assert notice["bytes"] > 4096 and notice["limit"] == 4096
-    assert deltas.encoded_size(notice) <= 4096
+    assert broadcast.encoded_size(notice) <= 4096
     assert small["type"] == "delta" and small["seq"] == full.seq
-    assert deltas.encoded_size(small) <= 4096
+    assert broadcast.encoded_size(small) <= 4096
 
     resp = client.get(f"/rooms/{room.slug}/snapshot.json", HTTP_ACCEPT_ENCODING="gzip")
     assert resp.status_code == 200 and resp["Content-Encoding"] == "gzip"
@@ -102,9 +104,9 @@ def test_deltas_under_the_limit_are_broadcast_whole(
 ) -> None:
     room = _room()
     settings.PLAYGROUND_DELTA_MAX_BYTES = 256 * 1024
-    delta = services.room_advance(room.pk, extra_ms=60_000)
+    delta = tick.room_advance(room.pk, extra_ms=60_000)
     assert delta is not None and delta["type"] == "delta"
-    assert deltas.bounded(delta) is delta
+    assert broadcast.bounded(delta) is delta
     unknown = sorted(
         e["node"] for e in delta["events"] if e["type"] == "NodeReady" and e["status"] == "Unknown"
     )
@@ -113,15 +115,15 @@ def test_deltas_under_the_limit_are_broadcast_whole(
 
 @pytest.fixture
 def builds(monkeypatch) -> list[tuple[int, int]]:
-    """(room id, seq) of every snapshot build (services.room_snapshot_json)."""
+    """(room id, seq) of every snapshot build (reading.room_snapshot_json)."""
     made: list[tuple[int, int]] = []
-    real = services.room_snapshot_json
+    real = reading.room_snapshot_json
 
     def counted(r, *args, **kwargs):
         made.append((r.pk, r.seq))
         return real(r, *args, **kwargs)
 
-    monkeypatch.setattr(services, "room_snapshot_json", counted)
+    monkeypatch.setattr(reading, "room_snapshot_json", counted)
     return made
 
 
@@ -132,7 +134,7 @@ def test_snapshot_json_is_built_once_per_room_version(
     first = deltas.snapshot_bytes(room)
     assert deltas.snapshot_bytes(Room.objects.get(pk=room.pk)) == first
     assert builds == [(room.pk, room.seq)]  # the second from the cache
-    services.room_advance(room.pk, extra_ms=5_000)
+    tick.room_advance(room.pk, extra_ms=5_000)
     again = deltas.snapshot_bytes(Room.objects.get(pk=room.pk))
     assert builds == [(room.pk, room.seq), (room.pk, room.seq + 1)]
     assert json.loads(again)["seq"] == json.loads(first)["seq"] + 1
@@ -165,7 +167,7 @@ def test_the_snapshot_is_the_stored_rows_and_its_clock_is_of_now(
     workloads, parameters and events as the rows decoded; its clock (t, speed, paused) is
     of the moment it is served even when its rows come from the cache."""
     room = _room()
-    services.room_advance(room.pk, extra_ms=5_000)  # zone-a dark: Unknown nodes, taints
+    tick.room_advance(room.pk, extra_ms=5_000)  # zone-a dark: Unknown nodes, taints
     room = Room.objects.get(pk=room.pk)
     body = json.loads(deltas.snapshot_bytes(room))
     expected = _snapshot_from_decoded_rows(room)
@@ -173,10 +175,10 @@ def test_the_snapshot_is_the_stored_rows_and_its_clock_is_of_now(
     assert len(body["nodes"]) == 12 and len(body["pods"]) == 60
     assert (body["type"], body["seq"], body["simT"]) == ("snapshot", room.seq, room.sim_ms / 1000)
     assert (body["t"], body["speed"], body["paused"]) == (room.sim_ms / 1000, 1.0, True)
-    assert services.room_snapshot(room, lesson=False) == body
+    assert reading.room_snapshot(room, lesson=False) == body
     # Resumed at 5x (no new rows, so the rows come from the cache): the clock is the new one.
-    services.room_control(room.pk, "speed", 5.0, "test")
-    services.room_control(room.pk, "resume", None, "test")
+    controls.room_control(room.pk, "speed", 5.0, "test")
+    controls.room_control(room.pk, "resume", None, "test")
     room = Room.objects.get(pk=room.pk)
     again = json.loads(deltas.snapshot_bytes(room))
     assert (again["speed"], again["paused"]) == (5.0, False)
@@ -214,7 +216,7 @@ def test_the_snapshot_cache_holds_at_most_its_bytes_and_always_the_newest(
     monkeypatch.setattr(deltas, "CACHE_BYTES", size + size // 2)  # room for one, not two
     deltas._CACHE.clear()
     deltas.snapshot_bytes(room)
-    services.room_advance(room.pk, extra_ms=1_000)
+    tick.room_advance(room.pk, extra_ms=1_000)
     newer = Room.objects.get(pk=room.pk)
     deltas.snapshot_bytes(newer)
     assert list(deltas._CACHE) == [

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
-from controller import services, timeline_store
+from controller import timeline_store
 from controller.liveclient import LiveClient, wait_until
 from controller.models import Room, TimelineEvent
 from controller.procs import Beat, Daphne
+from controller.rooms import actions, controls, create, tick
 from tests.app.conftest import Worker
 from tests.app.test_rooms import SCENARIO, headless_events, room_events
 
@@ -26,8 +27,8 @@ RESYNC_S = 10.0  # the issue's bound: every client back in sync this long after 
 
 
 def _running_room(name: str) -> Room:
-    room = services.room_create(name, SCENARIO, None, 10.0)
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    room = create.room_create(name, SCENARIO, None, 10.0)
+    actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
     return room
 
 
@@ -98,7 +99,7 @@ async def _in_sync_after(
         )
         await asyncio.sleep(0.05)
     took = time.monotonic() - back_at
-    await sync_to_async(services.room_control)(room.pk, "pause", None, "t")
+    await sync_to_async(controls.room_control)(room.pk, "pause", None, "t")
     await asyncio.sleep(1.5)  # a tick in flight lands
     seq, _ = await server(room.pk)
     assert [c.seq for c in clients] == [seq, seq]
@@ -115,11 +116,11 @@ def _same_as_headless(room: Room, tmp_path: Path) -> None:
             room=room, type="NodeReady", data__status="Unknown"
         ).exists()
 
-    services.room_control(room.pk, "pause", None, "t")
+    controls.room_control(room.pk, "pause", None, "t")
     time.sleep(1.0)  # a tick in flight finishes
     if not unknown():
-        services.room_control(room.pk, "step", 60, "t")
-        services.room_advance(room.pk)
+        controls.room_control(room.pk, "step", 60, "t")
+        tick.room_advance(room.pk)
     room.refresh_from_db()
     live = room_events(room)
     assert any('"NodeReady"' in e and '"Unknown"' in e for e in live)
@@ -243,22 +244,22 @@ def test_two_beats_at_once_never_advance_a_room_twice(
     other = Worker(celery_worker_proc.db_name, tmp_path / "worker2.log")
     other.start()
     text = _busy_scenario(40, 5)
-    rooms = [services.room_create(f"beats-{i}", text, None, 100.0) for i in range(2)]
+    rooms = [create.room_create(f"beats-{i}", text, None, 100.0) for i in range(2)]
     for r in rooms:
-        services.room_control(r.pk, "pause", None, "t")
+        controls.room_control(r.pk, "pause", None, "t")
     for beat in beats:
         beat.start()
     try:
         time.sleep(3.0)  # both beats up
         for r in rooms:
-            services.room_control(r.pk, "resume", None, "t")
+            controls.room_control(r.pk, "resume", None, "t")
         time.sleep(10.0)
     finally:
         for beat in beats:
             beat.kill()
         other.kill()
     for r in rooms:
-        services.room_control(r.pk, "pause", None, "t")
+        controls.room_control(r.pk, "pause", None, "t")
     time.sleep(1.0)
     for r in rooms:
         room = Room.objects.get(pk=r.pk)

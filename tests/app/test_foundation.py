@@ -15,13 +15,13 @@ from channels.testing import WebsocketCommunicator
 from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 
-from controller import services
-from controller.engine.versions import CURRENT_VERSION
+from controller.engine.versions import NEWEST_VERSION
 from controller.models import Room
+from controller.rooms import broadcast, catalog, create
 from controller.tasks import BEAT_KEY
 from playground.asgi import application
 
-DEMO = (services.BUILTIN_DIR / "01-single-node-failure.yaml").read_text()
+DEMO = (catalog.BUILTIN_DIR / "01-single-node-failure.yaml").read_text()
 
 
 def test_settings_point_at_the_private_redis_and_celery_is_not_eager(
@@ -61,7 +61,7 @@ def test_celery_task_runs_on_a_real_worker_through_redis(
 
 @pytest.mark.django_db(transaction=True)
 def test_websocket_client_receives_a_group_message_through_redis(evidence) -> None:
-    room = services.room_create("ws", DEMO)
+    room = create.room_create("ws", DEMO)
 
     async def scenario() -> dict:
         comm = WebsocketCommunicator(
@@ -74,7 +74,7 @@ def test_websocket_client_receives_a_group_message_through_redis(evidence) -> No
         layer = get_channel_layer()
         assert isinstance(layer, RedisChannelLayer)
         await layer.group_send(
-            services.group_name(room.pk),
+            broadcast.group_name(room.pk),
             {"type": "room.message", "message": {"type": "hello", "via": "redis"}},
         )
         got: dict = {}
@@ -138,14 +138,14 @@ def test_healthz_green_then_503_naming_redis_then_green_again(
 
 def test_landing_page_says_what_the_product_is_and_lists_rooms(client, db) -> None:
     Room.objects.all().delete()
-    services.room_create("Class demo", DEMO)
+    create.room_create("Class demo", DEMO)
     response = client.get("/")
     page = response.content.decode()
     assert response.status_code == 200
     assert "node-failure playground" in page.lower()
-    # Which Kubernetes: the current release and 1.18, both named.
+    # Which Kubernetes: the releases from 1.27 to the newest, and 1.18, named.
     assert "exactly as Kubernetes does" in page
-    assert f"({CURRENT_VERSION}) or v1.18" in page
+    assert f"(1.27 to {NEWEST_VERSION}," in page and "or v1.18" in page
     assert "Class demo" in page
     assert "/static/css/playground.css" in page
     css = client.get("/static/css/playground.css")

@@ -11,8 +11,11 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
-from controller import services, tasks
+from controller import tasks
+from controller.live import presence
+from controller.locks import redis_client
 from controller.models import Room
+from controller.rooms import compare, controls, create, reading
 from playground.asgi import application
 
 pytestmark = [
@@ -35,14 +38,14 @@ def redis_keys(redis_server, monkeypatch):
     # Every tick runs here, in the test process: no worker owns a room (affinity), even if
     # another test's worker left its heartbeat in this Redis.
     monkeypatch.setattr(tasks.affinity, "live_workers", lambda client, now=None: [])
-    client = tasks.redis_client()
+    client = redis_client()
     yield client
     for key in client.scan_iter("playground:room:*"):
         client.delete(key)
 
 
 def unwatched_for(room: Room, seconds: float) -> None:
-    tasks.redis_client().set(tasks.watched_key(room.pk), repr(time.time() - seconds))
+    redis_client().set(presence.watched_key(room.pk), repr(time.time() - seconds))
 
 
 def beat() -> None:
@@ -53,7 +56,7 @@ def test_unwatched_room_stops_and_a_viewer_resumes_it_where_it_stopped(
     settings, redis_keys
 ) -> None:
     settings.PLAYGROUND_IDLE_PAUSE_SECONDS = 5
-    room = services.room_create("idle", SCENARIO, None, 10.0)
+    room = create.room_create("idle", SCENARIO, None, 10.0)
     # Created 20 s ago (at 10x: 200 simulated seconds), last watched 6 s ago.
     Room.objects.filter(pk=room.pk).update(wall_anchor=room.wall_anchor - timedelta(seconds=20))
     unwatched_for(room, 6)
@@ -70,7 +73,7 @@ def test_unwatched_room_stops_and_a_viewer_resumes_it_where_it_stopped(
     beat()
     room.refresh_from_db()
     assert (room.sim_ms, room.version) == (stopped_at, version)  # not ticked
-    assert services.room_snapshot(room)["t"] == stopped_at / 1000  # the clock stands still
+    assert reading.room_snapshot(room)["t"] == stopped_at / 1000  # the clock stands still
 
     async def arrive() -> dict:
         comm = WebsocketCommunicator(
@@ -103,14 +106,14 @@ def test_unwatched_room_stops_and_a_viewer_resumes_it_where_it_stopped(
 
 def test_a_watched_room_keeps_ticking(settings, redis_keys) -> None:
     settings.PLAYGROUND_IDLE_PAUSE_SECONDS = 5
-    room = services.room_create("watched", SCENARIO, None, 10.0)
+    room = create.room_create("watched", SCENARIO, None, 10.0)
     unwatched_for(room, 60)
-    redis_keys.hset(tasks.presence_key(room.pk), "some-channel", '{"name":"a","role":"viewer"}')
+    redis_keys.hset(presence.presence_key(room.pk), "some-channel", '{"name":"a","role":"viewer"}')
     beat()
     room.refresh_from_db()
     assert room.idle_since is None
     # The beat refreshed "last watched", so the viewer leaving starts a new count.
-    seen = float(redis_keys.get(tasks.watched_key(room.pk)))
+    seen = float(redis_keys.get(presence.watched_key(room.pk)))
     assert time.time() - seen < 2
 
 
@@ -125,7 +128,7 @@ def test_a_watched_room_keeps_ticking(settings, redis_keys) -> None:
 )
 def test_when_a_room_counts_as_idle(settings, redis_keys, idle_setting, watched_ago, idle) -> None:
     settings.PLAYGROUND_IDLE_PAUSE_SECONDS = idle_setting
-    room = services.room_create("r", SCENARIO, None, 10.0)
+    room = create.room_create("r", SCENARIO, None, 10.0)
     if watched_ago is not None:
         unwatched_for(room, watched_ago)
     beat()
@@ -136,20 +139,20 @@ def test_when_a_room_counts_as_idle(settings, redis_keys, idle_setting, watched_
 def test_compared_rooms_stop_and_resume_together(settings, redis_keys) -> None:
     settings.PLAYGROUND_IDLE_PAUSE_SECONDS = 5
     sides = [("a", {"apiServer": {}}), ("b", {"apiServer": {}})]
-    cmp = services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    cmp = compare.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     left, right = cmp.left, cmp.right
     unwatched_for(left, 10)
-    redis_keys.hset(tasks.presence_key(right.pk), "ch", '{"name":"a","role":"viewer"}')
+    redis_keys.hset(presence.presence_key(right.pk), "ch", '{"name":"a","role":"viewer"}')
     beat()  # the right one is watched: neither stops
     assert Room.objects.filter(idle_since__isnull=False).count() == 0
-    redis_keys.delete(tasks.presence_key(right.pk))
+    redis_keys.delete(presence.presence_key(right.pk))
     unwatched_for(right, 10)
     beat()
     left.refresh_from_db()
     right.refresh_from_db()
     assert left.idle_since is not None
     assert left.idle_since == right.idle_since
-    assert services.room_wake(right.pk)
+    assert controls.room_wake(right.pk)
     assert Room.objects.filter(idle_since__isnull=False).count() == 0
     left.refresh_from_db()
     right.refresh_from_db()

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from controller import services
 from controller.importer import import_cluster
 from controller.models import Room
+from controller.rooms import actions, catalog, controls, create, imports, tick, whatif
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl"
 THREE_ZONES = (FIXTURES / "three-zones.yaml").read_text()
@@ -112,17 +112,17 @@ def test_bad_input_names_the_field_and_creates_nothing(client, db, fields, messa
 
 
 def _room(db_flags: str = "") -> Room:
-    text, _report = services.import_scenario(THREE_ZONES)
-    room = services.room_create("shop", text, None, 10.0)
-    services.room_control(room.pk, "pause", None, "test")
+    text, _report = imports.import_scenario(THREE_ZONES)
+    room = create.room_create("shop", text, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return Room.objects.get(pk=room.pk)
 
 
 def test_exports_after_a_zone_outage(client, db) -> None:
     room = _room()
-    services.action_submit(room, {"type": "ZoneOutage", "zone": "eu-west-1b"}, "test")
-    services.room_control(room.pk, "step", 150, "test")
-    services.room_advance(room.pk)
+    actions.action_submit(room, {"type": "ZoneOutage", "zone": "eu-west-1b"}, "test")
+    controls.room_control(room.pk, "step", 150, "test")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     assert room.sim_ms >= 150_000
     outage = room.actions.get(kind="ZoneOutage").at_ms
@@ -182,7 +182,7 @@ def test_manifests_round_trip_at_t0(client, db) -> None:
 def test_what_if_service_runs_headless_and_leaves_the_room(db) -> None:
     room = _room()
     before = (room.sim_ms, room.events.count(), room.actions.count())
-    result = services.room_what_if(room, "eu-west-1b", [], 60)
+    result = whatif.room_what_if(room, "eu-west-1b", [], 60)
     rows = {r["workload"]: r for r in result["rows"]}
     assert (rows["Deployment/api"]["down_at_ms"], rows["Deployment/api"]["back_at_ms"]) == (
         105_000,
@@ -196,7 +196,7 @@ def test_what_if_service_runs_headless_and_leaves_the_room(db) -> None:
 
 def test_what_if_nodes(db) -> None:
     room = _room()
-    result = services.room_what_if(room, "", ["ip-10-0-1-12"], 0)
+    result = whatif.room_what_if(room, "", ["ip-10-0-1-12"], 0)
     rows = {r["workload"]: r for r in result["rows"]}
     # ip-10-0-1-12 runs api-...-w2fjd and db-0; cut off at 0 s, Unknown at 55 s, tainted at
     # once (the zone keeps a ready node: Normal, rate 0.1), api deleted 30 s later.
@@ -207,7 +207,7 @@ def test_what_if_nodes(db) -> None:
 
 def test_what_if_choices(db) -> None:
     room = _room()
-    assert services.what_if_choices(room) == {
+    assert whatif.what_if_choices(room) == {
         "zones": ["eu-west-1a", "eu-west-1b", "eu-west-1c"],
         "nodes": [
             "ip-10-0-1-11",
@@ -244,7 +244,7 @@ def test_what_if_view_refuses(client, db, data, status, message) -> None:
 
 
 def test_what_if_card_only_for_the_operator_of_an_imported_cluster(client, db) -> None:
-    other = services.room_create("demo", services.builtin_scenarios()[0]["yaml"], None, 10.0)
+    other = create.room_create("demo", catalog.builtin_scenarios()[0]["yaml"], None, 10.0)
     page = client.get(f"/rooms/{other.slug}/?token={other.operator_token}").content.decode()
     assert 'id="whatif"' not in page
     room = _room()
@@ -281,11 +281,11 @@ def test_what_if_in_the_worker(client, celery_worker_proc) -> None:
 
 def test_manifests_carry_the_settings_changed_since(client, db) -> None:
     room = _room()
-    services.parameters_submit(
+    actions.parameters_submit(
         room, {"controllerManager": {"nodeMonitorGracePeriod": "20s"}}, "test"
     )
-    services.room_control(room.pk, "step", 5, "test")
-    services.room_advance(room.pk)
+    controls.room_control(room.pk, "step", 5, "test")
+    tick.room_advance(room.pk)
     text = client.get(f"/rooms/{room.slug}/manifests.yaml").content.decode()
     again, _report = import_cluster(text)
     assert again["spec"]["controllerManager"] == {"nodeMonitorGracePeriod": "20s"}

@@ -7,25 +7,28 @@ from __future__ import annotations
 
 import pytest
 
-from controller import lessons, services
+from controller.lessons import classroom, messages
 from controller.models import Room
+from controller.rooms import create, runtime
 from tests.app.test_lessons import LESSON, SPEED, tick
 
 
 @pytest.fixture
 def room(db: None):
-    room = services.room_create("lesson", LESSON, None, SPEED)
+    room = create.room_create("lesson", LESSON, None, SPEED)
     yield Room.objects.get(pk=room.pk)
-    services.forget_cache()
+    runtime.forget_cache()
 
 
 def test_a_reached_checkpoint_says_where_it_paused_the_room_and_nothing_more(room: Room) -> None:
-    snap = lessons.snapshot(room)
-    cps = {s["checkpoint"]["id"]: s["checkpoint"] for s in snap["def"]["steps"] if s["checkpoint"]}
-    assert all(set(v) == {"id", "question", "kind", "choices", "tolerance"} for v in cps.values())
+    snap = messages.snapshot(room)
+    cps = [s["checkpoint"] for s in snap["def"]["steps"] if s["checkpoint"]]
+    assert [cp["id"] for cp in cps] == ["silent", "taint"]
+    assert all("at" not in cp and "answer" not in cp and "expect" not in cp for cp in cps)
     assert snap["state"]["reached"] == {}
     r = tick(room, 20)
-    assert lessons.snapshot(r)["state"]["reached"] == {"silent": 70.0}
-    lessons.next_step(r.pk, "teacher")
+    assert messages.snapshot(r)["state"]["reached"] == {"silent": 70.0}
+    classroom.next_step(r.pk, "teacher")  # reveals
+    classroom.next_step(r.pk, "teacher")  # goes on
     r = tick(Room.objects.get(pk=r.pk), 30)
-    assert lessons.snapshot(r)["state"]["reached"] == {"silent": 70.0, "taint": 110.0}
+    assert messages.snapshot(r)["state"]["reached"] == {"silent": 70.0, "taint": 110.0}

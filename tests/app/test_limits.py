@@ -14,9 +14,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from controller import services
 from controller.limits import LimitError
 from controller.models import Action, Room
+from controller.rooms import actions, compare, controls, imports, reading
+from controller.rooms import create as rooms_create
 from playground.asgi import application
 from playground.settings import env_number
 
@@ -75,7 +76,7 @@ def refused(setting: str, value: int, what: str, call, *args: Any, **kwargs: Any
 )
 def test_a_scenario_over_a_limit_is_refused(settings, setting, value, message) -> None:
     setattr(settings, setting, value)
-    refused(setting, value, message, services.room_create, "", SCENARIO, None, 10.0)
+    refused(setting, value, message, rooms_create.room_create, "", SCENARIO, None, 10.0)
     assert Room.objects.count() == 0
 
 
@@ -91,13 +92,13 @@ def test_a_scenario_over_a_limit_is_refused(settings, setting, value, message) -
 )
 def test_a_scenario_at_the_limit_is_accepted(settings, setting, value) -> None:
     setattr(settings, setting, value)
-    services.room_create("", SCENARIO, None, 10.0)
+    rooms_create.room_create("", SCENARIO, None, 10.0)
     assert Room.objects.count() == 1
 
 
 @pytest.mark.django_db
 def test_live_actions_that_add_nodes_or_pods_are_refused_over_the_limit(settings) -> None:
-    room = services.room_create("", SCENARIO, None, 10.0)
+    room = rooms_create.room_create("", SCENARIO, None, 10.0)
     settings.PLAYGROUND_MAX_NODES_PER_ROOM = 3
     settings.PLAYGROUND_MAX_PODS_PER_ROOM = 10
     node = {"name": "n-4", "zone": "z"}
@@ -118,40 +119,40 @@ def test_live_actions_that_add_nodes_or_pods_are_refused_over_the_limit(settings
         ),
     ]
     for payload, setting, value, message in cases:
-        refused(setting, value, message, services.action_submit, room, payload, "op")
+        refused(setting, value, message, actions.action_submit, room, payload, "op")
     assert not Action.objects.filter(room=room).exists()
     # Within the limits: scaling to 6 (+2 pods), one more pod, scaling down, a node at 4.
-    services.action_submit(
+    actions.action_submit(
         room, {"type": "ScaleWorkload", "workload": "Deployment/default/api", "replicas": 6}, "op"
     )
-    services.action_submit(room, {"type": "Apply", "object": pod}, "op")
-    services.action_submit(
+    actions.action_submit(room, {"type": "Apply", "object": pod}, "op")
+    actions.action_submit(
         room, {"type": "ScaleWorkload", "workload": "Deployment/default/api", "replicas": 1}, "op"
     )
     settings.PLAYGROUND_MAX_NODES_PER_ROOM = 4
-    services.action_submit(room, {"type": "AddNode", "node": node}, "op")
+    actions.action_submit(room, {"type": "AddNode", "node": node}, "op")
     assert Action.objects.filter(room=room).count() == 4
 
 
 @pytest.mark.django_db
 def test_running_rooms_on_the_server(settings) -> None:
     settings.PLAYGROUND_MAX_RUNNING_ROOMS = 2
-    first = services.room_create("a", SCENARIO, None, 10.0)
-    services.room_create("b", SCENARIO, None, 10.0)
+    first = rooms_create.room_create("a", SCENARIO, None, 10.0)
+    rooms_create.room_create("b", SCENARIO, None, 10.0)
     message = "the server already runs 2 rooms; pause one, or wait for one to be paused"
-    refused("PLAYGROUND_MAX_RUNNING_ROOMS", 2, message, services.room_create, "c", SCENARIO)
+    refused("PLAYGROUND_MAX_RUNNING_ROOMS", 2, message, rooms_create.room_create, "c", SCENARIO)
     sides = [("x", {"apiServer": {}}), ("y", {"apiServer": {}})]
     with pytest.raises(LimitError, match="^PLAYGROUND_MAX_RUNNING_ROOMS=2: "):
-        services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+        compare.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     assert Room.objects.count() == 2
     # A paused room does not run: another may start; resuming the paused one is refused.
-    services.room_control(first.pk, "pause", None, "op")
-    services.room_create("c", SCENARIO, None, 10.0)
+    controls.room_control(first.pk, "pause", None, "op")
+    rooms_create.room_create("c", SCENARIO, None, 10.0)
     refused(
         "PLAYGROUND_MAX_RUNNING_ROOMS",
         2,
         message,
-        services.room_control,
+        controls.room_control,
         first.pk,
         "resume",
         None,
@@ -223,7 +224,7 @@ def _comm(room: Room, client: tuple[str, int] | None = None) -> WebsocketCommuni
 @pytest.mark.django_db(transaction=True)
 def test_websocket_message_size(settings) -> None:
     settings.PLAYGROUND_MAX_MESSAGE_BYTES = 200
-    room = services.room_create("", SCENARIO, None, 10.0)
+    room = rooms_create.room_create("", SCENARIO, None, 10.0)
     before = Action.objects.filter(room=room).count()
     big = '{"type":"speed","value":20,"pad":"' + "x" * 300 + '"}'
     size = len(big)
@@ -254,7 +255,7 @@ def test_websocket_message_size(settings) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_messages_per_second_per_client_across_connections(settings) -> None:
     settings.PLAYGROUND_MAX_ACTIONS_PER_SECOND = 3
-    room = services.room_create("", SCENARIO, None, 10.0)
+    room = rooms_create.room_create("", SCENARIO, None, 10.0)
     before = Action.objects.filter(room=room).count()
 
     async def run() -> list[dict[str, Any]]:
@@ -308,17 +309,17 @@ def test_an_imported_clusters_pods_are_counted_once(settings, value, accepted) -
     from pathlib import Path
 
     listing = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl" / "three-zones.yaml"
-    text, _report = services.import_scenario(listing.read_text())
+    text, _report = imports.import_scenario(listing.read_text())
     settings.PLAYGROUND_MAX_PODS_PER_ROOM = value
     if accepted:
-        room = services.room_create("", text, None, 10.0)
-        assert len(services.room_snapshot(room)["pods"]) == 15
+        room = rooms_create.room_create("", text, None, 10.0)
+        assert len(reading.room_snapshot(room)["pods"]) == 15
     else:
         refused(
             "PLAYGROUND_MAX_PODS_PER_ROOM",
             14,
             "this scenario has 15 pods",
-            services.room_create,
+            rooms_create.room_create,
             "",
             text,
             None,

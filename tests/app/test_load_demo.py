@@ -9,8 +9,8 @@ import re
 
 from django.core.management import call_command
 
-from controller import services
 from controller.models import LessonState, Room
+from controller.rooms import catalog, controls, runtime, tick
 
 
 def load_demo() -> list[str]:
@@ -25,18 +25,19 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
         demo = Room.objects.get(slug="demo")
         room = Room.objects.get(slug="demo-lesson")
         assert lines == [
+            "new here? learn alone, at your own pace: /?solo",
             f"demo room: /rooms/demo/?token={demo.operator_token}",
             "demo lesson (viewer link): /rooms/demo-lesson/",
             f"demo lesson (operator link): /rooms/demo-lesson/?token={room.operator_token}",
         ]
-        text = (services.BUILTIN_DIR / "25-lesson-node-failure-tour.yaml").read_text()
+        text = (catalog.BUILTIN_DIR / "25-lesson-node-failure-tour.yaml").read_text()
         assert room.scenario_yaml == text
         assert room.speed == 10.0
         # Paused at the first step's checkpoint (b-1's kubelet has just stopped, at 60 s).
         assert room.paused is True
         assert room.sim_ms == 60_000
         ls = LessonState.objects.get(room=room)
-        assert (ls.step, ls.checkpoint, ls.revealed) == (0, "heartbeats", False)
+        assert (ls.step, ls.checkpoint, ls.revealed) == (1, "heartbeats", False)
         assert room.events.filter(type="Fault", t_ms=60_000).count() == 1
         assert not room.events.filter(t_ms__gt=60_000).exists()
 
@@ -45,28 +46,45 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
         assert Room.objects.filter(slug__startswith="demo").count() == 2
         assert Room.objects.get(pk=room.pk).sim_ms == 60_000
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
+
+
+def test_each_run_finds_the_demo_room_at_0_s_running(db: None) -> None:
+    from datetime import timedelta
+
+    try:
+        load_demo()
+        demo = Room.objects.get(slug="demo")
+        tick.room_advance(demo.pk, demo.wall_anchor + timedelta(seconds=240))  # 40:00
+        controls.room_control(demo.pk, "pause", None, "someone")
+        assert Room.objects.get(pk=demo.pk).sim_ms == 2_400_000
+        load_demo()  # the next `make run`
+        again = Room.objects.get(pk=demo.pk)
+        assert (again.sim_ms, again.paused, again.operator_token) == (0, False, demo.operator_token)
+        assert not again.events.filter(t_ms__gt=0).exists()
+    finally:
+        runtime.forget_cache()
 
 
 def test_viewer_link_is_not_an_operator_and_operator_link_is(client, db: None) -> None:
     try:
         lines = load_demo()
-        viewer = lines[1].split(": ", 1)[1]
-        operator = lines[2].split(": ", 1)[1]
+        viewer = lines[2].split(": ", 1)[1]
+        operator = lines[3].split(": ", 1)[1]
         page = client.get(viewer).content.decode()
         assert 'data-operator="0"' in page
         assert 'id="operator-link"' not in page
         page = client.get(operator).content.decode()
         assert 'data-operator="1"' in page
     finally:
-        services.forget_cache()
+        runtime.forget_cache()
 
 
 def test_landing_page_lists_the_demo_lesson_first_with_its_viewer_link(client, db: None) -> None:
     page = client.get("/").content.decode()
     found = re.findall(r'data-lesson="([^"]+)"', page)
     assert found[0] == "25-lesson-node-failure-tour"
-    assert sorted(found[1:]) == found[1:] and len(found) == 6
+    assert sorted(found[1:]) == found[1:] and len(found) == len(catalog.builtin_lessons())
     assert "Start here" in page
     assert "join-demo-lesson" not in page  # no demo-lesson room yet
     try:
@@ -74,4 +92,4 @@ def test_landing_page_lists_the_demo_lesson_first_with_its_viewer_link(client, d
         page = client.get("/").content.decode()
         assert '<a class="join-demo-lesson" href="/rooms/demo-lesson/">' in page
     finally:
-        services.forget_cache()
+        runtime.forget_cache()

@@ -1,5 +1,5 @@
 """Who may change a room: a role x action matrix over every websocket message type
-(controller/consumers.py) and every HTTP endpoint (controller/urls.py).
+(controller/live/consumers.py) and every HTTP endpoint (controller/urls.py).
 
 Roles: the room's operator token; the room's owner and a staff user, signed in (roles.py:
 the operator by design); a signed-in user who does not own the room; no token; a wrong
@@ -19,8 +19,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from controller import lessons, services
+from controller.lessons import definition
 from controller.models import Action, LessonAnswer, LessonState, Room
+from controller.rooms import catalog, compare, controls, create, tick
 from playground.asgi import application
 
 pytestmark = [
@@ -114,13 +115,13 @@ def credentials(role: str, room: Room, other: Room) -> tuple[str, str]:
 
 
 def rooms() -> tuple[Room, Room]:
-    room = services.room_create("roles", SCENARIO, None, 10.0)
-    services.room_control(room.pk, "pause", None, "setup")
-    services.room_control(room.pk, "step", 60, "setup")
+    room = create.room_create("roles", SCENARIO, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "setup")
+    controls.room_control(room.pk, "step", 60, "setup")
     # The step is applied by the next tick: run it here (no worker needed), so that there is
     # simulated time to rewind over.
-    services.room_advance(room.pk, None)
-    other = services.room_create("other", SCENARIO, None, 10.0)
+    tick.room_advance(room.pk, None)
+    other = create.room_create("other", SCENARIO, None, 10.0)
     return Room.objects.get(pk=room.pk), other
 
 
@@ -141,7 +142,7 @@ def test_websocket_message_matrix(role: str, message: str) -> None:
     if message == "resume":
         pass  # the room is paused: resuming changes it
     elif message == "pause":
-        services.room_control(room.pk, "resume", None, "setup")
+        controls.room_control(room.pk, "resume", None, "setup")
     before = fingerprint(room)
     content, operator_reply, changes = MESSAGES[message]
     may_operate = ROLES[role]
@@ -230,9 +231,9 @@ def test_http_endpoint_matrix(role: str) -> None:
     """No HTTP endpoint changes a room, for anyone; a page shows the operator link and token
     only to the operator; a What-if run is the operator's only."""
     sides = [("a", {"apiServer": {}}), ("b", {"apiServer": {}})]
-    comparison = services.comparison_create("cmp", SCENARIO, sides, None, 10.0)
+    comparison = compare.comparison_create("cmp", SCENARIO, sides, None, 10.0)
     room = Room.objects.get(pk=comparison.left_id)
-    other = services.room_create("other", SCENARIO, None, 10.0)
+    other = create.room_create("other", SCENARIO, None, 10.0)
     token, cookie = credentials(role, room, other)
     client = Client()
     if cookie:
@@ -279,7 +280,7 @@ def test_http_endpoint_matrix(role: str) -> None:
     assert Room.objects.count() == 3
 
 
-LESSON = (services.BUILTIN_DIR / "20-lesson-heartbeats.yaml").read_text()
+LESSON = (catalog.BUILTIN_DIR / "20-lesson-heartbeats.yaml").read_text()
 # lesson message -> may a viewer send it?
 LESSON_MESSAGES = {"lesson.next": False, "lesson.prev": False, "lesson.reveal": False}
 LESSON_MESSAGES["lesson.answer"] = True  # every watcher answers the class's question
@@ -295,10 +296,10 @@ def lesson_state(room: Room) -> tuple:
 def test_lesson_message_matrix(role: str, message: str) -> None:
     """The lesson's messages on a lesson room paused at its first question (step 1 shown):
     only the operator leads (next, prev, reveal); anyone answers; no answer changes the room."""
-    room = services.room_create("lesson", LESSON, None, 10.0)
-    other = services.room_create("other", SCENARIO, None, 10.0)
-    services.room_control(room.pk, "pause", None, "setup")
-    cp = lessons._checkpoints(lessons.lesson_of(room))[0][1]
+    room = create.room_create("lesson", LESSON, None, 10.0)
+    other = create.room_create("other", SCENARIO, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "setup")
+    cp = definition._checkpoints(definition.lesson_of(room))[0][1]
     LessonState.objects.filter(room=room).update(step=1, checkpoint=cp.id)
     token, cookie = credentials(role, room, other)
     before, lesson_before = fingerprint(room), lesson_state(room)
@@ -334,10 +335,8 @@ def test_lesson_message_matrix(role: str, message: str) -> None:
             "message": f"{message}: only the operator leads the lesson.",
         }
         assert after == lesson_before
-    if message == "lesson.next" and ROLES[role]:  # next at a question resumes the clock
-        assert not Room.objects.get(pk=room.pk).paused
-    else:
-        assert fingerprint(room) == before
+    # Next at a question not yet revealed reveals it: the clock stays where it is.
+    assert fingerprint(room) == before
 
 
 def test_the_websocket_matrix_covers_every_message_type() -> None:
@@ -346,7 +345,7 @@ def test_the_websocket_matrix_covers_every_message_type() -> None:
     import re
     from pathlib import Path
 
-    from controller import consumers
+    from controller.live import consumers
 
     source = Path(consumers.__file__).read_text()
     handled = set()

@@ -10,11 +10,15 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
-from controller import services, timeline_store
+from controller import timeline_store
 from controller.engine import cli
 from controller.engine.scenario import load_scenario
 from controller.engine.timeline import to_json
+from controller.locks import RoomLock
 from controller.models import Action, EngineSnapshot, Room, TimelineEvent
+from controller.rooms import actions as rooms_actions
+from controller.rooms import controls, create, reading, runtime, tick
+from controller.rooms import errors as rooms_errors
 from playground.asgi import application
 
 SCENARIO = """
@@ -35,8 +39,8 @@ spec:
 
 
 def make_room() -> Room:
-    room = services.room_create("live", SCENARIO, None, 10.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("live", SCENARIO, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return Room.objects.get(pk=room.pk)
 
 
@@ -73,7 +77,7 @@ async def receive_until(comm: WebsocketCommunicator, match, timeout: float = 30.
 
 def headless_events(room: Room, tmp_path) -> list[str]:
     path = tmp_path / "export.yaml"
-    path.write_text(services.room_export(room))
+    path.write_text(reading.room_export(room))
     out, err = io.StringIO(), io.StringIO()
     assert cli.run(str(path), room.sim_ms / 1000, "jsonl", None, False, out, err) == 0, (
         err.getvalue()
@@ -123,7 +127,7 @@ def test_operator_fault_reaches_both_clients_and_viewer_cannot_act(celery_worker
         await viewer.disconnect()
 
     async_to_sync(scenario)()
-    actions = list(Action.objects.filter(room=room).exclude(kind__in=services.CONTROL_KINDS))
+    actions = list(Action.objects.filter(room=room).exclude(kind__in=runtime.CONTROL_KINDS))
     assert [(a.kind, a.status, a.actor) for a in actions] == [
         ("StopKubelet", "applied", "teacher (operator)")
     ]
@@ -131,12 +135,12 @@ def test_operator_fault_reaches_both_clients_and_viewer_cannot_act(celery_worker
 
 def test_export_then_simulate_gives_the_identical_timeline(celery_worker_proc, tmp_path) -> None:
     room = make_room()
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
-    services.room_control(room.pk, "step", 30, "t")
-    services.room_advance(room.pk)
-    services.action_submit(room, {"type": "Cordon", "node": "n-3"}, "t")
-    services.room_control(room.pk, "step", 400, "t")
-    services.room_advance(room.pk)
+    rooms_actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    controls.room_control(room.pk, "step", 30, "t")
+    tick.room_advance(room.pk)
+    rooms_actions.action_submit(room, {"type": "Cordon", "node": "n-3"}, "t")
+    controls.room_control(room.pk, "step", 400, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     assert room.sim_ms >= 430_000
     live = room_events(room)
@@ -150,17 +154,17 @@ def test_a_node_added_live_with_its_own_kubelet_settings_keeps_the_scenarios_oth
     text = SCENARIO.replace(
         "spec:\n  nodes:", "spec:\n  kubelet: {nodeLeaseDurationSeconds: 20}\n  nodes:"
     )
-    room = services.room_create("live", text, None, 10.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("live", text, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "test")
     node = {"name": "n-4", "zone": "z", "kubelet": {"nodeStatusUpdateFrequency": "20s"}}
-    services.action_submit(room, {"type": "AddNode", "node": node}, "t")
-    services.room_control(room.pk, "step", 30, "t")
-    services.room_advance(room.pk)
+    rooms_actions.action_submit(room, {"type": "AddNode", "node": node}, "t")
+    controls.room_control(room.pk, "step", 30, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
-    cfg = services._runtime(room).sim.kubelets["n-4"].cfg
+    cfg = runtime._runtime(room).sim.kubelets["n-4"].cfg
     # As in a scenario file: the node's settings merge over the scenario's kubelet section.
     assert (cfg.node_lease_duration_seconds, cfg.node_status_update_frequency_ms) == (20, 20_000)
-    exported = load_scenario(services.room_export(room))
+    exported = load_scenario(reading.room_export(room))
     (add,) = [f for f in exported.faults if f.type == "AddNode"]
     assert add.args["spec"].kubelet == cfg
     assert room_events(room) == headless_events(room, tmp_path)
@@ -174,11 +178,11 @@ def test_applying_a_manifest_live_shows_the_new_pod(celery_worker_proc) -> None:
         "metadata": {"name": "late", "namespace": "default"},
         "spec": {"containers": [{"name": "app"}]},
     }
-    services.action_submit(room, {"type": "Apply", "object": pod}, "t")
-    services.room_control(room.pk, "step", 5, "t")
-    services.room_advance(room.pk)
+    rooms_actions.action_submit(room, {"type": "Apply", "object": pod}, "t")
+    controls.room_control(room.pk, "step", 5, "t")
+    tick.room_advance(room.pk)
     assert Action.objects.get(room=room, kind="Apply").status == "applied"
-    snap = services.room_snapshot(Room.objects.get(pk=room.pk))
+    snap = reading.room_snapshot(Room.objects.get(pk=room.pk))
     assert "default/late" in {p["key"] for p in snap["pods"]}
 
 
@@ -186,11 +190,11 @@ def test_an_action_whose_node_another_operator_deleted_is_refused_and_the_room_g
     celery_worker_proc, tmp_path
 ) -> None:
     room = make_room()
-    services.action_submit(room, {"type": "DeleteNode", "node": "n-1"}, "alice")
+    rooms_actions.action_submit(room, {"type": "DeleteNode", "node": "n-1"}, "alice")
     # Valid when sent (n-1 still exists), but n-1 is gone at its instant.
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "bob")
-    services.room_control(room.pk, "step", 5, "t")
-    delta = services.room_advance(room.pk)
+    rooms_actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "bob")
+    controls.room_control(room.pk, "step", 5, "t")
+    delta = tick.room_advance(room.pk)
     assert delta is not None
     assert delta["refused"] == [
         {"action": "StopKubelet", "actor": "bob", "error": 'action.node: unknown node "n-1"'}
@@ -200,35 +204,35 @@ def test_an_action_whose_node_another_operator_deleted_is_refused_and_the_room_g
     # Only the deletion is in the timeline, and the room keeps ticking.
     faults = [e.data["fault"] for e in TimelineEvent.objects.filter(room=room, type="Fault")]
     assert faults == ["DeleteNode"]
-    services.room_control(room.pk, "step", 60, "t")
-    services.room_advance(room.pk)
+    controls.room_control(room.pk, "step", 60, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     assert room.sim_ms >= 65_000
     # A worker restart replays only what was applied; the export simulates the same.
-    services.forget_cache()
-    services.room_control(room.pk, "step", 5, "t")
-    services.room_advance(room.pk)
+    runtime.forget_cache()
+    controls.room_control(room.pk, "step", 5, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     assert room_events(room) == headless_events(room, tmp_path)
 
 
 def test_a_snapshot_from_other_engine_code_is_not_trusted(celery_worker_proc) -> None:
     room = make_room()
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
-    services.room_control(room.pk, "step", 60, "t")
-    services.room_advance(room.pk)
+    rooms_actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    controls.room_control(room.pk, "step", 60, "t")
+    tick.room_advance(room.pk)
     before = room_events(Room.objects.get(pk=room.pk))
     # As after an upgrade: the stored snapshot was pickled by other code (and is unreadable).
     EngineSnapshot.objects.filter(room=room).update(engine_version="older", blob=b"junk")
-    services.forget_cache()
-    services.room_control(room.pk, "step", 400, "t")
-    services.room_advance(room.pk)
+    runtime.forget_cache()
+    controls.room_control(room.pk, "step", 400, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     after = room_events(room)
     assert after[: len(before)] == before
     assert any('"PodDeleted"' in line for line in after[len(before) :])
     snap = EngineSnapshot.objects.get(room=room)
-    assert snap.engine_version == services.ENGINE_VERSION
+    assert snap.engine_version == runtime.ENGINE_VERSION
 
 
 def test_export_keeps_objects_given_as_extra_yaml_documents(celery_worker_proc, tmp_path) -> None:
@@ -238,11 +242,11 @@ kind: Pod
 metadata: {name: extra, namespace: default}
 spec: {nodeName: n-2, containers: [{name: c}]}
 """
-    room = services.room_create("live", SCENARIO + extra, None, 10.0)
-    services.room_control(room.pk, "pause", None, "test")
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-2"}, "t")
-    services.room_control(room.pk, "step", 400, "t")
-    services.room_advance(room.pk)
+    room = create.room_create("live", SCENARIO + extra, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "test")
+    rooms_actions.action_submit(room, {"type": "StopKubelet", "node": "n-2"}, "t")
+    controls.room_control(room.pk, "step", 400, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     live = room_events(room)
     assert any('"pod":"default/extra"' in line.replace(" ", "") for line in live)
@@ -259,7 +263,7 @@ def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker
         try:
             node = f"n-{i % 3 + 1}"
             kind = "Cordon" if i % 2 else "Uncordon"
-            services.action_submit(room, {"type": kind, "node": node}, f"op{i}")
+            rooms_actions.action_submit(room, {"type": kind, "node": node}, f"op{i}")
             from controller.tasks import room_tick_task
 
             room_tick_task.delay(room.pk)
@@ -280,7 +284,7 @@ def test_twenty_operators_at_once_each_action_applied_exactly_once(celery_worker
     )
     applied = list(
         Action.objects.filter(room=room, status="applied")
-        .exclude(kind__in=services.CONTROL_KINDS)
+        .exclude(kind__in=runtime.CONTROL_KINDS)
         .order_by("id")
     )
     assert len(applied) == 20
@@ -301,20 +305,20 @@ def test_an_action_submitted_while_a_tick_runs_is_applied_before_the_tick_lets_g
     from controller import tasks
 
     room = make_room()
-    real = services.room_advance
+    real = tick.room_advance
     calls: list[int] = []
 
     def advance(room_id, *args, **kwargs):
         calls.append(room_id)
         out = real(room_id, *args, **kwargs)
         if len(calls) == 1:  # after the first tick read its actions: another operator's,
-            services.action_submit(room, {"type": "Cordon", "node": "n-2"}, "late")
-            with tasks.RoomLock(room_id) as got:  # whose own tick finds the lock held
+            rooms_actions.action_submit(room, {"type": "Cordon", "node": "n-2"}, "late")
+            with RoomLock(room_id) as got:  # whose own tick finds the lock held
                 assert not got
         return out
 
-    monkeypatch.setattr(services, "room_advance", advance)
-    services.action_submit(room, {"type": "Cordon", "node": "n-1"}, "first")
+    monkeypatch.setattr(tick, "room_advance", advance)
+    rooms_actions.action_submit(room, {"type": "Cordon", "node": "n-1"}, "first")
     tasks.room_tick_task(room.pk)
     assert calls == [room.pk, room.pk]  # the tick ran again for the late action, then stopped
     statuses = dict(Action.objects.filter(room=room, kind="Cordon").values_list("actor", "status"))
@@ -325,22 +329,22 @@ def test_worker_killed_mid_ticking_resumes_without_lost_or_duplicated_events(
     celery_worker_proc, tmp_path
 ) -> None:
     room = make_room()
-    services.room_control(room.pk, "resume", None, "t")
-    services.room_control(room.pk, "speed", 100, "t")
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    controls.room_control(room.pk, "resume", None, "t")
+    controls.room_control(room.pk, "speed", 100, "t")
+    rooms_actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
     from controller.tasks import room_tick_task
 
     for _ in range(10):
         room_tick_task.delay(room.pk)
         time.sleep(0.1)
     celery_worker_proc.kill()  # mid-ticking
-    services.forget_cache()
+    runtime.forget_cache()
     celery_worker_proc.start()
     for _ in range(10):
         room_tick_task.delay(room.pk)
         time.sleep(0.1)
     wait_for(lambda: Room.objects.get(pk=room.pk).sim_ms > 60_000, what="the room to pass 60 s")
-    services.room_control(room.pk, "pause", None, "t")
+    controls.room_control(room.pk, "pause", None, "t")
     wait_for(lambda: not Action.objects.filter(room=room, status="pending").exists())
     time.sleep(1.0)  # let a tick in flight finish
     room.refresh_from_db()
@@ -352,12 +356,12 @@ def test_worker_killed_mid_ticking_resumes_without_lost_or_duplicated_events(
 @pytest.mark.django_db(transaction=True)
 def test_restart_of_every_process_keeps_rooms_time_and_timelines(tmp_path) -> None:
     room = make_room()
-    services.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
-    services.room_control(room.pk, "step", 100, "t")
-    services.room_advance(room.pk)
+    rooms_actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "t")
+    controls.room_control(room.pk, "step", 100, "t")
+    tick.room_advance(room.pk)
     before = Room.objects.get(pk=room.pk)
     before_events = room_events(room)
-    services.forget_cache()  # every process restarted: nothing in memory
+    runtime.forget_cache()  # every process restarted: nothing in memory
     after = Room.objects.get(pk=room.pk)
     assert (after.sim_ms, after.event_count, after.seq) == (
         before.sim_ms,
@@ -366,8 +370,8 @@ def test_restart_of_every_process_keeps_rooms_time_and_timelines(tmp_path) -> No
     )
     assert room_events(room) == before_events
     # ... and it goes on exactly as an uninterrupted run.
-    services.room_control(room.pk, "step", 400, "t")
-    services.room_advance(room.pk)
+    controls.room_control(room.pk, "step", 400, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     assert room_events(room) == headless_events(room, tmp_path)
 
@@ -377,8 +381,8 @@ def test_invalid_parameter_is_refused_with_the_same_message_everywhere(admin_cli
     room = make_room()
     before = (room.version, Action.objects.filter(room=room).count())
     expected = "controllerManager.nodeEvictionRate: must be >= 0, got -1"
-    with pytest.raises(services.ActionError) as info:
-        services.parameters_submit(room, {"controllerManager": {"nodeEvictionRate": -1}}, "t")
+    with pytest.raises(rooms_errors.ActionError) as info:
+        rooms_actions.parameters_submit(room, {"controllerManager": {"nodeEvictionRate": -1}}, "t")
     assert expected in str(info.value)
     # The admin form.
     from controller.admin import ParametersForm
@@ -425,15 +429,15 @@ def test_a_room_nobody_ticked_for_long_resumes_where_it_stood(
     from datetime import timedelta
 
     settings.PLAYGROUND_MAX_CATCH_UP_SECONDS = 300
-    room = services.room_create("stalled", SCENARIO, None, 10.0)
+    room = create.room_create("stalled", SCENARIO, None, 10.0)
     anchor = room.wall_anchor
     Room.objects.filter(pk=room.pk).update(wall_anchor=anchor - timedelta(seconds=behind_wall_s))
-    services.room_advance(room.pk, anchor)
+    tick.room_advance(room.pk, anchor)
     room.refresh_from_db()
     assert room.sim_ms == expected_sim_ms
     if expected_sim_ms == 0:
         # Re-anchored at the tick: one wall second later it is 10 simulated seconds on.
         assert (room.sim_anchor_ms, room.wall_anchor) == (0, anchor)
-        services.room_advance(room.pk, anchor + timedelta(seconds=1))
+        tick.room_advance(room.pk, anchor + timedelta(seconds=1))
         room.refresh_from_db()
         assert room.sim_ms == 10_000

@@ -3,10 +3,10 @@ engine kept it, and a rewind cuts it back."""
 
 from __future__ import annotations
 
-from controller import services
 from controller.engine.scenario import load_scenario
 from controller.engine.simulation import Simulation
 from controller.models import Room
+from controller.rooms import controls, create, reading, tick
 
 SCENARIO = """
 apiVersion: playground/v1alpha1
@@ -36,11 +36,11 @@ spec:
 
 
 def stepped_room(seconds: int) -> Room:
-    room = services.room_create("charts", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "t")
+    room = create.room_create("charts", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "t")
     for _ in range(seconds // 30):  # several ticks, as a live room has
-        services.room_control(room.pk, "step", 30, "t")
-        services.room_advance(room.pk)
+        controls.room_control(room.pk, "step", 30, "t")
+        tick.room_advance(room.pk)
     return Room.objects.get(pk=room.pk)
 
 
@@ -52,7 +52,7 @@ def engine_series(until_ms: int) -> Simulation:
 
 def test_a_page_opened_at_four_minutes_gets_the_charts_from_zero(db) -> None:
     room = stepped_room(240)
-    series = services.room_series(room)
+    series = reading.room_series(room)
     sim = engine_series(240_000)
     # Ready nodes per zone: every change since t=0, at the engine's instants: zone a is cut
     # off at 62 s, its nodes go Unknown at 105 s (last renewal 60 s + 40 s, first pass after).
@@ -73,9 +73,9 @@ def test_a_page_opened_at_four_minutes_gets_the_charts_from_zero(db) -> None:
 
 def test_a_rewind_cuts_the_charts_back(db) -> None:
     room = stepped_room(240)
-    services.room_rewind(room.pk, 100, "t")
+    controls.room_rewind(room.pk, 100, "t")
     room = Room.objects.get(pk=room.pk)
-    series = services.room_series(room)
+    series = reading.room_series(room)
     assert max(p[0] for p in series["zones"]) < 100
     assert series["queue"]["a"] == [[0.0, 0]]
 

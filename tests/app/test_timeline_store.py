@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from controller import services, timeline_store
+from controller import timeline_store
 from controller.engine.scenario import load_scenario
 from controller.engine.simulation import Simulation
 from controller.models import Room, TimelineChunk, TimelineEvent
+from controller.rooms import controls, create, reading, tick
 
 # 12 nodes and 600 pods: ~3,700 events at t=0, over CHUNK_MIN, so the first instant is chunked.
 BIG = """
@@ -136,7 +137,7 @@ def test_at_finds_an_instant_in_chunks_and_rows(room) -> None:
 
 
 def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(db, client) -> None:
-    room = services.room_create("chunked", BIG, None, 10.0)
+    room = create.room_create("chunked", BIG, None, 10.0)
     expected = _engine(0)
     assert len(expected) > timeline_store.CHUNK_MIN
     assert TimelineChunk.objects.filter(room=room).exists()
@@ -144,11 +145,11 @@ def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(db, cli
     stored = [(t, typ, data) for _i, t, typ, data in timeline_store.after(room)]
     assert stored == expected
     # Later ticks are rows after the chunks; the whole timeline is still the engine's.
-    services.room_control(room.pk, "step", 60, "t")
-    services.room_advance(room.pk)
+    controls.room_control(room.pk, "step", 60, "t")
+    tick.room_advance(room.pk)
     room.refresh_from_db()
     assert TimelineEvent.objects.filter(room=room).exists()
-    assert [(e["t"], e["type"]) for e in services.room_timeline(room)] == [
+    assert [(e["t"], e["type"]) for e in reading.room_timeline(room)] == [
         (t, typ) for t, typ, _d in _engine(room.sim_ms)
     ]
     assert timeline_store.count(room) == room.event_count
@@ -166,17 +167,17 @@ def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(db, cli
         (t, typ) for t, typ, _d in _engine(room.sim_ms)
     ]
     # A client's snapshot carries the last 300 events, over the chunks and rows.
-    snap = services.room_snapshot(room)
+    snap = reading.room_snapshot(room)
     assert [e["idx"] for e in snap["events"]] == list(
         range(room.event_count - 300, room.event_count)
     )
 
 
 def test_a_rewind_of_a_chunked_room_stores_its_timeline_again(db) -> None:
-    room = services.room_create("chunked", BIG, None, 10.0)
-    services.room_control(room.pk, "step", 60, "t")
-    services.room_advance(room.pk)
-    services.room_rewind(room.pk, 0, "teacher")
+    room = create.room_create("chunked", BIG, None, 10.0)
+    controls.room_control(room.pk, "step", 60, "t")
+    tick.room_advance(room.pk)
+    controls.room_rewind(room.pk, 0, "teacher")
     room.refresh_from_db()
     assert room.sim_ms == 0 and timeline_store.count(room) == room.event_count
     stored = [(t, typ, data) for _i, t, typ, data in timeline_store.after(room)]

@@ -8,8 +8,8 @@ import urllib.request
 
 import pytest
 
-from controller import services
 from controller.bench_build import big_room_text
+from controller.rooms import compare
 
 from .conftest import ARTIFACTS
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def big_comparison(live_stack):
     """Made before the browser starts (Django's ORM refuses Playwright's event loop)."""
-    c = services.comparison_create(
+    c = compare.comparison_create(
         "",
         big_room_text(150, 4500),
         [

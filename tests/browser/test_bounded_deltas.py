@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from controller import services
+from controller.rooms import controls, create
 from tests.app.test_deltas import SCENARIO
 
 from .conftest import ARTIFACTS
@@ -20,8 +20,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.stack_env(PLAYGROUND_DELTA_MAX_BY
 
 @pytest.fixture
 def room(live_stack):
-    room = services.room_create("deltas", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("deltas", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return room
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller import services
+from controller.rooms import controls, create, tick
 
 from .conftest import ARTIFACTS
 
@@ -41,11 +41,11 @@ spec:
 
 @pytest.fixture
 def room(live_stack):
-    room = services.room_create("late", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("late", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     for _ in range(20):  # twenty minutes, in one-minute ticks
-        services.room_control(room.pk, "step", 60, "test")
-        services.room_advance(room.pk)
+        controls.room_control(room.pk, "step", 60, "test")
+        tick.room_advance(room.pk)
     return room
 
 

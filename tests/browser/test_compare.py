@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller import services
+from controller.rooms import compare, controls, tick
 
 from .conftest import ARTIFACTS
 
@@ -32,7 +32,7 @@ spec:
 
 @pytest.fixture
 def comparison(live_stack):
-    c = services.comparison_create(
+    c = compare.comparison_create(
         "",
         SCENARIO,
         [
@@ -42,10 +42,10 @@ def comparison(live_stack):
         None,
         10.0,
     )
-    services.room_control(c.left.pk, "pause", None, "test")
-    services.room_control(c.left.pk, "step", 500, "test")
+    controls.room_control(c.left.pk, "pause", None, "test")
+    controls.room_control(c.left.pk, "step", 500, "test")
     for room in (c.left, c.right):
-        services.room_advance(room.pk)
+        tick.room_advance(room.pk)
     return c
 
 

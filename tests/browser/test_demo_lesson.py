@@ -13,14 +13,14 @@ import io
 import pytest
 from django.core.management import call_command
 
-from controller import services
 from controller.engine.scenario import load_scenario
+from controller.rooms import catalog
 
 from .conftest import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 
-TEXT = (services.BUILTIN_DIR / f"{services.DEMO_LESSON}.yaml").read_text()
+TEXT = (catalog.BUILTIN_DIR / f"{catalog.DEMO_LESSON}.yaml").read_text()
 
 # Per checkpoint: the viewer's (right) answer, what the right-answer line says, and words of
 # the why that a newcomer must read there (the rule and its parameter).
@@ -91,7 +91,7 @@ def test_a_newcomer_follows_the_demo_lesson_as_a_viewer(live_stack, browser, mon
     viewer = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     viewer.goto(live_stack)
     first = viewer.locator("ul.lessons li").first
-    assert first.get_attribute("data-lesson") == services.DEMO_LESSON
+    assert first.get_attribute("data-lesson") == catalog.DEMO_LESSON
     assert "Start here" in first.inner_text()
     viewer.screenshot(path=str(ARTIFACTS / "demo-lesson-0-landing.png"))
     first.locator("a.join-demo-lesson").click()

@@ -11,8 +11,8 @@ import time
 import pytest
 from django.db import connections
 
-from controller import services
 from controller.models import Room
+from controller.rooms import controls, create
 
 from .conftest import ARTIFACTS
 
@@ -73,7 +73,7 @@ def clock_seconds(page) -> float:
 def test_an_unwatched_room_stops_and_resumes_when_a_viewer_opens_it(
     stack_env, live_stack, browser
 ) -> None:
-    room = services.room_create("idle", SCENARIO, None, 10.0)
+    room = create.room_create("idle", SCENARIO, None, 10.0)
     # Nobody opens it: beat (0.5 s) stops it about 2 s after it first saw it unwatched.
     wait_for(lambda: Room.objects.get(pk=room.pk).idle_since is not None, 30, "the room to go idle")
     stopped = Room.objects.get(pk=room.pk)
@@ -99,8 +99,8 @@ def test_an_unwatched_room_stops_and_resumes_when_a_viewer_opens_it(
 
 @closes_db
 def test_an_operator_over_the_message_rate_sees_the_limit(stack_env, live_stack, browser) -> None:
-    room = services.room_create("rate", SCENARIO, None, 10.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("rate", SCENARIO, None, 10.0)
+    controls.room_control(room.pk, "pause", None, "test")
     page = browser.new_context(viewport={"width": 1300, "height": 900}).new_page()
     page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}&name=teacher")
     page.wait_for_selector("#conn >> text=live", timeout=20_000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller import services
+from controller.rooms import controls, create, tick
 
 from .conftest import ARTIFACTS
 from .helpers import card, open_room
@@ -42,10 +42,10 @@ spec:
 
 @pytest.fixture
 def room(live_stack):
-    room = services.room_create("admission", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
-    services.room_control(room.pk, "step", 30, "test")
-    services.room_advance(room.pk)
+    room = create.room_create("admission", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
+    controls.room_control(room.pk, "step", 30, "test")
+    tick.room_advance(room.pk)
     return room
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from controller import services
 from controller.engine.scenario import load_scenario
 from controller.models import LessonAnswer, LessonState, Room
+from controller.rooms import catalog, create, tick
 
 from .conftest import ARTIFACTS
 
@@ -23,10 +23,10 @@ LESSON = (Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.y
 
 @pytest.fixture
 def room(live_stack):
-    room = services.room_create("lesson", LESSON, None, 10.0)
+    room = create.room_create("lesson", LESSON, None, 10.0)
     r = Room.objects.get(pk=room.pk)
     # 20 wall seconds at 10x: the clock stops at the 70 s checkpoint, paused.
-    services.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
+    tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
     r = Room.objects.get(pk=room.pk)
     assert (r.sim_ms, r.paused) == (70_000, True)
     return r
@@ -163,10 +163,10 @@ def test_the_landing_page_lists_the_lessons_and_starts_one(
     lessons = page.locator("ul.lessons li")
     lessons.first.wait_for()
     ids = [lessons.nth(i).get_attribute("data-lesson") for i in range(lessons.count())]
-    builtin = [s["id"] for s in services.builtin_lessons()]  # the demo lesson first
+    builtin = [s["id"] for s in catalog.builtin_lessons()]  # the demo lesson first
     assert ids == builtin and ids, ids
     page.screenshot(path=str(ARTIFACTS / "lesson-0-landing.png"), full_page=True)
-    first = next(s for s in services.builtin_scenarios() if s["id"] == ids[0])
+    first = next(s for s in catalog.builtin_scenarios() if s["id"] == ids[0])
     lesson = load_scenario(first["yaml"]).lesson
     page.locator("ul.lessons li").first.locator("button.start-lesson").click()
     page.wait_for_selector("#lesson:not([hidden])", timeout=30_000)

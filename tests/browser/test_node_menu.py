@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller import services
+from controller.rooms import controls, create
 
 from .conftest import ARTIFACTS
 from .helpers import CARD, card, menu_faults, node_action, open_node_menu, open_room
@@ -61,8 +61,8 @@ CASES = [
 
 @pytest.fixture
 def room(live_stack):
-    room = services.room_create("menu", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("menu", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return room
 
 

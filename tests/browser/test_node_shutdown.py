@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller import services
 from controller.engine.versions import CURRENT_VERSION
+from controller.rooms import controls, create
 
 from .conftest import ARTIFACTS
 from .helpers import card, node_action, open_room
@@ -57,8 +57,8 @@ OLD = SCENARIO.replace(f'"{CURRENT_VERSION}"', '"1.18"').replace(
 
 def make_room(text: str, name: str):
     """Before the browser fixture: Playwright's sync API runs an event loop in this thread."""
-    room = services.room_create(name, text, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create(name, text, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return room
 
 

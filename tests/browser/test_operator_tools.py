@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from controller import services
+from controller.rooms import actions, controls, create
 
 from .conftest import ARTIFACTS, node_action
 
@@ -51,8 +51,8 @@ spec:
 
 @pytest.fixture
 def room(live_stack):
-    room = services.room_create("tools", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("tools", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return room
 
 
@@ -140,8 +140,8 @@ def test_an_operator_sees_why_an_action_was_refused_at_its_instant(live_stack, r
 
         try:
             with transaction.atomic():
-                services.action_submit(room, {"type": "DeleteNode", "node": "b-1"}, "alice")
-                services.action_submit(room, {"type": "StopKubelet", "node": "b-1"}, "bob")
+                actions.action_submit(room, {"type": "DeleteNode", "node": "b-1"}, "alice")
+                actions.action_submit(room, {"type": "StopKubelet", "node": "b-1"}, "bob")
         finally:
             connection.close()
 

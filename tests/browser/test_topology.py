@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller import services
+from controller.rooms import controls, create
 
 from .conftest import ARTIFACTS
 from .helpers import card, node_action, open_room
@@ -45,8 +45,8 @@ def pods_on(page, node: str) -> int:
 @pytest.fixture
 def room(live_stack):
     """Created before the browser starts (Playwright's sync API runs an event loop)."""
-    room = services.room_create("browser", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("browser", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return room
 
 

@@ -26,7 +26,7 @@ MIN_EXPECTATIONS = 3
 
 def header(path: Path) -> str:
     """The leading ``#`` lines joined into one paragraph, as the page reads them
-    (``controller.services.scenario_about``, which this engine test must not import)."""
+    (``controller.rooms.catalog.scenario_about``, which this engine test must not import)."""
     lines = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.startswith("#"):

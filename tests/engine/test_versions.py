@@ -26,9 +26,14 @@ def scenario(version: str | None, extra: str = "", nodes: str = NODES) -> str:
         pytest.param(None, "1.18", id="a scenario that says nothing is read as 1.18"),
         pytest.param('"1.18"', "1.18", id="1.18 is its own profile"),
         pytest.param(f'"{CURRENT_VERSION}"', CURRENT_VERSION, id="the current release"),
-        pytest.param('"1.33"', CURRENT_VERSION, id="1.33 simulates as the current profile"),
+        pytest.param('"1.33"', "1.33", id="1.33 is its own release, not 1.34's"),
         pytest.param('"v1.34.2"', CURRENT_VERSION, id="a kubeletVersion with v and patch"),
+        pytest.param('"v1.35.2-eks-1a2b3c4"', "1.35", id="a cloud's build of 1.35 is 1.35"),
         pytest.param('"1.18.20"', "1.18", id="a patch release of 1.18"),
+        *(
+            pytest.param(f'"1.{m}"', f"1.{m}", id=f"1.{m} maps to exactly 1.{m}")
+            for m in range(27, 37)
+        ),
     ],
 )
 def test_kubernetes_version_picks_a_profile(written: str | None, profile: str) -> None:
@@ -40,10 +45,9 @@ def test_kubernetes_version_picks_a_profile(written: str | None, profile: str) -
     [
         pytest.param("1.30", "quote it", id="an unquoted version is a number: refused with a hint"),
         pytest.param('"1.25"', "Kubernetes 1.25 is not simulated", id="a release in between"),
+        pytest.param('"1.26"', "Kubernetes 1.26 is not simulated", id="the one before 1.27"),
         pytest.param(
-            '"1.32"',
-            "Kubernetes 1.32 is not simulated",
-            id="1.32 is refused: its taint eviction queue keeps fired work (#129577 came in 1.33)",
+            '"1.37"', "Kubernetes 1.37 is not simulated", id="1.37: only an alpha is stored"
         ),
         pytest.param('"2.0"', "must be a Kubernetes release", id="not a 1.x release"),
         pytest.param('"latest"', "must be a Kubernetes release", id="not a version"),

@@ -61,7 +61,7 @@ class EvictionLoop:
         self.kubelet = kubelet
         self.sim = kubelet.sim
         cfg = kubelet.cfg
-        profile = kubelet.sim.config.profile
+        profile = kubelet.profile
         self.manager = EvictionManager(
             ManagerConfig(
                 parse_threshold_config(
@@ -70,6 +70,7 @@ class EvictionLoop:
                     cfg.eviction_soft,
                     cfg.eviction_soft_grace_period,
                     cfg.eviction_minimum_reclaim,
+                    default_hard=profile.kubelet_default_eviction_hard,
                 ),
                 cfg.eviction_pressure_transition_period_ms,
                 cfg.eviction_max_pod_grace_period,
@@ -80,6 +81,7 @@ class EvictionLoop:
                 container_message_fmt=profile.eviction_container_message_fmt,
                 pid_rank_by_process_count=profile.pid_rank_by_process_count,
                 reclaim_enforces_min_reclaim=profile.reclaim_enforces_min_reclaim,
+                soft_grace_capped_by_pod=profile.eviction_soft_grace_capped_by_pod,
             )
         )
         self.base_ms = kubelet.offset_ms  # syncs run at base + k * 10 s
@@ -257,7 +259,7 @@ class EvictionLoop:
         in 1.18, calculateEffectiveGracePeriod later) from the eviction manager's override,
         the pod's terminationGracePeriodSeconds and the grace of a deletion in progress."""
         terminating = (pod.deletion_grace_s or 0) if pod.deletion_ms is not None else 0
-        return self.sim.config.profile.kill_grace_period(
+        return self.kubelet.profile.kill_grace_period(
             override_s, pod.termination_grace_period_s, terminating
         )
 
@@ -302,7 +304,7 @@ class EvictionLoop:
         ``disruption_message`` when given. 1.18's syncPod writes the status, then kills;
         later releases write it when the containers have stopped (mergePodStatus). The
         status manager sends it (killPodNow -> SetPodStatus), at once or after a heal."""
-        if self.sim.config.profile.terminal_status_after_containers_stop:
+        if self.kubelet.profile.terminal_status_after_containers_stop:
             self._kill_status()[pod.key] = (reason, message, disruption_message)
         else:
             self._set_failed(pod, now, reason, message, disruption_message)
@@ -436,6 +438,7 @@ class EvictionLoop:
             process_count=pod_usage(self.sim, pod, "pids", now),
             is_critical=pod.is_critical(),
             qos_class=pod.qos_class(),
+            termination_grace_period_s=pod.termination_grace_period_s,
         )
 
     def _fresh_stats(self) -> NodeStats:

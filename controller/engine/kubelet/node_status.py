@@ -29,6 +29,7 @@ from .predicate import kubelet_predicate_admit
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
+    from ..versions import Profile
     from .nodeshutdown import ShutdownManager
     from .status_manager import StatusManager
 
@@ -71,9 +72,18 @@ class Kubelet:
     """One node's kubelet."""
 
     def __init__(
-        self, sim: Simulation, node: Node, config: KubeletConfig, offset_ms: int, mode: str
+        self,
+        sim: Simulation,
+        node: Node,
+        config: KubeletConfig,
+        offset_ms: int,
+        mode: str,
+        profile: Profile | None = None,
     ) -> None:
         self.sim = sim
+        # This kubelet's release: its node's kubeletVersion (version skew), else the control
+        # plane's. Set before the eviction loop below, which reads it.
+        self._profile = profile
         self.node_name = node.name
         self.cfg = config
         self.offset_ms = offset_ms
@@ -100,6 +110,15 @@ class Kubelet:
         self.image_gc = ImageGCLoop(self)
 
     # -- state --------------------------------------------------------------------------
+    @property
+    def profile(self) -> Profile:
+        """The release whose kubelet rules this kubelet follows (every kubelet module reads
+        its rules here, never ``sim.config.profile``): its node's ``kubeletVersion``, else
+        the control plane's ``spec.kubernetesVersion``. Engines pickled before it existed
+        still load (the control plane's)."""
+        own = self.__dict__.get("_profile")
+        return own if own is not None else self.sim.config.profile
+
     @property
     def node(self) -> Node | None:
         return self.sim.cluster.nodes.get(self.node_name)
@@ -155,6 +174,7 @@ class Kubelet:
         at ``now_ms`` itself does not happen."""
         if not self.reaches_api:
             return
+        self.sim.on_lease_changing(self.node_name)
         if now_ms > self.active_since_ms:
             last = last_on_grid(now_ms - 1, self.anchor_ms, self.lease_period_ms)
             if last >= self.active_since_ms:
@@ -167,6 +187,7 @@ class Kubelet:
     def start(self, now_ms: int, initial: bool = False) -> None:
         """The kubelet process starts: renews its lease and posts a fresh status at once;
         its loops run from now on (offset by kubeletOffset at t=0)."""
+        self.sim.on_lease_changing(self.node_name)
         self.process_running = True
         self.anchor_ms = self.offset_ms if initial else now_ms
         self.active_since_ms = now_ms
@@ -201,6 +222,7 @@ class Kubelet:
         status the API lacks (Ready=Unknown written by the controller is replaced)."""
         if self.connected:
             return
+        self.sim.on_lease_changing(self.node_name)
         self.connected = True
         if not self.reaches_api:
             return
@@ -217,6 +239,7 @@ class Kubelet:
         self.sim.on_node_powered_off(self, now_ms)
 
     def power_on(self, now_ms: int) -> None:
+        self.sim.on_lease_changing(self.node_name)
         self.powered = True
         if self.process_running:
             self.start(now_ms)
@@ -394,6 +417,7 @@ class Kubelet:
             config.eviction_soft,
             config.eviction_soft_grace_period,
             config.eviction_minimum_reclaim,
+            default_hard=self.profile.kubelet_default_eviction_hard,
         )
         self.eviction.manager.config.pressure_transition_period_ms = (
             config.eviction_pressure_transition_period_ms

@@ -105,7 +105,9 @@ class StatusManager:
     ) -> None:
         cluster = self.kubelet.sim.cluster
         if disruption is not None:
-            cluster.set_disruption_target(pod, now, disruption[0], disruption[1])
+            cluster.set_disruption_target(
+                pod, now, disruption[0], disruption[1], self.kubelet.profile
+            )
             if pod.key not in cluster.pods:
                 return
         if ready is not None and pod.key not in cluster.pods:

@@ -7,7 +7,7 @@ pods on every node; a kubelet stops at 60 s, zone-b goes dark at 240 s), opens i
 in headless Chromium and, once a wall second, samples:
 
 - the server's clock: where the room's next tick takes it (the room's anchors, as
-  ``services._now_target``), and ``Room.sim_ms``, the time the worker has reached;
+  ``rooms.clock._now_target``), and ``Room.sim_ms``, the time the worker has reached;
 - the page: ``window.playgroundRoom.state().simT`` (the simulated time of the last applied
   delta), the clock it shows, events applied, websocket traffic, JS heap, long tasks, frames.
 
@@ -53,6 +53,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from controller.bench import ZONES, bare_pods
+from controller.engine import safe_yaml
 
 REPO = Path(settings.BASE_DIR)
 ARTIFACTS = REPO / "test-artifacts"
@@ -298,7 +299,7 @@ class Stack:
 class ServerClock:
     """The room's row at one instant."""
 
-    target_s: float  # where the next tick takes the room (services._now_target)
+    target_s: float  # where the next tick takes the room (rooms.clock._now_target)
     sim_s: float  # Room.sim_ms: reached and persisted by the worker
     seq: int
     events: int
@@ -329,7 +330,7 @@ def read_server(db: sqlite3.Connection, room_id: int) -> ServerClock:
         0.0, sim_ms / 1000, int(seq), int(events), bool(paused), int(anchor_ms),
         anchor.timestamp(), float(speed),
     )  # fmt: skip
-    # As services._now_target: never behind what the worker reached.
+    # As rooms.clock._now_target: never behind what the worker reached.
     clock.target_s = max(clock.sim_s, clock.at(time.time() * 1000))
     return clock
 
@@ -506,24 +507,24 @@ class Command(BaseCommand):
         from django.db import transaction
         from django.utils import timezone
 
-        from controller import services
         from controller.models import Room
+        from controller.rooms import controls, create
 
         if opts["internal"] == "create":
             text = Path(opts["scenario_file"]).read_text()
-            name = yaml.safe_load(text)["metadata"]["name"]
+            name = safe_yaml.load(text)["metadata"]["name"]
             # One transaction, so that the worker never sees the room running: room_create
             # anchors the clock before it builds the engine, and a big room's first tick would
             # jump the build time x speed (past the first faults). Re-anchored at 0 s, as
             # controller.bench.live_bench does, and paused until the page is up.
             with transaction.atomic():
-                room = services.room_create(name, text, None, opts["speed"])
+                room = create.room_create(name, text, None, opts["speed"])
                 Room.objects.filter(pk=room.pk).update(wall_anchor=timezone.now(), sim_anchor_ms=0)
-                services.room_control(room.pk, "pause", None, "pagebench")
+                controls.room_control(room.pk, "pause", None, "pagebench")
             out = {"id": room.pk, "slug": room.slug, "token": room.operator_token}
             self.stdout.write(json.dumps(out))
         else:
-            services.room_control(opts["room"], "resume", None, "pagebench")
+            controls.room_control(opts["room"], "resume", None, "pagebench")
 
     # -- the browser ------------------------------------------------------------------------
     def _measure(self, run: Run, stack: Stack, room: dict[str, Any], screenshot: Path) -> None:

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from . import deltas, lessons, limits, services
-from .models import Room
+from .. import limits
+from ..lessons import classroom, definition, messages
+from ..locks import redis_client
+from ..models import Room
+from ..rooms import actions, broadcast, controls, errors
+from . import deltas, presence
 from .roles import is_operator
 
 log = logging.getLogger(__name__)
-
-PRESENCE_TTL = 3600
 
 
 class RoomConsumer(AsyncJsonWebsocketConsumer):
@@ -39,16 +40,16 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         self.operator = await database_sync_to_async(is_operator)(
             room, self.scope.get("user"), token
         )
-        self.group = services.group_name(room.pk)
+        self.group = broadcast.group_name(room.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         await self._presence_join()
         if room.idle_since is not None:  # nobody watched it: its clock goes on from now
-            await database_sync_to_async(services.room_wake)(room.pk)
+            await database_sync_to_async(controls.room_wake)(room.pk)
         await self._send_snapshot()
 
     async def _send_snapshot(self) -> None:
-        """The room's snapshot (services.room_snapshot) with this client's role and lesson
+        """The room's snapshot (reading.room_snapshot) with this client's role and lesson
         state: the shared part is built once per room version for every client
         (deltas.snapshot_bytes: a class joining a 1,000-node room is one 17 MB build, not a
         hundred), this client's part is added to its end."""
@@ -57,11 +58,16 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
     def _snapshot_body(self) -> bytes:
         room = Room.objects.get(pk=self.room.pk)
-        lesson = lessons.snapshot(room, self.client)
+        lesson = messages.snapshot(room, self.client)
+        self.hold = None
         if lesson:
-            lesson["state"] = lessons.for_role(lesson["state"], self.operator)
+            self.hold = messages.holds(lesson["state"], self.operator)
+            lesson["state"] = messages.for_role(lesson["state"], self.operator)
         role = "operator" if self.operator else "viewer"
-        return deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        body = deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        if self.hold is not None:  # a lesson room (small): decoded, held, encoded again
+            body = json.dumps(self.hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
+        return body
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
@@ -81,8 +87,6 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await super().receive(text_data=text_data, bytes_data=bytes_data)
 
     def _count_message(self) -> None:
-        from .tasks import redis_client
-
         client = self.scope.get("client") or [None]
         limits.check_rate(client[0] or self.channel_name, redis_client())
 
@@ -105,7 +109,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "pong"})
             return
         if kind == "lesson.answer":  # anyone watching answers (the operator too, if they like)
-            await self._lesson(lessons.answer, self.room.pk, self.client, content)
+            await self._lesson(classroom.answer, self.room.pk, self.client, content)
             return
         if kind in ("lesson.reveal", "lesson.next", "lesson.prev") and not self.operator:
             await self.send_json(
@@ -113,13 +117,13 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         if kind == "lesson.reveal":
-            await self._lesson(lessons.reveal, self.room.pk)
+            await self._lesson(classroom.reveal, self.room.pk)
             return
         if kind == "lesson.next":
-            await self._lesson(lessons.next_step, self.room.pk, f"{self.display_name} (operator)")
+            await self._lesson(classroom.next_step, self.room.pk, f"{self.display_name} (operator)")
             return
         if kind == "lesson.prev":
-            await self._lesson(lessons.prev_step, self.room.pk)
+            await self._lesson(classroom.prev_step, self.room.pk)
             return
         if not self.operator:
             await self.send_json(
@@ -131,7 +135,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             reply = await database_sync_to_async(self._operate)(kind, content)
-        except services.REFUSALS as exc:
+        except errors.REFUSALS as exc:
             await self.send_json({"type": "error", "message": str(exc), "request": content})
             return
         except Exception:  # a bug: the viewer still gets an answer and the socket stays open
@@ -145,7 +149,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     async def _lesson(self, fn: Any, *args: Any) -> None:
         try:
             reply = await database_sync_to_async(fn)(*args)
-        except (lessons.LessonError, services.ActionError) as exc:
+        except (definition.LessonError, errors.ActionError) as exc:
             await self.send_json({"type": "error", "message": str(exc)})
             return
         except Exception:
@@ -155,31 +159,41 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "ack", **reply})
 
     def _operate(self, kind: str, content: dict[str, Any]) -> dict[str, Any]:
-        from .tasks import send_tick
+        from ..tasks import send_tick
 
         actor = f"{self.display_name} (operator)"
         if kind == "action":
-            action = services.action_submit(self.room, content.get("action") or {}, actor)
+            action = actions.action_submit(self.room, content.get("action") or {}, actor)
             send_tick(self.room.pk)
             return {"action": action.pk}
         if kind == "params":
-            action = services.parameters_submit(self.room, content.get("params") or {}, actor)
+            action = actions.parameters_submit(self.room, content.get("params") or {}, actor)
             send_tick(self.room.pk)
             return {"action": action.pk}
         if kind in ("speed", "pause", "resume", "step"):
-            services.room_control(self.room.pk, kind, content.get("value"), actor)
+            controls.room_control(self.room.pk, kind, content.get("value"), actor)
             send_tick(self.room.pk)
             return {"control": kind}
         if kind == "rewind":
-            services.room_rewind(self.room.pk, content.get("t", 0), actor)
+            controls.room_rewind(self.room.pk, content.get("t", 0), actor)
             return {"control": kind}
-        raise services.ActionError(f"unknown message type {kind!r}")
+        raise errors.ActionError(f"unknown message type {kind!r}")
 
     async def room_message(self, event: dict[str, Any]) -> None:
         message = event["message"]
+        released = False
         if message.get("type") == "lesson":
-            message = lessons.for_role(message, self.operator)
+            # While a question is open, a page that answers it does not get what answers it
+            # (engine/holdback.py); once revealed it gets a fresh, whole snapshot.
+            hold = messages.holds(message, self.operator)
+            released = getattr(self, "hold", None) is not None and hold is None
+            self.hold = hold
+            message = messages.for_role(message, self.operator)
+        elif getattr(self, "hold", None) is not None and message.get("type") in ("delta", "reset"):
+            message = self.hold.delta(message)
         await self.send(text_data=json.dumps(message, separators=(",", ":")))
+        if released:
+            await self._send_snapshot()
 
     async def presence_message(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "presence", "viewers": event["viewers"]})
@@ -194,22 +208,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _presence_update(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
-        from .tasks import WATCHED_TTL, presence_key, redis_client, watched_key
-
-        key = presence_key(self.room.pk)
-        client = redis_client()
-        client.set(watched_key(self.room.pk), repr(time.time()), ex=WATCHED_TTL)
-        if joining:
-            role = "operator" if self.operator else "viewer"
-            client.hset(
-                key, self.channel_name, json.dumps({"name": self.display_name, "role": role})
-            )
-            client.expire(key, PRESENCE_TTL)
-        else:
-            client.hdel(key, self.channel_name)
-        viewers = sorted(
-            (json.loads(v) for v in client.hvals(key)), key=lambda v: (v["role"], v["name"])
-        )
+        role = "operator" if self.operator else "viewer"
+        who = {"name": self.display_name, "role": role} if joining else None
+        viewers = presence.update(self.room.pk, self.channel_name, who)
         async_to_sync(self.channel_layer.group_send)(
             self.group, {"type": "presence.message", "viewers": viewers}
         )

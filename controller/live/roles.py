@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from .models import Room
+from ..models import Room
 
 
 def is_operator(room: Room, user: Any, token: str) -> bool:

@@ -11,13 +11,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import redis
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
-from . import services
-from .engine.scenario import Scenario, ScenarioError, load_scenario
-from .engine.simulation import Simulation
-from .models import Comparison, PendingImport, Room
+from ..engine.scenario import Scenario, ScenarioError, load_scenario
+from ..engine.simulation import Simulation
+from ..locks import RoomLock, redis_client
+from ..models import Comparison, PendingImport, Room
+from .controls import lockstep_ids
+from .create import room_prepare, room_went_live
+from .errors import REFUSALS
+from .imports import import_finish, import_pending, import_scenario
+from .runtime import Runtime
+from .tick import _persist
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +85,7 @@ def room_start(
     build on the worker that will tick it; returns at once."""
     limit = INLINE_MAX_OBJECTS if inline_max is None else inline_max
     with transaction.atomic():
-        room, scenario = services.room_prepare(
+        room, scenario = room_prepare(
             name,
             scenario_yaml,
             owner,
@@ -121,10 +128,10 @@ def import_start(
     limit = IMPORT_INLINE_MAX_CHARS if inline_max_chars is None else inline_max_chars
     if len(text) > limit:
         with transaction.atomic():
-            room = services.import_pending(name, text, options, owner, speed, creator)
+            room = import_pending(name, text, options, owner, speed, creator)
             transaction.on_commit(lambda: queue_build(room.pk))
         return room
-    scenario_yaml, _report = services.import_scenario(
+    scenario_yaml, _report = import_scenario(
         text,
         name=options.get("name") or "",
         kubelet_config=options.get("kubelet_config") or None,
@@ -135,27 +142,20 @@ def import_start(
 
 
 def comparison_start(
-    base: str,
-    sides: list[tuple[tuple[str, Any], str]],
-    owner: Any,
-    speed: float,
-    creator: str,
-    inline_max: int | None = None,
-) -> Comparison:
-    """A comparison's two rooms (services.comparison_create validated the sides), each built
-    as room_start builds a room: a small one now, a big one by a worker; they go live
-    together, on one clock, when the second is built (_build). Returns at once."""
+    comparison: Comparison, scenarios: list[Scenario], inline_max: int | None = None
+) -> None:
+    """A comparison's two rooms, stored "building" (compare.comparison_create validated and
+    stored them, in the caller's transaction), each built as room_start builds a room: a
+    small one now, a big one by a worker; they go live together, on one clock, when the
+    second is built (_build)."""
     limit = INLINE_MAX_OBJECTS if inline_max is None else inline_max
-    with transaction.atomic():
-        comparison, scenarios = services.comparison_rooms(base, sides, owner, speed, creator)
-        for room, scenario in zip((comparison.left, comparison.right), scenarios, strict=True):
-            nodes, pods = scenario_size(scenario)
-            if nodes + pods <= limit:
-                _build(room, scenario)
-            else:
-                Room.objects.filter(pk=room.pk).update(build_progress="queued")
-                transaction.on_commit(lambda pk=room.pk: queue_build(pk))
-    return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)
+    for room, scenario in zip((comparison.left, comparison.right), scenarios, strict=True):
+        nodes, pods = scenario_size(scenario)
+        if nodes + pods <= limit:
+            _build(room, scenario)
+        else:
+            Room.objects.filter(pk=room.pk).update(build_progress="queued")
+            transaction.on_commit(lambda pk=room.pk: queue_build(pk))
 
 
 def queue_build(room_id: int) -> None:
@@ -164,25 +164,24 @@ def queue_build(room_id: int) -> None:
     neither a marker nor a builder holding its lock: a worker lost mid-build)."""
     from celery.utils.nodenames import worker_direct
 
-    from . import affinity, tasks
+    from .. import affinity
 
     options: dict[str, Any] = {}
     try:
-        client = tasks.redis_client()
+        client = redis_client()
         client.set(f"playground:room:{room_id}:build-queued", "1", ex=QUEUED_S)
         owner = affinity.owner(room_id, affinity.live_workers(client))
     except redis.RedisError:
         owner = None
     if owner is not None:
         options["queue"] = worker_direct(owner)
-    tasks.room_build_task.apply_async((room_id,), **options)
+    # By name: tasks.py (the adapter) calls this package, not the other way round.
+    current_app.send_task("controller.tasks.room_build_task", (room_id,), **options)
 
 
 def requeue_lost_builds() -> list[int]:
     """Rooms still "building" that nobody builds (no lock) and nobody queued (no marker):
     queued again. The beat calls this."""
-    from . import tasks
-
     ids = list(
         Room.objects.filter(build_state=Room.BUILDING)
         .exclude(build_progress=WAITING)
@@ -190,7 +189,7 @@ def requeue_lost_builds() -> list[int]:
     )
     if not ids:
         return []
-    client = tasks.redis_client()
+    client = redis_client()
     lost = [
         i
         for i in ids
@@ -230,8 +229,6 @@ def room_build(room_id: int) -> None:
     """The worker's part: build the engine of a "building" room (parse, create the objects,
     run t=0), store its first rows, make it live; or mark it failed with the error. Holds the
     room's lock (ticks skip it meanwhile); a room already built is left alone."""
-    from .tasks import RoomLock
-
     lock = RoomLock(room_id)
     lock.client.delete(f"playground:room:{room_id}:build-queued")
     with lock as got:
@@ -245,13 +242,13 @@ def room_build(room_id: int) -> None:
             if room is None or room.build_progress == WAITING:
                 return
             if not room.scenario_yaml:  # a big import: its kubectl output first
-                scenario = services.import_finish(room, lambda m: _progress(room_id, m))
+                scenario = import_finish(room, lambda m: _progress(room_id, m))
             else:
                 _progress(room_id, "parsing the scenario")
                 scenario = load_scenario(room.scenario_yaml)
             _build(room, scenario)
         except Exception as exc:
-            if isinstance(exc, (ScenarioError, *services.REFUSALS)):
+            if isinstance(exc, (ScenarioError, *REFUSALS)):
                 # The form's message (an import's names the item and the field).
                 log.warning("room %s: build refused: %s", room_id, exc)
                 error = str(exc)
@@ -265,7 +262,7 @@ def room_build(room_id: int) -> None:
                 PendingImport.objects.filter(room_id=room_id).delete()
                 # The other room of a comparison does not go live alone.
                 Room.objects.filter(
-                    pk__in=services.lockstep_ids(room_id), build_state=Room.BUILDING
+                    pk__in=lockstep_ids(room_id), build_state=Room.BUILDING
                 ).exclude(pk=room_id).update(
                     build_state=Room.FAILED,
                     build_progress="",
@@ -304,7 +301,7 @@ def _build(room: Room, scenario: Scenario) -> None:
     )
     with transaction.atomic(), gc_paused():
         # A compared room and its partner are locked together, in id order (the lock order).
-        ids = services.lockstep_ids(room.pk)
+        ids = lockstep_ids(room.pk)
         locked = {
             r.pk: r for r in Room.objects.select_for_update().filter(pk__in=ids).order_by("pk")
         }
@@ -319,8 +316,8 @@ def _build(room: Room, scenario: Scenario) -> None:
             )
             room.save(update_fields=["build_state", "build_progress", "build_error"])
             return
-        rt = services.Runtime(sim, room.version)
-        delta = services._persist(room, rt, fresh=True)
+        rt = Runtime(sim, room.version)
+        delta = _persist(room, rt, fresh=True)
         if (
             partner is not None
             and partner.build_state == Room.BUILDING
@@ -339,4 +336,4 @@ def _build(room: Room, scenario: Scenario) -> None:
                     r.wall_anchor, r.sim_anchor_ms = now, 0
                     fields += ["wall_anchor", "sim_anchor_ms"]
                 r.save(update_fields=fields)
-    services.room_went_live(room, rt, delta, anchor=partner is None)
+    room_went_live(room, rt, delta, anchor=partner is None)

@@ -1,0 +1,209 @@
+"""Component configuration in a scenario (spec.controllerManager, kubelet, apiServer,
+featureGates): the field tables, conversion of each value, and the checks the components'
+own validation makes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config import (
+    KubeletConfig,
+    copy_config,
+)
+from .fields import (
+    _bool,
+    _dur,
+    _int,
+    _list,
+    _map,
+    _no_unknown,
+    _num,
+    _show,
+    _str,
+)
+from .model import (
+    ScenarioError,
+)
+
+# -- component configuration ------------------------------------------------------------------
+CM_FIELDS: dict[str, tuple[str, str]] = {
+    "nodeMonitorPeriod": ("node_monitor_period_ms", "duration+"),
+    "nodeMonitorGracePeriod": ("node_monitor_grace_period_ms", "duration+"),
+    "nodeStartupGracePeriod": ("node_startup_grace_period_ms", "duration"),
+    "podEvictionTimeout": ("pod_eviction_timeout_ms", "duration"),
+    "nodeEvictionRate": ("node_eviction_rate", "rate"),
+    "secondaryNodeEvictionRate": ("secondary_node_eviction_rate", "rate"),
+    "largeClusterSizeThreshold": ("large_cluster_size_threshold", "int"),
+    "unhealthyZoneThreshold": ("unhealthy_zone_threshold", "fraction"),
+    "enableTaintManager": ("enable_taint_manager", "bool"),
+}
+KUBELET_FIELDS: dict[str, tuple[str, str]] = {
+    "nodeLeaseDurationSeconds": ("node_lease_duration_seconds", "int+"),
+    "nodeStatusUpdateFrequency": ("node_status_update_frequency_ms", "duration+"),
+    "nodeStatusReportFrequency": ("node_status_report_frequency_ms", "duration+"),
+    "evictionHard": ("eviction_hard", "thresholds"),
+    "evictionSoft": ("eviction_soft", "thresholds"),
+    "evictionSoftGracePeriod": ("eviction_soft_grace_period", "durations"),
+    "evictionMinimumReclaim": ("eviction_minimum_reclaim", "thresholds"),
+    "evictionPressureTransitionPeriod": ("eviction_pressure_transition_period_ms", "duration"),
+    "evictionMaxPodGracePeriod": ("eviction_max_pod_grace_period", "int"),
+    "enforceNodeAllocatable": ("enforce_node_allocatable", "strings"),
+    "imageGCHighThresholdPercent": ("image_gc_high_threshold_percent", "percent"),
+    "imageGCLowThresholdPercent": ("image_gc_low_threshold_percent", "percent"),
+    "imageMinimumGCAge": ("image_minimum_gc_age_ms", "duration"),
+    "evictionRankingPolicy": ("eviction_ranking_policy", "ranking"),
+    "shutdownGracePeriod": ("shutdown_grace_period_ms", "duration"),
+    "shutdownGracePeriodCriticalPods": ("shutdown_grace_period_critical_pods_ms", "duration"),
+    "shutdownGracePeriodByPodPriority": ("shutdown_grace_period_by_pod_priority", "shutdown"),
+}
+API_FIELDS: dict[str, tuple[str, str]] = {
+    "defaultNotReadyTolerationSeconds": ("default_not_ready_toleration_seconds", "int"),
+    "defaultUnreachableTolerationSeconds": ("default_unreachable_toleration_seconds", "int"),
+    "disableAdmissionPlugins": ("disable_admission_plugins", "strings"),
+}
+GATE_FIELDS: dict[str, tuple[str, str]] = {
+    "NodeDisruptionExclusion": ("node_disruption_exclusion", "bool"),
+    "LegacyNodeRoleBehavior": ("legacy_node_role_behavior", "bool"),
+}
+
+
+def _convert(kind: str, v: Any, path: str) -> Any:
+    if kind == "duration":
+        return _dur(v, path)
+    if kind == "duration+":
+        return _dur(v, path, minimum_ms=1)
+    if kind == "rate":
+        return _num(v, path, minimum=0.0)
+    if kind == "int":
+        return _int(v, path)
+    if kind == "int+":
+        return _int(v, path, minimum=1)
+    if kind == "fraction":
+        return _num(v, path, minimum=0.0, maximum=1.0)
+    if kind == "percent":
+        return _int(v, path, minimum=0) if _int(v, path) <= 100 else _too_big(path, v)
+    if kind == "bool":
+        return _bool(v, path)
+    if kind == "strings":
+        return [_str(x, f"{path}[{i}]") for i, x in enumerate(_list(v, path))]
+    if kind == "thresholds":
+        out = {}
+        for k, x in _map(v, path).items():
+            if isinstance(x, int | float) and not isinstance(x, bool):
+                x = str(x)
+            out[k] = _str(x, f"{path}.{k}")
+        return out
+    if kind == "durations":
+        out2 = {}
+        for k, x in _map(v, path).items():
+            _dur(x, f"{path}.{k}")
+            out2[k] = x if isinstance(x, str) else f"{x}s"
+        return out2
+    if kind == "shutdown":
+        return _shutdown_priorities(v, path)
+    if kind == "ranking":
+        if v not in ("priority", "qos"):
+            raise ScenarioError(path, f'must be "priority" (v1.18) or "qos", got {_show(v)}')
+        return v
+    raise AssertionError(kind)
+
+
+def _shutdown_priorities(v: Any, path: str) -> list[tuple[int, int]]:
+    """ShutdownGracePeriodByPodPriority: a list of {priority, shutdownGracePeriodSeconds}."""
+    out = []
+    for i, item in enumerate(_list(v, path)):
+        p = f"{path}[{i}]"
+        d = _map(item, p)
+        _no_unknown(d, {"priority", "shutdownGracePeriodSeconds"}, p)
+        for key in ("priority", "shutdownGracePeriodSeconds"):
+            if key not in d:
+                raise ScenarioError(f"{p}.{key}", "is required")
+        out.append(
+            (
+                _int(d["priority"], f"{p}.priority", minimum=-(2**31), maximum=2**31 - 1),
+                _int(d["shutdownGracePeriodSeconds"], f"{p}.shutdownGracePeriodSeconds"),
+            )
+        )
+    return out
+
+
+def _go_seconds(ms: int) -> str:
+    """A duration as Go prints it, for the seconds this field takes ("30s", "1.5s")."""
+    return f"{ms / 1000:g}s"
+
+
+def _check_shutdown(cfg: KubeletConfig, path: str) -> None:
+    """The graceful node shutdown part of ValidateKubeletConfiguration."""
+    grace, critical = cfg.shutdown_grace_period_ms, cfg.shutdown_grace_period_critical_pods_ms
+    if critical > grace:
+        raise ScenarioError(
+            f"{path}.shutdownGracePeriodCriticalPods",
+            f"{_go_seconds(critical)} must be <= shutdownGracePeriod {_go_seconds(grace)}",
+        )
+    for key, ms in (("shutdownGracePeriod", grace), ("shutdownGracePeriodCriticalPods", critical)):
+        if 0 < ms < 1000:
+            raise ScenarioError(
+                f"{path}.{key}", f"{_go_seconds(ms)} must be either zero or otherwise >= 1 sec"
+            )
+    if cfg.shutdown_grace_period_by_pod_priority and (grace > 0 or critical > 0):
+        raise ScenarioError(
+            f"{path}.shutdownGracePeriodByPodPriority",
+            "Cannot specify both shutdownGracePeriodByPodPriority and shutdownGracePeriod at "
+            "the same time",
+        )
+
+
+def _too_big(path: str, v: Any) -> int:
+    raise ScenarioError(path, f"must be between 0 and 100, got {v}")
+
+
+def apply_fields(obj: Any, data: Any, table: dict[str, tuple[str, str]], path: str) -> Any:
+    """A copy of config dataclass ``obj`` with the camelCase fields of ``data`` applied."""
+    d = _map(data, path)
+    _no_unknown(d, set(table), path)
+    changes = {}
+    for key, value in d.items():
+        attr, kind = table[key]
+        changes[attr] = _convert(kind, value, f"{path}.{key}")
+    out = copy_config(obj, **changes)
+    if isinstance(out, KubeletConfig):
+        _check_kubelet(out, data if isinstance(data, dict) else {}, path)
+    return out
+
+
+def _check_kubelet(cfg: KubeletConfig, data: dict[str, Any], path: str) -> None:
+    from ..kubelet.eviction.helpers import parse_threshold_config
+
+    if "nodeStatusUpdateFrequency" in data and "nodeStatusReportFrequency" not in data:
+        # Since 1.17 the report frequency follows an explicitly set update frequency.
+        cfg.node_status_report_frequency_ms = cfg.node_status_update_frequency_ms
+    try:
+        parse_threshold_config(
+            cfg.enforce_node_allocatable,
+            cfg.eviction_hard,
+            cfg.eviction_soft,
+            cfg.eviction_soft_grace_period,
+            cfg.eviction_minimum_reclaim,
+            path_prefix=path,
+        )
+    except ValueError as exc:
+        msg = str(exc)
+        raise ScenarioError("", msg if msg.startswith(path) else f"{path}: {msg}") from None
+    # ValidateKubeletConfiguration (pkg/kubelet/apis/config/validation)
+    if cfg.image_gc_low_threshold_percent >= cfg.image_gc_high_threshold_percent:
+        raise ScenarioError(
+            f"{path}.imageGCLowThresholdPercent",
+            f"{cfg.image_gc_low_threshold_percent} must be less than "
+            f"imageGCHighThresholdPercent {cfg.image_gc_high_threshold_percent}",
+        )
+    for i, value in enumerate(cfg.enforce_node_allocatable):
+        if value not in ("pods", "system-reserved", "kube-reserved", "none"):
+            raise ScenarioError(
+                f"{path}.enforceNodeAllocatable[{i}]",
+                f"must be pods, system-reserved, kube-reserved or none, got {_show(value)}",
+            )
+    if "none" in cfg.enforce_node_allocatable and len(cfg.enforce_node_allocatable) > 1:
+        raise ScenarioError(
+            f"{path}.enforceNodeAllocatable", '"none" cannot be combined with other values'
+        )
+    _check_shutdown(cfg, path)

@@ -1,0 +1,73 @@
+"""Who is watching a room, kept in Redis: a hash per room (channel name -> name and role) kept
+by the websocket consumer, and when someone last watched it, which beat reads to stop the rooms
+nobody watches (tasks.rooms_tick_task, rooms.controls.room_idle)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import redis
+from django.conf import settings
+
+from ..locks import redis_client
+
+log = logging.getLogger(__name__)
+
+PRESENCE_TTL = 3600
+WATCHED_TTL = 86_400
+
+
+def presence_key(room_id: int) -> str:
+    """A hash: channel name -> who (the consumer keeps it)."""
+    return f"playground:room:{room_id}:presence"
+
+
+def watched_key(room_id: int) -> str:
+    """When someone last watched the room (epoch seconds): set when a viewer comes or goes,
+    and by every beat that finds one."""
+    return f"playground:room:{room_id}:watched"
+
+
+def update(room_id: int, channel_name: str, who: dict[str, str] | None) -> list[dict[str, Any]]:
+    """A viewer came (``who``: name and role) or went (None): the room's presence hash and its
+    watched time, and everyone watching now, by role then name."""
+    key = presence_key(room_id)
+    client = redis_client()
+    client.set(watched_key(room_id), repr(time.time()), ex=WATCHED_TTL)
+    if who is not None:
+        client.hset(key, channel_name, json.dumps(who))
+        client.expire(key, PRESENCE_TTL)
+    else:
+        client.hdel(key, channel_name)
+    return sorted((json.loads(v) for v in client.hvals(key)), key=lambda v: (v["role"], v["name"]))
+
+
+def unwatched_rooms(room_ids: list[int], now: float) -> list[int]:
+    """The rooms nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS. A room not seen before
+    starts its count now; Redis down: none (the ticks fail anyway)."""
+    idle_s = settings.PLAYGROUND_IDLE_PAUSE_SECONDS
+    if idle_s <= 0 or not room_ids:
+        return []
+    try:
+        client = redis_client()
+        pipe = client.pipeline()
+        for room_id in room_ids:
+            pipe.hlen(presence_key(room_id))
+            pipe.get(watched_key(room_id))
+        found = pipe.execute()
+        pipe = client.pipeline()
+        idle = []
+        for i, room_id in enumerate(room_ids):
+            viewers, seen = found[2 * i], found[2 * i + 1]
+            if viewers or seen is None:
+                pipe.set(watched_key(room_id), repr(now), ex=WATCHED_TTL)
+            elif now - float(seen) >= idle_s:
+                idle.append(room_id)
+        pipe.execute()
+    except redis.RedisError:
+        log.warning("idle rooms: Redis is not answering; no room is paused for idleness")
+        return []
+    return idle

@@ -1,0 +1,46 @@
+"""Redis as the processes share it: this process's client and the room lock. The tasks, the
+builder (rooms/build.py), the websocket side and the benchmarks use them; it imports no other
+module of the app."""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+from django.conf import settings
+
+LOCK_MS = 30_000
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+
+_CLIENTS: dict[str, redis.Redis] = {}
+
+
+def redis_client() -> redis.Redis:
+    """This process's client of REDIS_URL (one connection pool, shared by its threads: a
+    tick takes a lock, records its statistics and broadcasts without opening connections)."""
+    url = settings.REDIS_URL
+    client = _CLIENTS.get(url)
+    if client is None:
+        client = _CLIENTS.setdefault(
+            url, redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        )
+    return client
+
+
+class RoomLock:
+    """SET NX PX per room: two workers never advance one room at once."""
+
+    def __init__(self, room_id: int) -> None:
+        self.key = f"playground:room:{room_id}:lock"
+        self.token = uuid.uuid4().hex
+        self.client = redis_client()
+        self.held = False
+
+    def __enter__(self) -> bool:
+        self.held = bool(self.client.set(self.key, self.token, nx=True, px=LOCK_MS))
+        return self.held
+
+    def __exit__(self, *exc: object) -> None:
+        if self.held:
+            self.client.eval(_RELEASE, 1, self.key, self.token)

@@ -1,0 +1,99 @@
+"""An operator's faults and parameter changes: validated against the scenario and the room's
+nodes, recorded pending; the next tick applies them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import limits
+from ..engine.config import KubeletConfig
+from ..engine.scenario import (
+    Scenario,
+    ScenarioError,
+    check_nesting,
+    load_scenario,
+    parse_fault,
+)
+from ..engine.versions import Profile
+from ..models import (
+    Action,
+    ObjectView,
+    Room,
+)
+from .errors import ActionError, refuse_unstorable
+
+
+# -- actions --------------------------------------------------------------------------------
+def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
+    """Check an operator's fault against the scenario format and the room's current nodes."""
+    if not isinstance(payload, dict):
+        raise ActionError("action: must be a mapping")
+    try:
+        check_nesting(payload, "action")
+    except ScenarioError as exc:
+        raise ActionError(str(exc)) from None
+    # NUL first: PostgreSQL refuses it even in a query's parameters (the lookups below).
+    refuse_unstorable(payload, "action", numbers=False)
+    payload = {k: v for k, v in payload.items() if k != "at"}
+    known = set(ObjectView.objects.filter(room=room, kind="node").values_list("key", flat=True))
+    kubelet, kubelet_raw, profile = _scenario_kubelet(room.scenario_yaml)
+    try:
+        parse_fault({**payload, "at": 0}, known, kubelet, kubelet_raw, "action", profile)
+    except ScenarioError as exc:
+        raise ActionError(str(exc)) from None
+    if (
+        "pod" in payload
+        and not ObjectView.objects.filter(room=room, kind="pod", key=payload["pod"]).exists()
+    ):
+        raise ActionError(f'action.pod: unknown pod "{payload["pod"]}"')
+    refuse_unstorable(payload, "action")  # a NaN the fault's own checks let through
+    return payload
+
+
+# scenario text -> its kubelet settings (typed, raw) and Kubernetes release: AddNode's node spec
+# and every action are parsed against them.
+# Parsing a 1,000-node scenario takes seconds and a click should not, so room_create fills this
+# and validation reads it; at most a few scenarios are kept.
+_KUBELET_OF: dict[str, tuple[KubeletConfig, dict[str, Any], Profile]] = {}
+
+
+def _scenario_kubelet(
+    text: str, scenario: Scenario | None = None
+) -> tuple[KubeletConfig, dict[str, Any], Profile]:
+    if text not in _KUBELET_OF:
+        scenario = scenario or load_scenario(text)
+        while len(_KUBELET_OF) >= 8:
+            del _KUBELET_OF[next(iter(_KUBELET_OF))]
+        _KUBELET_OF[text] = (scenario.config.kubelet, scenario.kubelet_raw, scenario.profile)
+    return _KUBELET_OF[text]
+
+
+def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
+    """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
+    payload = validate_action(room, payload)
+    refuse_unstorable(actor, "actor")
+    limits.check_action(room, payload)
+    return Action.objects.create(
+        room=room, actor=actor[:120], kind=payload["type"], payload=payload
+    )
+
+
+def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
+    """Change cluster parameters: validated with the scenario loader's code, applied as a
+    SetParameters action so that replay and export see it too."""
+    if not isinstance(params, dict):
+        raise ActionError("parameters: must be a mapping of sections")
+    unknown = sorted(set(params) - {"controllerManager", "kubelet", "apiServer"})
+    if unknown:
+        raise ActionError(
+            f"parameters.{unknown[0]}: unknown section (known: controllerManager, kubelet, "
+            "apiServer)"
+        )
+    payload = {"type": "SetParameters"}
+    for key in ("controllerManager", "kubelet", "apiServer"):
+        if params.get(key):
+            payload[key] = params[key]
+    if len(payload) == 1:
+        raise ActionError("parameters: nothing to change")
+    return action_submit(room, payload, actor)

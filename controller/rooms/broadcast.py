@@ -1,0 +1,72 @@
+"""Messages to a room's pages: sent to its Channels group once the transaction commits.
+
+Bounded deltas: no tick broadcasts more than ``PLAYGROUND_DELTA_MAX_BYTES`` (256 KiB by
+default). A tick that changed more (a zone outage in a 1,000-node room changes thousands of
+pods at one instant) broadcasts a small ``resync`` notice instead (``bounded``); every client
+then fetches the room's snapshot over HTTP (live/deltas.py).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+
+def max_bytes() -> int:
+    return int(getattr(settings, "PLAYGROUND_DELTA_MAX_BYTES", 256 * 1024))
+
+
+def encoded_size(message: dict[str, Any]) -> int:
+    """Bytes of ``message`` as the channel layer sends it to a browser (compact JSON)."""
+    return len(json.dumps(message, separators=(",", ":")).encode())
+
+
+def bounded(delta: dict[str, Any]) -> dict[str, Any]:
+    """``delta`` itself when it fits, else the resync notice that stands for it: the same
+    ``seq`` (so clients keep their order), the clock, the refusals for the operator, and why."""
+    size = encoded_size(delta)
+    limit = max_bytes()
+    if size <= limit:
+        return delta
+    notice = {
+        "type": "resync",
+        "seq": delta["seq"],
+        "t": delta["t"],
+        "speed": delta["speed"],
+        "paused": delta["paused"],
+        "bytes": size,
+        "limit": limit,
+        "events": len(delta.get("events") or []),
+    }
+    if delta.get("refused"):
+        notice["refused"] = delta["refused"]
+    return notice
+
+
+# -- broadcasting ---------------------------------------------------------------------------
+def group_name(room_id: int) -> str:
+    return f"room-{room_id}"
+
+
+def _broadcast_after_commit(room_id: int, message: dict[str, Any]) -> None:
+    def send() -> None:
+        from asgiref.sync import async_to_sync
+        from channels.layers import get_channel_layer
+
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        try:
+            async_to_sync(layer.group_send)(
+                group_name(room_id), {"type": "room.message", "message": message}
+            )
+        except Exception:  # the layer (Redis) is down: clients resync by snapshot later
+            log.exception("broadcast to room %s failed", room_id)
+
+    transaction.on_commit(send)

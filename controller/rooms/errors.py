@@ -1,0 +1,99 @@
+"""What a room refuses and how it says so: ActionError (the message names the field), the
+limits' LimitError beside it (REFUSALS), values the database cannot store (NUL, NaN), speed.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+
+from ..engine import safe_yaml
+from ..engine.scenario import (
+    ScenarioError,
+)
+from ..limits import LimitError
+
+MIN_SPEED, MAX_SPEED = 0.1, 100.0
+
+
+class ActionError(ValueError):
+    """An action refused: the message says which field and why."""
+
+
+# A limit's refusal (limits.py) is an ActionError to every caller too.
+REFUSALS = (ActionError, LimitError)
+
+
+# -- unstorable values: PostgreSQL refuses NUL characters in text and JSON, and NaN/Infinity
+# in JSON (jsonb); SQLite stores them. They are refused here, on every database alike, with
+# the path of the field.
+NUL = "\x00"
+# How a NUL can reach a parsed YAML string (raw NUL characters are refused by the parser).
+_YAML_NUL_ESCAPES = re.compile(r"\\(0|x00|u0000|U00000000)")
+
+
+def refuse_unstorable(
+    value: Any, path: str, error: type[ValueError] = ActionError, numbers: bool = True
+) -> None:
+    """Raise ``error`` naming the first string (or mapping key) under ``value`` that holds a
+    NUL character, or (``numbers``) the first number that is NaN or infinite."""
+
+    def refuse(where: str, why: str) -> None:
+        if error is ScenarioError:
+            raise ScenarioError(where, why)
+        raise error(f"{where}: {why}")
+
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                refuse(where, _NUL_WHY)
+        elif isinstance(item, float) and numbers:
+            if not math.isfinite(item):
+                refuse(where, f"{item!r} is not a finite number (JSON has no NaN or Infinity)")
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                child_path = f"{where}.{key}" if where else str(key)
+                if isinstance(key, str) and NUL in key:
+                    stack.append((key, child_path))
+                stack.append((child, child_path))
+        elif isinstance(item, list | tuple):
+            stack.extend((c, f"{where}[{i}]") for i, c in reversed(list(enumerate(item))))
+
+
+_NUL_WHY = "contains a NUL character (\\u0000), which cannot be stored"
+
+
+def _refuse_nul_in_scenario(text: str) -> None:
+    """A scenario's strings, when its text has a way to write a NUL (cheap when it has none).
+    Its numbers are the loader's business: the ones stored as JSON (its parameters) are
+    checked there, a NaN in a field the simulation ignores is never stored."""
+    if not _YAML_NUL_ESCAPES.search(text):
+        return
+    try:
+        docs = safe_yaml.load_all(text)
+    except (yaml.YAMLError, safe_yaml.YamlLimitError):
+        return  # load_scenario reports it with its position
+    root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
+    if root is not None:
+        refuse_unstorable(root, "", ScenarioError, numbers=False)
+    for i, doc in enumerate(d for d in docs if d is not root):
+        refuse_unstorable(doc, f"objects (extra document {i + 1})", ScenarioError, numbers=False)
+
+
+def _check_speed(speed: Any) -> float:
+    try:
+        if isinstance(speed, bool):
+            raise TypeError
+        value = float(speed)
+    except (TypeError, ValueError):
+        raise ActionError(f"speed: {speed!r} is not a number") from None
+    if not MIN_SPEED <= value <= MAX_SPEED:
+        raise ActionError(
+            f"speed: must be between {MIN_SPEED:g}x and {MAX_SPEED:g}x, got {value:g}"
+        )
+    return value

@@ -1,0 +1,345 @@
+"""The tick: apply pending actions, advance the engine to the room's "now", persist what
+changed (timeline rows, views, series, the clock) and broadcast it after commit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from .. import bulk, timeline_store
+from ..engine.scenario import (
+    ScenarioError,
+)
+from ..engine.series import points_since
+from ..engine.simulation import ActionFailed, Simulation
+from ..engine.state import node_state, parameters_view, pod_state, zone_states
+from ..lessons import progress
+from ..models import (
+    Action,
+    ObjectView,
+    Room,
+    SeriesPoint,
+)
+from .broadcast import _broadcast_after_commit, bounded
+from .clock import _clock_message, _now_target
+from .runtime import (
+    _CACHE,
+    CONTROL_KINDS,
+    SNAPSHOT_COST_FACTOR,
+    SNAPSHOT_EVERY_S,
+    Runtime,
+    _fault_from_action,
+    _runtime,
+    _schedule_action,
+    _snapshot,
+)
+
+log = logging.getLogger(__name__)
+# A new room's first delta with more events, nodes and pods than this is not broadcast: a
+# resync notice is (room_went_live).
+FIRST_DELTA_MAX = 2000
+
+
+def has_pending_actions(room_id: int) -> bool:
+    """Whether a live room has faults waiting for a tick (controls are applied at once)."""
+    return (
+        Action.objects.filter(room_id=room_id, status=Action.PENDING, room__build_state=Room.LIVE)
+        .exclude(kind__in=CONTROL_KINDS)
+        .exists()
+    )
+
+
+def room_advance(
+    room_id: int, wall_now: datetime | None = None, extra_ms: int = 0
+) -> dict[str, Any] | None:
+    """The tick: apply pending actions, advance the engine to the room's "now", persist
+    what changed and broadcast it after commit. Callers hold the room's Redis lock."""
+    try:
+        return _advance(room_id, wall_now or timezone.now(), extra_ms)
+    except ActionFailed as exc:
+        # Not a refusal but a bug: the cached engine may be half changed, so it is dropped
+        # (the next tick rebuilds it from the snapshot and the log), and the action is refused
+        # so that the room does not fail on it at every tick.
+        _CACHE.pop(room_id, None)
+        log.exception("room %s: action %s failed", room_id, exc.action_id)
+        cause = type(exc.__cause__).__name__
+        Action.objects.filter(pk=exc.action_id).update(
+            status=Action.REFUSED,
+            at_ms=None,
+            error=f"action: could not be applied ({cause}); the room goes on without it",
+        )
+        return None
+
+
+def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
+    """A running room that no worker ticked for more than PLAYGROUND_MAX_CATCH_UP_SECONDS of
+    its clock (the whole stack was stopped, say, and started again hours later) resumes from
+    where its clock stood, as if it had been paused meanwhile: re-anchored at ``wall_now``
+    (saved, and a clock message sent to its pages). Catching up instead would simulate hours in
+    one tick, holding the room (and on SQLite the whole database) for minutes."""
+    limit = settings.PLAYGROUND_MAX_CATCH_UP_SECONDS
+    if room.paused or limit <= 0 or room.speed <= 0:
+        return False
+    behind_s = (target - room.sim_ms) / (room.speed * 1000)
+    if behind_s <= limit:
+        return False
+    log.warning(
+        "room %s: its clock is %.0f s behind (nobody ticked it); it resumes from %.1f s",
+        room.pk,
+        behind_s,
+        room.sim_ms / 1000,
+    )
+    room.sim_anchor_ms = room.sim_ms
+    room.wall_anchor = wall_now
+    room.save(update_fields=["sim_anchor_ms", "wall_anchor"])
+    _broadcast_after_commit(
+        room.pk,
+        _clock_message(room),
+    )
+    return True
+
+
+def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] | None:
+    with transaction.atomic():
+        room = Room.objects.select_for_update().get(pk=room_id)
+        if room.build_state != Room.LIVE:
+            return None  # still being built by a worker (build.py), or its build failed
+        rt = _runtime(room)
+        sim = rt.sim
+        pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
+        target = _now_target(room, wall_now) + extra_ms
+        if _stalled(room, target, wall_now):
+            target = room.sim_ms + extra_ms
+        for action in pending:
+            if action.kind in CONTROL_KINDS:
+                continue
+            at = max(sim.now_ms + 1, room.sim_ms + 1)
+            action.at_ms = at
+            try:
+                fault = _fault_from_action(action, set(sim.cluster.nodes), sim)
+                if "pod" in fault.args and fault.args["pod"] not in sim.cluster.pods:
+                    raise ScenarioError("action.pod", f'unknown pod "{fault.args["pod"]}"')
+            except ScenarioError as exc:
+                action.status, action.error, action.at_ms = Action.REFUSED, str(exc), None
+                action.save(update_fields=["status", "error", "at_ms"])
+                continue
+            _schedule_action(sim, fault, action.pk)
+            action.status = Action.APPLIED
+            action.save(update_fields=["status", "at_ms"])
+            target = max(target, at)
+        if target <= room.sim_ms and not pending:
+            return None
+        try:
+            # A lesson's clock stops right after the instant a checkpoint is reached (paused).
+            lesson_msg = progress.run(room, sim, target)
+        except ScenarioError as exc:  # one of the scenario's own faults no longer fits
+            log.warning("room %s: %s", room.pk, exc)
+            _CACHE.pop(room.pk, None)
+            raise
+        refused = _record_refusals(room, sim)
+        room.sim_ms = sim.now_ms
+        if room.paused:
+            room.sim_anchor_ms = room.sim_ms
+        delta = _persist(room, rt)
+        if refused:
+            delta["refused"] = refused
+    # The lesson's message first: a question reached in this tick holds back, for whoever
+    # answers it, what this very delta would tell them (live.consumers, engine/holdback.py).
+    if lesson_msg is not None:
+        _broadcast_after_commit(room.pk, lesson_msg)
+    _broadcast_after_commit(room.pk, bounded(delta))
+    return delta
+
+
+def _record_refusals(room: Room, sim: Simulation) -> list[dict[str, Any]]:
+    """Actions valid when sent but whose target was gone at their instant (two operators,
+    one tick): refused with the engine's reason, never replayed or exported."""
+    out: list[dict[str, Any]] = []
+    if not sim.refused_actions:
+        return out
+    for action in room.actions.filter(pk__in=list(sim.refused_actions)).order_by("id"):
+        error = sim.refused_actions[action.pk]  # "action.node: ..." (the fault's path)
+        action.status, action.error, action.at_ms = Action.REFUSED, error, None
+        action.save(update_fields=["status", "error", "at_ms"])
+        out.append({"action": action.kind, "actor": action.actor, "error": action.error})
+    sim.refused_actions.clear()
+    return out
+
+
+def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
+    nodes, pods, zones = set(), set(), False
+    for e in events:
+        node, pod = e.get("node"), e.get("pod")
+        if isinstance(node, dict):  # an AddNode fault carries the node spec
+            node = node.get("name")
+        if node:
+            nodes.add(node)
+        if isinstance(pod, str) and pod:
+            pods.add(pod)
+        if e["type"] == "Fault" and e.get("fault") in ("AddNode", "DeleteNode"):
+            zones = True  # a zone may appear or lose its last node
+        if e["type"] in (
+            "ZoneState",
+            "ZoneRate",
+            "TaintAdded",
+            "TaintRemoved",
+            "NodeReady",
+            "PodDeleted",
+        ):
+            zones = True
+        obj = e.get("object")
+        if not isinstance(obj, str):  # an Apply fault carries the manifest
+            continue
+        if obj.startswith("Node/"):
+            nodes.add(obj[5:])
+        elif obj.startswith("Pod/"):
+            pods.add(obj[4:])
+    return nodes, pods, zones
+
+
+def _persist(
+    room: Room, rt: Runtime, force_snapshot: bool = False, fresh: bool = False
+) -> dict[str, Any]:
+    """Write what changed: new timeline rows, views of touched objects, the room's clock.
+    ``fresh``: the room's first rows (none stored yet): every view, plain fast inserts, and
+    no snapshot (the caller takes it once the room is live)."""
+    sim = rt.sim
+    events = list(sim.timeline.events)
+    sim.timeline.events.clear()
+    start = room.event_count
+    if fresh or start == 0:
+        # Nothing stored yet (a new room, or a rewind that deleted everything): many events
+        # at once go in compressed chunks (timeline_store).
+        timeline_store.write(room.pk, start, events)
+        force_snapshot = True
+    elif events:
+        bulk.insert_events(room.pk, start, events)  # rows from event_count on: none exist
+    # A fresh room's views are all of them (below): which objects its events touched is moot.
+    nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
+    # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
+    observed = getattr(sim, "observed_nodes", set())
+    nodes |= observed
+    observed.clear()
+    if force_snapshot:
+        nodes = set(sim.cluster.nodes)
+        pods = set(sim.cluster.pods)
+        zones_changed = True
+    # Taint-manager countdowns and heartbeat ages move without events: the page derives
+    # them from timestamps in the views.
+    changes: dict[str, Any] = {
+        "nodes": {},
+        "pods": {},
+        "zones": None,
+        "workloads": None,
+        "params": None,
+    }
+    upserts, deletes = [], []
+    for name in sorted(nodes):
+        node = sim.cluster.nodes.get(name)
+        data = node_state(sim, node) if node is not None else None
+        changes["nodes"][name] = data
+        (
+            upserts.append(("node", name, data))
+            if data is not None
+            else deletes.append(("node", name))
+        )
+    for key in sorted(pods):
+        pod = sim.cluster.pods.get(key)
+        data = pod_state(sim, pod) if pod is not None else None
+        changes["pods"][key] = data
+        (upserts.append(("pod", key, data)) if data is not None else deletes.append(("pod", key)))
+    if zones_changed:
+        zs = zone_states(sim)
+        changes["zones"] = zs
+        upserts.append(("zone", "*", zs))
+    if force_snapshot or any(
+        e["type"] == "Fault" and e.get("fault") in ("SetParameters", "RestartControllerManager")
+        for e in events
+    ):
+        params = parameters_view(sim)
+        changes["params"] = params
+        upserts.append(("params", "*", params))
+    if pods:
+        # Ready/desired replicas per workload, for the page's chart (only when pods changed).
+        wl = {ref: list(v) for ref, v in sim.workloads.metrics().items()}
+        changes["workloads"] = wl
+        upserts.append(("metrics", "workloads", wl))
+    for kind, key in deletes:
+        ObjectView.objects.filter(room=room, kind=kind, key=key).delete()
+    if fresh:
+        bulk.insert_views(room.pk, upserts)
+    elif upserts:
+        bulk.upsert_views(room.pk, upserts)
+    _persist_series(room, sim)
+    room.event_count = start + len(events)
+    room.seq += 1
+    room.version += 1
+    rt.version = room.version
+    room.save(
+        update_fields=[
+            "series_t_ms",
+            "sim_ms",
+            "sim_anchor_ms",
+            "wall_anchor",
+            "event_count",
+            "seq",
+            "version",
+            "speed",
+            "paused",
+        ]
+    )
+    every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
+    if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
+        _snapshot(room, rt)
+    return {
+        "type": "delta",
+        "seq": room.seq,
+        "t": sim.now_ms / 1000,
+        "speed": room.speed,
+        "paused": room.paused,
+        # A new room's first instant is sent as a resync notice when it is big (room_went_live):
+        # its events are not made into messages (935,000 of them at 5,000 nodes: 1.5 s).
+        "events": None
+        if fresh and len(events) > FIRST_DELTA_MAX
+        else [_public_event(start + i, e) for i, e in enumerate(events)],
+        **changes,
+    }
+
+
+def _persist_series(room: Room, sim: Simulation) -> None:
+    """Store the chart points the engine kept since the last tick. Points of the last stored
+    instant are written again (a later sample in one instant replaces the earlier), so every
+    point from ``series_t_ms`` on is replaced by the engine's."""
+    since = room.series_t_ms
+    wl = sim.workloads
+    rows = [
+        SeriesPoint(room=room, series="zones", t_ms=t, value={z[0]: list(z[1:]) for z in zones})
+        for t, _pods, zones in points_since(wl.cluster_series, since)
+    ]
+    for key, points in wl.workload_series.items():
+        rows += [
+            SeriesPoint(room=room, series=f"workload/{key}", t_ms=t, value=[desired, ready])
+            for t, desired, ready in points_since(points, since)
+        ]
+    for zone, points in sim.queue_series.items():
+        rows += [
+            SeriesPoint(room=room, series=f"queue/{zone}", t_ms=t, value=n)
+            for t, n in points_since(points, since)
+        ]
+    SeriesPoint.objects.filter(room=room, t_ms__gte=since).delete()
+    SeriesPoint.objects.bulk_create(rows, batch_size=1000)
+    room.series_t_ms = sim.now_ms
+
+
+def _public_event(idx: int, e: dict[str, Any]) -> dict[str, Any]:
+    out = dict(e)
+    out["t"] = e["t"] / 1000
+    out["idx"] = idx
+    return out
