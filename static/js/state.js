@@ -67,6 +67,16 @@ export function resyncReplay(notice, snap, buffered) {
   return buffered.filter((d) => d.seq > snap.seq).sort((a, b) => a.seq - b.seq);
 }
 
+// The simulated time the page shows. The clock, the countdowns and the picture must agree on
+// it, so it is the time of the data the page holds (the last delta's), not the room's clock
+// run on between deltas: a delta comes once per beat (one wall second: 50 simulated seconds at
+// 50x), and a clock interpolated past the data showed 04:09 over zone-c's header still
+// "Normal" while its FullDisruption at 245 s waited in the next delta, and stepped back when
+// that delta came. At 1x it moves a second a second; at 50x it moves 50 s at a time.
+export function shownTime(state) {
+  return state.simT;
+}
+
 export function podsByNode(state) {
   const out = new Map();
   for (const p of state.pods.values()) {
