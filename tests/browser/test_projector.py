@@ -29,12 +29,16 @@ FITS = """(focus) => {
     view: [innerWidth, innerHeight], outside: [], names: document.querySelectorAll("#lesson .names").length };
   const lesson = document.getElementById("lesson");
   out.lesson = [lesson.scrollHeight, lesson.clientHeight];
+  const box = document.getElementById("zones").getBoundingClientRect();
+  const under = document.getElementById("scrubber").getBoundingClientRect();
+  out.zones = [box.bottom, under.top];
   const sel = [...focus.nodes.map((n) => `#zones [data-node="${n}"]`), ...focus.zones.map((z) => `#zones [data-zone="${z}"]`)];
   for (const s of sel) {
     const el = document.querySelector(s);
     if (!el) { out.outside.push(`${s}: missing`); continue; }
     const r = el.getBoundingClientRect();
-    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight + 1 || r.right > innerWidth + 1 || r.height < 4) out.outside.push(`${s}: ${JSON.stringify(r)}`);
+    const bottom = Math.min(innerHeight, under.height ? under.top : innerHeight);
+    if (r.top < 0 || r.left < 0 || r.bottom > bottom + 1 || r.right > innerWidth + 1 || r.height < 4) out.outside.push(`${s}: ${JSON.stringify(r)}`);
   }
   return out;
 }"""
@@ -88,6 +92,8 @@ def test_the_presenter_view_fits_a_projector(live_stack, browser, monkeypatch, l
                 got,
             )
             assert got["lesson"][0] <= got["lesson"][1] + 1, (where, phase, "lesson scrolls", got)
+            # The cluster ends above the time scrubber (nothing of it under another box).
+            assert got["zones"][0] <= got["zones"][1] + 1, (where, phase, "cluster cut", got)
             assert not got["outside"], (where, phase, got["outside"])
             assert got["names"] == 0 and "Ada" not in page.locator("#lesson").inner_text()
         page.screenshot(path=str(ARTIFACTS / f"projector-{lesson['id']}-{n}-{cp.id}.png"))
