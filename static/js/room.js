@@ -56,12 +56,21 @@ function connect() {
   // (the class reads the projector): the server is told, and told again on a toggle.
   wsPresent = presenting();
   ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}&client=${encodeURIComponent(clientId)}&present=${wsPresent ? 1 : 0}`);
-  ws.onopen = () => { els.conn.textContent = "live"; els.conn.className = "pill ok"; };
+  ws.onopen = () => {
+    els.conn.textContent = "live"; els.conn.className = "pill ok";
+    while (outbox.length) ws.send(JSON.stringify(outbox.shift()));
+  };
   ws.onclose = () => { els.conn.textContent = "reconnecting"; els.conn.className = "pill bad"; setTimeout(connect, 1000); };
   ws.onmessage = (msg) => handle(JSON.parse(msg.data));
 }
 
-function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
+// A lesson's lead pressed while the socket reconnects (the presenter view's toggle reconnects
+// it) is sent once it is open again, not lost.
+const outbox = [];
+function send(obj) {
+  if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj));
+  else if (String(obj.type).startsWith("lesson.")) outbox.push(obj);
+}
 
 // While a resync fetch is under way, the deltas that arrive wait here (then replay in order).
 let resyncBuffer = null;
@@ -359,7 +368,9 @@ function setPresenter(on) {
   const url = new URL(location.href);
   if (on) url.searchParams.set("present", "1"); else url.searchParams.delete("present");
   history.replaceState(null, "", url);
-  if (ws && ws.readyState === 1 && presenting() !== wsPresent) ws.close();  // reconnects, told
+  if (ws && ws.readyState === 1 && presenting() !== wsPresent) {  // reconnect at once, told
+    ws.onclose = null; ws.close(); connect();
+  }
 }
 document.getElementById("presenter").addEventListener("click", () => setPresenter(!document.body.classList.contains("presenter")));
 document.addEventListener("keydown", (ev) => {
