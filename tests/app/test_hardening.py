@@ -332,6 +332,12 @@ def test_lesson_next_at_the_owners_running_room_limit_is_refused_whole(db, setti
             id="a lone surrogate in the name",
         ),
         pytest.param(
+            "silent",
+            {"answer": 2, "client": "\ud800"},
+            "lesson.answer: the page's client id contains a lone surrogate",
+            id="a lone surrogate in the client id (found by the fuzz target)",
+        ),
+        pytest.param(
             "taint",
             {"answer": 1e308},
             "lesson.answer.answer: must be a time in seconds (at most 9223372036,",
@@ -354,8 +360,9 @@ def test_a_lesson_answer_that_cannot_be_stored_is_refused_with_the_field(
         classroom.next_step(room.pk, "t")
         room = tick(Room.objects.get(pk=room.pk), 30)
     assert LessonState.objects.get(room=room).checkpoint == checkpoint
+    client = answer.pop("client", "c1")
     with pytest.raises(LessonError) as err:
-        classroom.answer(room.pk, "c1", {"checkpoint": checkpoint, **answer})
+        classroom.answer(room.pk, client, {"checkpoint": checkpoint, **answer})
     assert str(err.value).startswith(error)
     runtime.forget_cache()
 
