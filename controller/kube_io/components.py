@@ -203,8 +203,8 @@ def _flag_value(kind: str, value: str) -> Any:
             return float(value)
         except ValueError:
             return value
-    if kind in ("int", "int+"):
-        return int(value) if re.fullmatch(r"-?\d+", value) else value
+    if kind in ("int", "int+", "int32", "int32+", "seconds"):  # 31+ digits: refused as text
+        return int(value) if re.fullmatch(r"-?\d{1,30}", value) else value
     if kind == "bool":
         return {"true": True, "false": False}.get(value.lower(), value)
     return value

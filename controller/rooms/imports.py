@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import limits
+from ..engine import values
 from ..engine.scenario import (
     Scenario,
     ScenarioError,
@@ -23,7 +24,7 @@ from ..models import (
 )
 from .actions import _scenario_kubelet
 from .create import _create_with_unique_slug, _store_scenario_parts, _unique_slug
-from .errors import _YAML_NUL_ESCAPES, _check_speed, refuse_unstorable
+from .errors import _check_speed, refuse_unstorable
 
 # -- a big cluster import: parsed by the worker that builds its room (build.py) -------------
 IMPORTED_NAME = "imported-cluster"
@@ -93,7 +94,7 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
     # The text is the safe dump of this mapping, which loads back into the same mapping: the
     # scenario is parsed from the mapping rather than read back from the text (4 s of YAML
     # for 6,600 pods). Restores read the text (the tests compare the two timelines).
-    if _YAML_NUL_ESCAPES.search(scenario_yaml):
+    if values.text_may_hide_problems(scenario_yaml):
         refuse_unstorable(mapping, "", ScenarioError, numbers=False)
     check_nesting(mapping, "")
     scenario = parse_scenario(mapping)

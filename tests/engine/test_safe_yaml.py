@@ -72,6 +72,13 @@ def pod_annotation_bomb(levels: int = 9) -> str:
             "x: " + "y" * 2000, {"max_bytes": 1000}, "", "2003 bytes, more than 1000", id="size"
         ),
         pytest.param(
+            "a: 1\nb: \ud800\n",
+            {},
+            "",
+            "a lone surrogate (\\ud800) at line 2 is not text",
+            id="a lone surrogate in the text (libyaml reads UTF-8; found by the fuzz target)",
+        ),
+        pytest.param(
             "a: 1\nb: {c: 2, c: 3}\n",
             {"unique_keys": True},
             "b.c",
