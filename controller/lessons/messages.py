@@ -102,6 +102,9 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
         if value is not None and cp is not None:
             mine = _shown(cp, value)
     state["mine"] = mine
+    # Where each checkpoint reached so far paused the room (simulated seconds): the page's time
+    # scrubber marks them (a page that is open sees the pauses come; one that connects, here).
+    state["reached"] = {cp_id: ms / 1000 for cp_id, ms in sorted(ls.reached.items())}
     return {"def": public_def(lesson), "state": state}
 
 

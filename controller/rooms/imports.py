@@ -78,7 +78,8 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
     pending = PendingImport.objects.get(room=room)
     options = pending.options or {}
     say(f"importing the cluster ({len(pending.text) / 1e6:.1f} MB of kubectl output)")
-    from ..importer import dump_scenario, import_cluster
+    from ..kube_io.importer import import_cluster
+    from ..kube_io.report import dump_scenario
 
     mapping, report = import_cluster(
         pending.text,
@@ -128,7 +129,7 @@ def import_scenario(
 ) -> tuple[str, list[dict[str, str]]]:
     """kubectl output (and component configuration) -> the scenario YAML a room is created
     from (its report as the leading comment) and the report (importer.import_cluster)."""
-    from ..importer import dump_scenario
+    from ..kube_io.report import dump_scenario
 
     scenario, report = _import(text, name, kubelet_config, controller_manager_config, flags)
     return dump_scenario(scenario, report), report
@@ -155,7 +156,7 @@ def _import(
     flags: str | None,
 ) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """importer.import_cluster with the form's fields (an unnamed cluster gets IMPORTED_NAME)."""
-    from ..importer import import_cluster
+    from ..kube_io.importer import import_cluster
 
     return import_cluster(
         text,

@@ -43,12 +43,26 @@ export class LessonPanel {
 
   snapshot(lesson) {
     this.ls = lesson ? applyLessonSnapshot(emptyLesson(), lesson.def, lesson.state) : emptyLesson();
+    this.reached = (lesson && lesson.state && lesson.state.reached) || {};
     this.render();
   }
 
   message(m) {
     this.ls = applyLessonMessage(this.ls, m);
+    if (m.reached) this.reached = m.reached;
     this.render();
+  }
+
+  // This page answers an open question not yet revealed (a viewer, or a learner alone): it
+  // shows no predictions (countdowns) that would answer it. A class's operator sees them.
+  holdsPredictions() {
+    return Boolean(this.ls.def && this.ls.checkpoint && !this.ls.revealed) && (this.role !== "operator" || Boolean(this.ls.solo));
+  }
+
+  // For the time scrubber: the lesson's steps, the open checkpoint and where the room paused.
+  timeline() {
+    if (!this.ls.def) return null;
+    return { def: this.ls.def, state: { checkpoint: this.ls.checkpoint, revealed: this.ls.revealed, reached: this.reached || {} } };
   }
 
   // An error from the server about this page's answer: the answer did not count.

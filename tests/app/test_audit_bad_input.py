@@ -27,33 +27,16 @@ from controller import timeline_store
 from controller.engine.scenario import ScenarioError
 from controller.models import Action, ClusterParameters, ObjectView, Room, TimelineEvent
 from controller.rooms import actions, controls, create, errors, runtime, tick
+from tests.app.scenarios import pod, scenario, workload
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: audit}
-spec:
-  kubelet:
-    evictionSoft: {memory.available: 1Gi}
-    evictionSoftGracePeriod: {memory.available: 1m}
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-  objects:
-    - apiVersion: v1
-      kind: Pod
-      metadata: {name: web, namespace: default}
-      spec: {nodeName: n-1, containers: [{name: web}]}
-    - apiVersion: apps/v1
-      kind: Deployment
-      metadata: {name: d}
-      spec:
-        replicas: 1
-        selector: {matchLabels: {app: d}}
-        template:
-          metadata: {labels: {app: d}}
-          spec: {containers: [{name: c}]}
-"""
+SCENARIO = scenario(
+    "audit",
+    2,
+    (pod(), workload("Deployment", "d", 1, container="c", namespace=None)),
+    spec="  kubelet:\n"
+    "    evictionSoft: {memory.available: 1Gi}\n"
+    "    evictionSoftGracePeriod: {memory.available: 1m}\n",
+)
 
 
 @pytest.fixture

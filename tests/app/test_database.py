@@ -15,23 +15,11 @@ from django.db.models import F
 from controller.engine.scenario import ScenarioError
 from controller.models import Action, Comparison, ObjectView, Room
 from controller.rooms import actions, compare, controls, create, errors, reading
+from tests.app.scenarios import pod, scenario
 
 pytestmark = pytest.mark.django_db
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: db}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-  objects:
-    - apiVersion: v1
-      kind: Pod
-      metadata: {name: web, namespace: default, labels: {app: web}}
-      spec: {nodeName: n-1, containers: [{name: web}]}
-"""
+SCENARIO = scenario("db", 2, (pod(labels="{app: web}"),))
 
 
 def test_the_run_uses_the_database_it_was_asked_for() -> None:

@@ -20,39 +20,13 @@ from controller.rooms import actions, compare, controls, imports, reading
 from controller.rooms import create as rooms_create
 from playground.asgi import application
 from playground.settings import env_number
+from tests.app.scenarios import pod, scenario, workload
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: limits}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-    - {name: n-3, zone: z}
-  objects:
-    - apiVersion: v1
-      kind: Pod
-      metadata: {name: web, namespace: default}
-      spec: {nodeName: n-1, containers: [{name: web}]}
-    - apiVersion: apps/v1
-      kind: Deployment
-      metadata: {name: api, namespace: default}
-      spec:
-        replicas: 4
-        selector: {matchLabels: {app: api}}
-        template:
-          metadata: {labels: {app: api}}
-          spec: {containers: [{name: api}]}
-    - apiVersion: apps/v1
-      kind: DaemonSet
-      metadata: {name: agent, namespace: default}
-      spec:
-        selector: {matchLabels: {app: agent}}
-        template:
-          metadata: {labels: {app: agent}}
-          spec: {containers: [{name: agent}]}
-"""
+SCENARIO = scenario(
+    "limits",
+    3,
+    (pod(), workload("Deployment", "api", 4), workload("DaemonSet", "agent")),
+)
 # 3 nodes; pods: 1 + 4 + 3 (one agent per node) = 8
 
 pytestmark = pytest.mark.usefixtures("fresh_channel_layer")

@@ -14,8 +14,8 @@ import urllib.request
 from pathlib import Path
 
 from controller import timeline_store
+from controller.bench.procs import free_port
 from controller.models import Action
-from controller.procs import free_port
 from controller.rooms import actions, create
 
 REPO = Path(__file__).resolve().parents[2]

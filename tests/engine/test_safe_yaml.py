@@ -13,7 +13,7 @@ import yaml
 
 from controller.engine import safe_yaml
 from controller.engine.scenario import ScenarioError, load_scenario
-from controller.importer import read_documents
+from controller.kube_io.documents import read_documents
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "controller" / "scenarios"
 
