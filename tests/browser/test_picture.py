@@ -7,6 +7,7 @@ multiples on whole-number axes, and the operator drags the time scrubber to rewi
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -147,6 +148,10 @@ def test_countdowns_bands_multiples_and_the_scrubber(live_stack, room, browser) 
         "Number(document.querySelector('.scrub-marks').dataset.marks) > 3", timeout=20_000
     )
     assert viewer.locator(".scrub-range").is_disabled()
+    # Hovering the viewer's track at its start says when, and what the marks there are.
+    track = viewer.locator(".scrub-track").bounding_box()
+    viewer.mouse.move(track["x"] + 2, track["y"] + track["height"] / 2)
+    assert re.match(r"00:00: .*zone", viewer.get_attribute(".scrub-track", "title"))
     assert page.locator(".scrub-range").is_enabled()
     now = engine(page, "s.simT")
     page.locator("#scrubber").screenshot(path=str(ARTIFACTS / "24-scrubber.png"))
