@@ -90,6 +90,7 @@ def test_countdowns_bands_multiples_and_the_scrubber(live_stack, room, browser) 
     shown = float(page.get_attribute(card("a-1"), "data-unknown-at"))
     assert shown == engine(page, "s.nodes.get('a-1').unknownAt")
     page.screenshot(path=str(ARTIFACTS / "20-grace-period.png"), full_page=True)
+    page.locator(card("a-1")).screenshot(path=str(ARTIFACTS / "20-node-tile-grace.png"))
 
     # 1.34: Unknown 50 s after the last lease, tainted unreachable:NoExecute: the 300 s run.
     step(page, 6)
@@ -110,6 +111,7 @@ def test_countdowns_bands_multiples_and_the_scrubber(live_stack, room, browser) 
     assert page.locator(f"{card('a-1')} .grace").is_hidden(), "Unknown: the grace period is over"
     page.wait_for_selector(f"{card('a-1')} .chip.NoExecute")
     page.screenshot(path=str(ARTIFACTS / "21-pods-counting-down-300s.png"), full_page=True)
+    page.locator(card("a-1")).screenshot(path=str(ARTIFACTS / "21-node-tile-300s.png"))
 
     # zone-b all down: a FullDisruption band.
     page.click('.zone[data-zone="zone-b"] button[data-fault="ZoneOutage"]')
