@@ -16,10 +16,10 @@ from django.views.decorators.http import require_GET, require_POST
 from . import limits
 from .engine.scenario import ScenarioError
 from .engine.versions import NEWEST_VERSION
-from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
-from .importer import import_report_of, is_imported
+from .kube_io.exports import timeline_csv, timeline_events_yaml
+from .kube_io.report import import_report_of, is_imported
 from .lessons import classroom, holding
 from .lessons.definition import LessonError
 from .live import deltas

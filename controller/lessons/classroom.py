@@ -9,6 +9,8 @@ from typing import Any
 
 from django.db import transaction
 
+from .. import limits
+from ..engine import values
 from ..engine.lesson import Checkpoint, Lesson, LessonRuntime
 from ..models import LessonAnswer, LessonState, Room
 from .definition import MAX_NAME, LessonError, _checkpoint, latest_step, lesson_of
@@ -34,6 +36,9 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
     client = str(client or "")[:80]
     if not client:
         raise LessonError("lesson.answer: this page has no client id; reload it")
+    bad = values.first_problem(content, "lesson.answer", numbers=False)  # NUL, lone surrogate
+    if bad is not None:
+        raise LessonError(": ".join(bad))
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         cp_id = content.get("checkpoint")
@@ -53,10 +58,6 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
         if not isinstance(name, str):
             raise LessonError("lesson.answer.name: must be text")
         name = name.strip()
-        if "\x00" in name:  # PostgreSQL cannot store it (SQLite would): refused on both
-            raise LessonError(
-                "lesson.answer.name: contains a NUL character (\\u0000), which cannot be stored"
-            )
         if len(name) > MAX_NAME:
             raise LessonError(f"lesson.answer.name: at most {MAX_NAME} characters")
         LessonAnswer.objects.update_or_create(
@@ -71,6 +72,8 @@ def _check_value(cp: Checkpoint, raw: Any) -> float:
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         what = "an index into choices" if cp.kind == "choice" else "a number of seconds"
         raise LessonError(f"lesson.answer.answer: must be {what}, got {raw!r}")
+    if isinstance(raw, int) and values.number_problem(raw):  # past 64 bits (10**400)
+        raise LessonError(f"lesson.answer.answer: {values.number_problem(raw)}")
     if cp.kind == "choice":
         n = len(cp.choices)
         if isinstance(raw, float) and not raw.is_integer() or not 0 <= raw < n:
@@ -78,9 +81,10 @@ def _check_value(cp: Checkpoint, raw: Any) -> float:
                 f"lesson.answer.answer: must be an index into choices (0..{n - 1}), got {raw!r}"
             )
         return float(int(raw))
-    if not math.isfinite(raw) or raw < 0:
+    if not math.isfinite(raw) or not 0 <= raw <= values.MAX_SECONDS:
         raise LessonError(
-            f"lesson.answer.answer: must be a time in seconds, 0 or more, got {raw!r}"
+            f"lesson.answer.answer: must be a time in seconds (at most {values.MAX_SECONDS}, "
+            f"the longest time.Duration), 0 or more, got {raw!r}"
         )
     return float(raw)
 
@@ -133,6 +137,8 @@ def next_step(room_id: int, actor: str, close: bool = False) -> dict[str, Any]:
             )
         else:
             raise LessonError("lesson.next: this is the last step")
+        if resume:  # refused whole, before the step moves on (the resume below checks again)
+            limits.check_running_rooms(room.creator, exclude=room.pk)
         ls.save(update_fields=["step", "checkpoint", "revealed"])
         _broadcast(room.pk, message(room, lesson, ls))
     if resume:

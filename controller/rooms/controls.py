@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import limits, snapshots, timeline_store
+from ..engine import values
 from ..lessons import progress
 from ..models import (
     Action,
@@ -144,15 +145,23 @@ def room_rewind(room_id: int, t_s: float, actor: str) -> Room:
     return _rewind_one(room_id, t_s, actor)
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
 def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
     if isinstance(t_s, bool) or not isinstance(t_s, int | float | str):
         raise ActionError(f"rewind: t must be a number of seconds, got {t_s!r}")
     try:
         t = float(t_s)
-    except ValueError:
-        raise ActionError(f"rewind: t must be a number of seconds, got {t_s!r}") from None
-    if not math.isfinite(t):
-        raise ActionError(f"rewind: t must be a finite number of seconds, got {t_s!r}")
+    except (ValueError, OverflowError):  # (an int past float's range: 10**400)
+        raise ActionError(f"rewind: t must be a number of seconds, got {_shown(t_s)}") from None
+    if not math.isfinite(t) or not 0 <= t <= values.MAX_SECONDS:
+        raise ActionError(
+            f"rewind: t must be a finite number of seconds from 0 to the room's clock, "
+            f"got {_shown(t_s)}"
+        )
     t_ms = int(t * 1000)
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)

@@ -157,7 +157,7 @@ def room_manifests(room: Room, without_answers: bool = False) -> str:
     """The room's cluster now: the scenario (nodes, settings with the parameter changes
     applied so far), workloads and pods, which ``import_cluster`` reads back into the same
     scenario. ``without_answers``: a lesson's compiled out (lessons.holding.keeps_secrets)."""
-    from ..exports import cluster_manifests_yaml
+    from ..kube_io.exports import cluster_manifests_yaml
 
     # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
     sim, _snapshot_due = _restore(room)

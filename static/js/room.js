@@ -113,6 +113,12 @@ function handle(m) {
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
   if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
   if (m.type === "error") { lessonPanel.error(m.message); showError(m.message); return; }
+  // The server lost Redis: the socket stays open, the room's deltas wait until it is back.
+  if (m.type === "live") {
+    els.conn.textContent = m.paused ? "live updates paused" : "live";
+    els.conn.className = m.paused ? "pill bad" : "pill ok";
+    els.conn.title = m.paused ? m.message || "" : "";
+  }
 }
 
 // The charts start at t=0 whenever the page is opened: the room's history as the engine kept it.
