@@ -189,6 +189,7 @@ def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> 
             "hide": ["predictions"],
             "expect": [{"type": "NodeReady", "node": "a-2", "status": "Unknown", "at": 105}],
             "when": None,
+            "at": 70.0,
         },
     }
     viewer = messages.for_role(msg, operator=False)
