@@ -11,6 +11,7 @@ from django.db import transaction
 
 from ..engine.lesson import Checkpoint, Lesson
 from ..models import LessonAnswer, LessonState, Room
+from ..rooms import controls
 from .definition import MAX_NAME, LessonError, _checkpoint, _checkpoints, lesson_of
 from .messages import _broadcast, _shown, message
 
@@ -116,8 +117,6 @@ def next_step(room_id: int, actor: str) -> dict[str, Any]:
         ls.save(update_fields=["step", "checkpoint", "revealed"])
         _broadcast(room.pk, message(room, lesson, ls))
     if resume:
-        from ..rooms import controls
-
         controls.room_control(room_id, "resume", None, actor)
     return {"lesson": "next", "step": ls.step, "resumed": resume}
 

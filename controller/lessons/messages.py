@@ -8,6 +8,7 @@ from typing import Any
 
 from ..engine.lesson import Checkpoint, Lesson
 from ..models import LessonAnswer, LessonState, Room
+from ..rooms.broadcast import _broadcast_after_commit
 from .definition import _checkpoint, lesson_of, public_def
 
 
@@ -87,6 +88,4 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
 
 
 def _broadcast(room_id: int, msg: dict[str, Any]) -> None:
-    from ..rooms.broadcast import _broadcast_after_commit
-
     _broadcast_after_commit(room_id, msg)

@@ -1,5 +1,6 @@
 """The room websocket: a protocol adapter only. Snapshot with a sequence number on connect,
-then the group's deltas in order; operator messages go to services."""
+then the group's deltas in order; operator messages go to the room services (rooms/, lessons/),
+one call each."""
 
 from __future__ import annotations
 
