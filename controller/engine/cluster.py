@@ -79,6 +79,7 @@ class Cluster:
         its status with (Kubelet.api_status_written)."""
         old = {c.type: c for c in node.conditions}
         node.conditions = conditions
+        self.sim.on_node_written(node)
         changed = False
         for c in conditions:
             prev = old.get(c.type)
@@ -111,6 +112,7 @@ class Cluster:
         """Port of controllerutil.SwapNodeControllerTaint (AddOrUpdateTaintOnNode then
         RemoveTaintOffNode): taints to add get ``timeAdded = now``. Returns True on success."""
         noexec_before = [(t.key, t.value) for t in node.taints if t.effect == NO_EXECUTE]
+        self.sim.on_node_written(node)
         for t in add:
             existing = next((x for x in node.taints if x.matches(t)), None)
             if existing is not None:

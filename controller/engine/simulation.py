@@ -43,6 +43,11 @@ class ActionFailed(Exception):
 class Simulation:
     """A whole cluster, deterministic: the same scenario and actions give the same timeline."""
 
+    # The engine's shortcuts for idle loops (issue #27: the monitor pass's parked nodes, ...).
+    # False runs the straightforward loops they stand for: only the tests that compare both
+    # paths set it, before start().
+    shortcuts = True
+
     def __init__(self, scenario: Scenario, record: bool = True) -> None:
         self.scenario = scenario
         self.config = scenario.config
@@ -265,6 +270,7 @@ class Simulation:
         self.kube_scheduler.wake(now)
 
     def on_node_deleted(self, node: Node, now: int) -> None:
+        self.controller.node_deleted(node.name)
         self._sorted_nodes = None
         self.controller.node_eviction_map.pop(node.name, None)
         if self.taint_manager is not None:
@@ -273,6 +279,15 @@ class Simulation:
         if kubelet is not None:
             kubelet.stop(now)
         self.workloads.on_node_changed(node.name, now)
+
+    def on_node_written(self, node: Node) -> None:
+        """The node's status or taints were written (before any informer reaction)."""
+        self.controller.node_written(node.name)
+
+    def on_lease_changing(self, node_name: str) -> None:
+        """The node's kubelet is about to change when it renews its Lease (stop, start,
+        partition, heal, power)."""
+        self.controller.lease_changing(node_name)
 
     def on_node_status_updated(self, node: Node, now: int, changed: bool) -> None:
         self.workloads.on_node_status(node, now)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
     now = sim.now_ms
     kubelet = sim.kubelets.get(node.name)
-    health = sim.controller.node_health.get(node.name)
+    health = sim.controller.health_of(node.name)
     lease = kubelet.lease_renew_ms(now) if kubelet is not None else None
     out = {
         "name": node.name,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from .clock import SECOND
+from .kubelet.eviction.api import DEFAULT_EVICTION_HARD, DEFAULT_EVICTION_HARD_1_30
 from .objects import LABEL_EXCLUDE_DISRUPTION
 
 
@@ -75,6 +76,65 @@ def calculate_effective_grace_period(
     if grace == 0:
         grace = pod_grace_s
     return max(grace, 1)
+
+
+def calculate_effective_grace_period_overridden(
+    override_s: int | None, pod_grace_s: int, terminating_grace_s: int
+) -> int:
+    """Port of calculateEffectiveGracePeriod (pkg/kubelet/pod_workers.go) since #124063 (1.31):
+    as ``calculate_effective_grace_period``, but a grace that was given (``overridden``: an
+    override, or a deletion's grace, that shrank it) is kept even when it is 0, so an override
+    of 0 is a 1 s kill instead of the pod's terminationGracePeriodSeconds."""
+    grace = terminating_grace_s
+    overridden = False
+    if override_s is not None and (grace == 0 or override_s < grace):
+        grace = override_s
+        overridden = True
+    if not overridden and grace == 0:
+        grace = pod_grace_s
+    return max(grace, 1)
+
+
+# -- the image garbage collector's FreeDiskSpaceFailed event ------------------------------------
+def free_space_failed_wanted_to_free(
+    amount: int, freed: int, usage_percent: int, capacity: int
+) -> str:
+    """realImageGCManager.GarbageCollect (1.18 to 1.34): the error (and FreeDiskSpaceFailed
+    event) when image GC freed less than ``amount`` bytes."""
+    return (
+        "failed to garbage collect required amount of images. "
+        f"Wanted to free {amount} bytes, but freed {freed} bytes"
+    )
+
+
+def format_size(size: int) -> str:
+    """formatSize (pkg/kubelet/images/image_gc_manager.go, 1.35): one decimal in the largest
+    binary unit (KiB, MiB, GiB, TiB) the size reaches, bytes below 1 KiB. The function's source
+    is not stored here; the GiB form (``26.4 GiB``, ``114.7 GiB``) is what 1.35 kubelets print,
+    the other units are the same rule carried over."""
+    units = ("KiB", "MiB", "GiB", "TiB")
+    if size < 1024:
+        return f"{size} B"
+    value, unit = float(size), "B"
+    for u in units:
+        if value < 1024:
+            break
+        value, unit = value / 1024, u
+    return f"{value:.1f} {unit}"
+
+
+def free_space_failed_insufficient_disk(
+    amount: int, freed: int, usage_percent: int, capacity: int
+) -> str:
+    """realImageGCManager.GarbageCollect since #132578 (1.35): the reworded FreeDiskSpaceFailed
+    message (and the error ImageGCFailed repeats): the usage before GC and the capacity."""
+    return (
+        "Insufficient free disk space on the node's image filesystem "
+        f"({usage_percent}% of {format_size(capacity)} used). "
+        f"Failed to free sufficient space by deleting unused images (freed {freed} bytes). "
+        "Investigate disk usage, as it could be used by active images, logs, volumes, or other "
+        "data."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +213,20 @@ class Profile:
     # its minimum reclaim (thresholdsMet(..., enforceMinReclaim=true), by ~1.21); 1.18 checks
     # the bare thresholds (false), so it stops at the threshold itself.
     reclaim_enforces_min_reclaim: bool = False
+    # A soft eviction's gracePeriodOverride is min(evictionMaxPodGracePeriod, the pod's
+    # terminationGracePeriodSeconds) (#122890, 1.32: AllowOverwriteTerminationGracePeriodSeconds
+    # off by default; locked off in 1.35 by #133792); before, evictionMaxPodGracePeriod itself.
+    eviction_soft_grace_capped_by_pod: bool = False
+    # DefaultEvictionHard (pkg/kubelet/apis/config/v1beta1/defaults_linux.go): the evictionHard
+    # a kubelet uses when the field is unset; imagefs.inodesFree 5% joined in 1.30 (#121834).
+    kubelet_default_eviction_hard: Mapping[str, str] = field(
+        default_factory=lambda: dict(DEFAULT_EVICTION_HARD)
+    )
+    # The FreeDiskSpaceFailed message of image GC (realImageGCManager.GarbageCollect),
+    # (amount, freed, usage percent, capacity) -> text; reworded in 1.35 (#132578).
+    free_space_failed_message: Callable[[int, int, int, int], str] = (
+        free_space_failed_wanted_to_free
+    )
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -264,18 +338,27 @@ V1_29 = _next(
     separate_taint_eviction_controller=True,
     taint_eviction_deleter="TaintEvictionController",
 )
-V1_30 = _next(V1_29, "1.30")
+V1_30 = _next(
+    V1_29,
+    "1.30",
+    # DefaultEvictionHard gains imagefs.inodesFree 5% (#121834).
+    kubelet_default_eviction_hard=DEFAULT_EVICTION_HARD_1_30,
+)
 V1_31 = _next(
     V1_30,
     "1.31",
-    # immediateEvictionGracePeriodSeconds (#124063).
+    # immediateEvictionGracePeriodSeconds, and calculateEffectiveGracePeriod keeps an
+    # override of 0 (``overridden``): both #124063.
     eviction_immediate_grace_period_s=1,
+    kill_grace_period=calculate_effective_grace_period_overridden,
 )
 V1_32 = _next(
     V1_31,
     "1.32",
     # RecommendedDefaultNodeLifecycleControllerConfiguration: 50 s (#126287).
     controller_manager_defaults={"node_monitor_grace_period_ms": 50 * SECOND},
+    # A soft eviction's override is capped by the pod's own grace (#122890).
+    eviction_soft_grace_capped_by_pod=True,
 )
 V1_33 = _next(
     V1_32,
@@ -284,7 +367,12 @@ V1_33 = _next(
     taint_eviction_forgets_fired_work=True,
 )
 V1_34 = _next(V1_33, "1.34")
-V1_35 = _next(V1_34, "1.35")
+V1_35 = _next(
+    V1_34,
+    "1.35",
+    # Image GC's reworded FreeDiskSpaceFailed (#132578).
+    free_space_failed_message=free_space_failed_insufficient_disk,
+)
 V1_36 = _next(V1_35, "1.36")
 
 CURRENT_VERSION = "1.34"  # what the built-in scenarios show

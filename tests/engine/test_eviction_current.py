@@ -7,8 +7,9 @@ simulated times. Every expected value is derived from the Go source:
   ``TerminationByKubelet``, message the eviction message (local-storage ones none).
 - pkg/kubelet/pod_workers.go: killPodNow blocks until the kill completes or its timeout
   (max(10 s, 1.5 x the override)) passes, then records ``ExceededGracePeriod``;
-  calculateEffectiveGracePeriod (since 1.22) reads an override of 0 as "none", so the pod's
-  terminationGracePeriodSeconds applies, and never goes below 1 s.
+  calculateEffectiveGracePeriod (1.22 to 1.30) reads an override of 0 as "none", so the pod's
+  terminationGracePeriodSeconds applies; from 1.31 (#124063) it keeps a 0 as given; never
+  below 1 s.
 - pkg/kubelet/status/status_manager.go mergePodStatus (1.34): the Failed phase and the
   DisruptionTarget condition are written once the containers have stopped; 1.18's syncPod
   writes the status before killing.
@@ -259,10 +260,16 @@ def test_hard_evictions_by_release(
     [
         pytest.param("1.18", [(50.0, "burst")], [], id="1.18: the override 0 is a SIGKILL"),
         pytest.param(
-            CURRENT_VERSION,
+            "1.30",
             [(70.0, "burst")],
             [60.0],
-            id="current: 0 means the pod's 20 s; killPodNow gives up waiting after 10 s",
+            id="1.22-1.30: 0 means the pod's 20 s; killPodNow gives up waiting after 10 s",
+        ),
+        pytest.param(
+            CURRENT_VERSION,
+            [(51.0, "burst")],
+            [],
+            id="current: min(0, 20) = 0 is kept as given (#124063's overridden): a 1 s kill",
         ),
     ],
 )
@@ -271,7 +278,8 @@ def test_soft_eviction_with_the_default_max_pod_grace_period(
 ) -> None:
     """evictionSoft memory.available 2Gi for 30 s, evictionMaxPodGracePeriod 0 (default): 4Gi
     of system memory from 15 s leaves 1748Mi; met from the 20 s sync, evicted at 50 s with the
-    override 0. burst has terminationGracePeriodSeconds 20."""
+    override 0. burst has terminationGracePeriodSeconds 20. (The current profile had the
+    1.22-1.30 answer, 70 s, until the release rules of test_kubelet_versions.py.)"""
     kubelet = {
         "evictionHard": {},
         "evictionSoft": {"memory.available": "2Gi"},

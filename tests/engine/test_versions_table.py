@@ -23,10 +23,12 @@ def test_every_release_has_its_own_profile() -> None:
 GROUPS = [
     pytest.param(("1.18",), id="1.18: the reference"),
     pytest.param(("1.27", "1.28"), id="1.27-1.28: taint manager inside the NLC, 40 s"),
-    pytest.param(("1.29", "1.30"), id="1.29-1.30: the taint-eviction-controller"),
-    pytest.param(("1.31",), id="1.31: immediateEvictionGracePeriodSeconds"),
-    pytest.param(("1.32",), id="1.32: nodeMonitorGracePeriod 50 s"),
-    pytest.param(("1.33", "1.34", "1.35", "1.36"), id="1.33+: the queue forgets fired work"),
+    pytest.param(("1.29",), id="1.29: the taint-eviction-controller"),
+    pytest.param(("1.30",), id="1.30: DefaultEvictionHard with imagefs.inodesFree"),
+    pytest.param(("1.31",), id="1.31: immediateEvictionGracePeriodSeconds, overridden"),
+    pytest.param(("1.32",), id="1.32: nodeMonitorGracePeriod 50 s, soft grace capped"),
+    pytest.param(("1.33", "1.34"), id="1.33-1.34: the queue forgets fired work"),
+    pytest.param(("1.35", "1.36"), id="1.35-1.36: image GC's reworded FreeDiskSpaceFailed"),
 ]
 
 

@@ -70,6 +70,7 @@ class EvictionLoop:
                     cfg.eviction_soft,
                     cfg.eviction_soft_grace_period,
                     cfg.eviction_minimum_reclaim,
+                    default_hard=profile.kubelet_default_eviction_hard,
                 ),
                 cfg.eviction_pressure_transition_period_ms,
                 cfg.eviction_max_pod_grace_period,
@@ -80,6 +81,7 @@ class EvictionLoop:
                 container_message_fmt=profile.eviction_container_message_fmt,
                 pid_rank_by_process_count=profile.pid_rank_by_process_count,
                 reclaim_enforces_min_reclaim=profile.reclaim_enforces_min_reclaim,
+                soft_grace_capped_by_pod=profile.eviction_soft_grace_capped_by_pod,
             )
         )
         self.base_ms = kubelet.offset_ms  # syncs run at base + k * 10 s
@@ -436,6 +438,7 @@ class EvictionLoop:
             process_count=pod_usage(self.sim, pod, "pids", now),
             is_critical=pod.is_critical(),
             qos_class=pod.qos_class(),
+            termination_grace_period_s=pod.termination_grace_period_s,
         )
 
     def _fresh_stats(self) -> NodeStats:

@@ -108,9 +108,9 @@ class ImageGCLoop:
             )
             kubelet.eviction.wake(now)
         if freed < amount:
-            message = (
-                "failed to garbage collect required amount of images. "
-                f"Wanted to free {amount} bytes, but freed {freed} bytes"
+            # The wording is the kubelet release's (reworded in 1.35, #132578).
+            message = kubelet.profile.free_space_failed_message(
+                amount, freed, usage_percent, capacity
             )
             cluster.record_event(
                 now, f"Node/{node.name}", "FreeDiskSpaceFailed", message, "Warning"

@@ -174,6 +174,7 @@ class Kubelet:
         at ``now_ms`` itself does not happen."""
         if not self.reaches_api:
             return
+        self.sim.on_lease_changing(self.node_name)
         if now_ms > self.active_since_ms:
             last = last_on_grid(now_ms - 1, self.anchor_ms, self.lease_period_ms)
             if last >= self.active_since_ms:
@@ -186,6 +187,7 @@ class Kubelet:
     def start(self, now_ms: int, initial: bool = False) -> None:
         """The kubelet process starts: renews its lease and posts a fresh status at once;
         its loops run from now on (offset by kubeletOffset at t=0)."""
+        self.sim.on_lease_changing(self.node_name)
         self.process_running = True
         self.anchor_ms = self.offset_ms if initial else now_ms
         self.active_since_ms = now_ms
@@ -220,6 +222,7 @@ class Kubelet:
         status the API lacks (Ready=Unknown written by the controller is replaced)."""
         if self.connected:
             return
+        self.sim.on_lease_changing(self.node_name)
         self.connected = True
         if not self.reaches_api:
             return
@@ -236,6 +239,7 @@ class Kubelet:
         self.sim.on_node_powered_off(self, now_ms)
 
     def power_on(self, now_ms: int) -> None:
+        self.sim.on_lease_changing(self.node_name)
         self.powered = True
         if self.process_running:
             self.start(now_ms)
@@ -413,6 +417,7 @@ class Kubelet:
             config.eviction_soft,
             config.eviction_soft_grace_period,
             config.eviction_minimum_reclaim,
+            default_hard=self.profile.kubelet_default_eviction_hard,
         )
         self.eviction.manager.config.pressure_transition_period_ms = (
             config.eviction_pressure_transition_period_ms

@@ -88,8 +88,9 @@ def group_by_priority(groups: list[Group], pods: list[Pod]) -> list[list[Pod]]:
     return out
 
 
-def kill_grace_s(pod: Pod, group_seconds: int) -> int:
-    """killPods: the group's period, or the pod's terminationGracePeriodSeconds if shorter."""
+def kill_grace_override_s(pod: Pod, group_seconds: int) -> int:
+    """killPods' gracePeriodOverride: the group's period, or the pod's
+    terminationGracePeriodSeconds if shorter."""
     return min(pod.termination_grace_period_s, group_seconds)
 
 
@@ -168,7 +169,11 @@ class ShutdownManager:
                 pod = self.sim.cluster.pods.get(key)
                 if pod is None:
                     continue
-                at = now + kill_grace_s(pod, seconds) * SECOND
+                # killPodFunc -> killPodNow: the pod worker turns the override into the kill's
+                # grace (calculateEffectiveGracePeriod: at least 1 s; an override of 0 is the
+                # pod's own grace before 1.31, 1 s from #124063).
+                override = kill_grace_override_s(pod, seconds)
+                at = now + self.kubelet.eviction.kill_grace_s(pod, override) * SECOND
                 self.outstanding[key] = self.sim.sched.schedule(
                     at, Phase.KUBELET_POD, self._killed, key
                 )

@@ -15,6 +15,7 @@ from ..core import Handle, Phase
 from ..objects import FALSE, READY, TRUE, UNKNOWN, Node, NodeCondition, Pod
 from ..series import append_change
 from ..timeline import Timeline
+from .lazy_health import LazyHealth
 from .rate_limited_queue import RateLimitedTimedQueue, TimedValue, TokenBucket
 from .taints import NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE, no_schedule_taint_diff
 from .zones import ZoneState, compute_zone_state, healthy_qps, reduced_qps, zone_display
@@ -43,6 +44,8 @@ class NodeHealth:
 
 class NodeLifecycleController:
     """Port of nodelifecycle.Controller."""
+
+    _lazy: LazyHealth | None = None  # the monitor pass's shortcut (made at the first pass)
 
     def __init__(self, sim: Simulation, start_ms: int) -> None:
         self.sim = sim
@@ -130,7 +133,13 @@ class NodeLifecycleController:
     def monitor_node_health(self, now: int) -> None:
         """Port of Controller.monitorNodeHealth."""
         nodes = self.sim.sorted_nodes()
-        added, deleted, new_zone_reps = self.classify_nodes(nodes)
+        lazy = self._lazy_health()
+        if lazy is not None and lazy.can_skip_classify(nodes):
+            added: list[Node] = []
+            deleted: list[str] = []
+            new_zone_reps: list[Node] = []
+        else:
+            added, deleted, new_zone_reps = self.classify_nodes(nodes)
         for node in new_zone_reps:
             self.add_pod_evictor_for_new_zone(node, now)
         for node in added:
@@ -157,7 +166,10 @@ class NodeLifecycleController:
 
         zone_conds: dict[str, list[str | None]] = {}
         taint_mode = self.taint_mode
-        for node in nodes:
+        if lazy is not None:
+            lazy.begin_pass(nodes, now)
+        # The shortcut visits the nodes whose visit can change something, in the same order.
+        for node in nodes if lazy is None else iter(lazy.next_node, None):
             _grace, observed, current = self.try_update_node_health(node, now)
             if not node.excluded_from_disruption:
                 conds = zone_conds.get(node.zone_key)
@@ -180,7 +192,40 @@ class NodeLifecycleController:
                     f"Node {node.name} status is now: NodeNotReady",
                 )
                 self.mark_pods_not_ready(self.cluster.pods_on_node(node.name), node.name, now)
+        if lazy is not None:
+            lazy.add_zone_conds(zone_conds)
         self.handle_disruption(zone_conds, nodes, now)
+        if lazy is not None:
+            lazy.end_pass(now)
+
+    # -- the monitor pass's shortcut (lazy_health.py) ------------------------------------------
+    def _lazy_health(self) -> LazyHealth | None:
+        if not self.sim.shortcuts:
+            return None
+        if self._lazy is None:
+            self._lazy = LazyHealth(self)
+        return self._lazy
+
+    def health_of(self, name: str) -> NodeHealth | None:
+        """The node's nodeHealthData as the passes so far have left it."""
+        lazy = self._lazy
+        if lazy is not None and name in lazy.parked:
+            lazy.materialize(name, lazy.through(name))
+        return self.node_health.get(name)
+
+    def node_written(self, name: str) -> None:
+        """The node's status or taints were written (the store calls this)."""
+        if self._lazy is not None:
+            self._lazy.node_written(name)
+
+    def lease_changing(self, name: str) -> None:
+        """The node's kubelet is about to change when it renews its Lease."""
+        if self._lazy is not None:
+            self._lazy.lease_changing(name)
+
+    def node_deleted(self, name: str) -> None:
+        if self._lazy is not None:
+            self._lazy.node_deleted(name)
 
     def classify_nodes(self, nodes: list[Node]) -> tuple[list[Node], list[str], list[Node]]:
         """Port of Controller.classifyNodes."""
@@ -310,7 +355,7 @@ class NodeLifecycleController:
             if current is None
             else self.cfg.node_monitor_grace_period_ms
         )
-        health = self.node_health.get(node.name)
+        health = self.health_of(node.name)
         if health is None:
             probe = next_pass  # the next pass builds its nodeHealthData
         else:
@@ -558,6 +603,8 @@ class NodeLifecycleController:
             return
         if all_was_full:
             # Exiting: reset probe timestamps on all nodes, limiters as the new states say.
+            if self._lazy is not None:
+                self._lazy.materialize_all(now)
             for node in nodes:
                 health = self.node_health.get(node.name)
                 if health is None:

@@ -74,6 +74,10 @@ DEFAULT_EVICTION_HARD: dict[str, str] = {
     NODEFS_INODES_FREE: "5%",
     IMAGEFS_AVAILABLE: "15%",
 }
+# DefaultEvictionHard since 1.30: imagefs.inodesFree 5% added (#121834). Listed last, so the
+# thresholds parsed from the 1.18 four keep their order (ParseThresholdConfig walks a Go map:
+# any order is one Go could take).
+DEFAULT_EVICTION_HARD_1_30: dict[str, str] = {**DEFAULT_EVICTION_HARD, IMAGEFS_INODES_FREE: "5%"}
 DEFAULT_PRESSURE_TRANSITION_PERIOD_MS = 5 * 60 * 1000  # evictionPressureTransitionPeriod
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
 
@@ -272,6 +276,9 @@ class PodStats:
     qos_class: str | None = None
     tolerates_memory_pressure: bool = False
     stats_found: bool = True
+    # spec.terminationGracePeriodSeconds (defaulted to 30 by the API server): a soft eviction's
+    # override is capped by it from 1.32 (ManagerConfig.soft_grace_capped_by_pod, #122890).
+    termination_grace_period_s: int = 30
 
 
 def is_critical_pod(priority: int, is_static: bool = False, is_mirror: bool = False) -> bool:

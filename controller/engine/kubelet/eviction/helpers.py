@@ -222,22 +222,28 @@ def parse_threshold_config(
     eviction_soft_grace_period: Mapping[str, object] | None,
     eviction_minimum_reclaim: Mapping[str, object] | None,
     path_prefix: str = "spec.kubelet",
+    default_hard: Mapping[str, str] | None = None,
 ) -> list[Threshold]:
     """Port of helpers.go ParseThresholdConfig (``_parse_threshold_config``), each distinct
     configuration parsed once: every node of a generated cluster has the same, and the
-    thresholds are immutable (a fresh list of them is returned each time)."""
+    thresholds are immutable (a fresh list of them is returned each time). ``default_hard``
+    is the release's DefaultEvictionHard (the kubelet's Profile), used when ``eviction_hard``
+    is unset; None means 1.18's."""
     enforce = tuple(enforce_node_allocatable)
     maps = (eviction_hard, eviction_soft, eviction_soft_grace_period, eviction_minimum_reclaim)
+    default = DEFAULT_EVICTION_HARD if default_hard is None else default_hard
     try:
-        key = (enforce, path_prefix) + tuple(None if m is None else tuple(m.items()) for m in maps)
+        key = (enforce, path_prefix, tuple(default.items())) + tuple(
+            None if m is None else tuple(m.items()) for m in maps
+        )
         hash(key)
     except TypeError:  # a value that cannot be a key (bad input): parse it as it is
-        return _parse_threshold_config(enforce, *maps, path_prefix)
+        return _parse_threshold_config(enforce, *maps, path_prefix, default)
     parsed = _PARSED.get(key)
     if parsed is None:
         if len(_PARSED) >= 256:
             _PARSED.clear()
-        parsed = _PARSED[key] = _parse_threshold_config(enforce, *maps, path_prefix)
+        parsed = _PARSED[key] = _parse_threshold_config(enforce, *maps, path_prefix, default)
     return list(parsed)
 
 
@@ -248,14 +254,16 @@ def _parse_threshold_config(
     eviction_soft_grace_period: Mapping[str, object] | None,
     eviction_minimum_reclaim: Mapping[str, object] | None,
     path_prefix: str = "spec.kubelet",
+    default_hard: Mapping[str, str] = DEFAULT_EVICTION_HARD,
 ) -> list[Threshold]:
     """Port of helpers.go ParseThresholdConfig.
 
-    ``eviction_hard=None`` means the field is unset and takes ``DEFAULT_EVICTION_HARD``; an
-    empty map means no hard thresholds. Thresholds come out hard first, then soft, then the
+    ``eviction_hard=None`` means the field is unset and takes ``default_hard`` (the release's
+    DefaultEvictionHard: ``DEFAULT_EVICTION_HARD`` in 1.18); an empty map means no hard
+    thresholds. Thresholds come out hard first, then soft, then the
     allocatable copies, each group in the map's order (Go: map iteration order). Errors raise
     ``ThresholdConfigError`` whose message starts with the offending field's path."""
-    hard_map = DEFAULT_EVICTION_HARD if eviction_hard is None else eviction_hard
+    hard_map = default_hard if eviction_hard is None else eviction_hard
     results: list[Threshold] = []
     for signal, value in hard_map.items():
         t = parse_threshold_statement(signal, value, f"{path_prefix}.evictionHard.{signal}")

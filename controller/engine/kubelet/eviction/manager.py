@@ -92,7 +92,8 @@ class NodeEvent(NamedTuple):
 class EvictionDecision:
     """A pod the manager evicts: the kubelet sets it Failed/Evicted with ``message``, records
     a Warning ``Evicted`` event with ``annotations`` and kills it with ``grace_period_s`` as
-    gracePeriodOverride (hard thresholds and local storage 0, soft evictionMaxPodGracePeriod).
+    gracePeriodOverride (hard thresholds and local storage immediate_grace_period_s, soft
+    ``soft_grace_period_override``).
     ``signal`` is the threshold's signal, or ``emptydirfs.limit`` / ``ephemeralpodfs.limit`` /
     ``ephemeralcontainerfs.limit`` for local storage evictions."""
 
@@ -137,7 +138,9 @@ class ManagerConfig:
     (1.18 0, immediateEvictionGracePeriodSeconds 1 later); ``threshold_met_message`` and
     ``container_message_fmt`` the wording of evictionMessage; ``pid_rank_by_process_count``
     rankPIDPressure's second key; ``reclaim_enforces_min_reclaim`` whether node-level reclaim
-    must also free the minimum reclaim."""
+    must also free the minimum reclaim; ``soft_grace_capped_by_pod`` whether a soft eviction's
+    override is min(MaxPodGracePeriodSeconds, the pod's terminationGracePeriodSeconds)
+    (#122890, 1.32) rather than MaxPodGracePeriodSeconds itself."""
 
     thresholds: list[Threshold]
     pressure_transition_period_ms: int = DEFAULT_PRESSURE_TRANSITION_PERIOD_MS
@@ -150,6 +153,7 @@ class ManagerConfig:
     container_message_fmt: str = CONTAINER_MESSAGE_FMT
     pid_rank_by_process_count: bool = False
     reclaim_enforces_min_reclaim: bool = False
+    soft_grace_capped_by_pod: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the configuration."""
@@ -165,6 +169,7 @@ class ManagerConfig:
             "containerMessageFmt": self.container_message_fmt,
             "pidRankByProcessCount": self.pid_rank_by_process_count,
             "reclaimEnforcesMinReclaim": self.reclaim_enforces_min_reclaim,
+            "softGraceCappedByPod": self.soft_grace_capped_by_pod,
         }
 
     @classmethod
@@ -182,6 +187,7 @@ class ManagerConfig:
             container_message_fmt=str(d.get("containerMessageFmt", CONTAINER_MESSAGE_FMT)),
             pid_rank_by_process_count=bool(d.get("pidRankByProcessCount", False)),
             reclaim_enforces_min_reclaim=bool(d.get("reclaimEnforcesMinReclaim", False)),
+            soft_grace_capped_by_pod=bool(d.get("softGraceCappedByPod", False)),
         )
 
 
@@ -290,7 +296,7 @@ class EvictionManager:
             if threshold.hard:
                 grace_period_s = config.immediate_grace_period_s
             else:
-                grace_period_s = config.max_pod_grace_period_s
+                grace_period_s = self.soft_grace_period_override(pod)
             decision = EvictionDecision(
                 pod=pod.key,
                 signal=threshold.signal,
@@ -306,6 +312,16 @@ class EvictionManager:
                 result.evicted.append(decision)
                 return result
         return result  # unable to evict any pods from the node
+
+    def soft_grace_period_override(self, pod: PodStats) -> int:
+        """The gracePeriodOverride of a soft-threshold eviction (managerImpl.synchronize):
+        MaxPodGracePeriodSeconds; from 1.32 (#122890, AllowOverwriteTerminationGracePeriodSeconds
+        off by default, locked off in 1.35) no more than the pod's own
+        terminationGracePeriodSeconds."""
+        grace = self.config.max_pod_grace_period_s
+        if self.config.soft_grace_capped_by_pod:
+            grace = min(grace, pod.termination_grace_period_s)
+        return grace
 
     def evict_pod(self, pod: PodStats, decision: EvictionDecision, result: SyncResult) -> bool:
         """Port of managerImpl.evictPod: refuse critical pods (static, mirror, system

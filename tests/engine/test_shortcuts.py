@@ -1,0 +1,31 @@
+"""The engine's shortcuts for idle loops (issue #27) against the straightforward loops they
+stand for: seeded random clusters and faults (random_clusters.py), run with
+``Simulation.shortcuts`` on and off, give the same timeline byte for byte and the same
+cluster state (with each node's probe timestamp) at two instants of the run.
+
+Shortcuts covered: the monitor pass's parked nodes (nodelifecycle/lazy_health.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .random_clusters import random_scenario, run
+
+SEEDS = range(40)
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"seed {s}")
+def test_shortcuts_give_the_timeline_and_states_of_the_straightforward_loops(seed: int) -> None:
+    duration = random_scenario(seed).duration_ms
+    checkpoints = [duration // 3, duration // 2 + 777]
+    assert run(seed, True, checkpoints) == run(seed, False, checkpoints)
+
+
+def test_the_random_runs_reach_what_the_shortcuts_skip() -> None:
+    """The seeds above make nodes Unknown and Ready again, taint and untaint them, change
+    zone states: the comparison is not between two idle runs."""
+    types: set[str] = set()
+    for seed in SEEDS[::4]:
+        lines, _states = run(seed, True, [])
+        types |= {line.split('"type":"')[1].split('"')[0] for line in lines}
+    assert {"NodeReady", "TaintAdded", "TaintRemoved", "ZoneState", "PodDeleted"} <= types
