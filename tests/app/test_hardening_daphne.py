@@ -9,8 +9,7 @@ import socket
 import struct
 import time
 
-from controller.liveclient import ORIGIN
-
+from controller.bench.liveclient import ORIGIN
 from controller.bench.procs import Daphne
 from controller.rooms import create
 from tests.app.test_hardening import SCENARIO

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from controller import services
+from controller.rooms import controls, create
 
 from .conftest import ARTIFACTS
 from .helpers import card, node_action, open_room
@@ -52,8 +52,8 @@ spec:
 
 @pytest.fixture
 def room(live_stack):
-    room = services.room_create("picture", SCENARIO, None, 1.0)
-    services.room_control(room.pk, "pause", None, "test")
+    room = create.room_create("picture", SCENARIO, None, 1.0)
+    controls.room_control(room.pk, "pause", None, "test")
     return room
 
 

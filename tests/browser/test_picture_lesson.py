@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import services
+from controller.rooms import create
 
 from .conftest import ARTIFACTS
 from .helpers import card, open_room
@@ -21,7 +21,7 @@ LESSON = (Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.y
 
 @pytest.fixture
 def room(live_stack):
-    return services.room_create("lesson", LESSON, None, 10.0)
+    return create.room_create("lesson", LESSON, None, 10.0)
 
 
 def test_no_countdown_answers_an_open_question_for_viewers(live_stack, room, browser) -> None:

@@ -1,4 +1,4 @@
-"""Fuzz: the import of kubectl output (controller/importer.py: ``kubectl get ... -o yaml|json``
+"""Fuzz: the import of kubectl output (controller/kube_io/importer.py: ``kubectl get ... -o yaml|json``
 and component configuration) with random documents and one random change to the test
 fixtures' clusters. Each is accepted (a scenario the loader then takes, or refuses with a
 path), or refused with a ScenarioError; nothing else is raised, nothing takes a second."""
@@ -9,11 +9,11 @@ import json
 from pathlib import Path
 
 import yaml
-from controller.importer import import_cluster
 from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.engine.scenario import ScenarioError, parse_scenario
+from controller.kube_io.importer import import_cluster
 from tests.fuzz.harness import EDGE_TEXT, JSON, SETTINGS, Tally, as_text, mutate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl"
