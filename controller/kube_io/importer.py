@@ -45,7 +45,7 @@ from .documents import (
     list_items,
     read_documents,
 )
-from .nodes import convert_node, kubernetes_version
+from .nodes import convert_node, releases
 from .report import IMPORTED_PREFIX, Report, merge_report, note, object_key
 from .workloads import convert_objects
 
@@ -68,8 +68,17 @@ def import_cluster(
     base: dict[str, Any] | None = None
     items: list[tuple[str, dict[str, Any]]] = []
     seen: dict[tuple[str, str, str], str] = {}
+    server_version: tuple[str, str] | None = None
     for path, item in list_items(docs):
         where = path
+        if isinstance(item, dict) and "serverVersion" in item and "kind" not in item:
+            # `kubectl version -o yaml` (or json) given with the List: kube-apiserver's version.
+            server = _map(item["serverVersion"], f"{path}.serverVersion")
+            server_version = (
+                _str(server.get("gitVersion"), f"{path}.serverVersion.gitVersion"),
+                f"{path}.serverVersion.gitVersion",
+            )
+            continue
         if not isinstance(item, dict):
             raise ScenarioError(
                 where, f"must be a Kubernetes object (a mapping), got {_show(item)}"
@@ -117,7 +126,8 @@ def import_cluster(
     spec = scenario["spec"]
     nodes = [(p, i) for p, i in items if i["kind"] == "Node"]
     if nodes:
-        version, version_notes = kubernetes_version(nodes)
+        pods = [(p, i) for p, i in items if i["kind"] == "Pod"]
+        version, kubelet_releases, version_notes = releases(nodes, pods, server_version)
         if version is not None:
             spec["kubernetesVersion"] = version
         report.extend(version_notes)
@@ -125,6 +135,8 @@ def import_cluster(
         taint_faults = []
         for path, item in nodes:
             entry, taints = convert_node(item, path, report)
+            if entry["name"] in kubelet_releases:  # version skew: an older kubelet
+                entry["kubeletVersion"] = kubelet_releases[entry["name"]]
             spec["nodes"].append(entry)
             if taints:
                 taint_faults.append(

@@ -1,5 +1,6 @@
 """Nodes of kubectl output -> the scenario's nodes (capacity, labels, taints not set by the
-control plane) and the simulated release, from the kubelets' versions."""
+control plane), the control plane's release (kube-apiserver's version, else the newest
+kubelet's) and each node's kubelet release where it differs (``kubeletVersion``)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from ..engine.scenario import (
     check_name,
 )
 from ..engine.validation import dns1123_subdomain, label_value, qualified_name
-from ..engine.versions import PROFILES
+from ..engine.versions import kubelet_profile_for, profile_for
 from .report import Report, note
 
 # Taints the control plane sets from a node's conditions or spec: the simulation sets its own.
@@ -33,82 +34,98 @@ CONTROLLER_TAINTS = {
     "node.kubernetes.io/out-of-service",
 }
 
-# -- version ------------------------------------------------------------------------------------
-_KUBELET_VERSION = re.compile(r"^v?1\.(\d+)(?:\.\d+)?")
+# -- releases: the control plane's and each kubelet's, exactly --------------------------------
+_VERSION = re.compile(r"^v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+_APISERVER_IMAGE = re.compile(r"(?:^|/)kube-apiserver(?:-[a-z0-9]+)?:(v?1\.\d+[^@\s]*)")
 
 
-def nearest_profile(minor: int) -> tuple[str, bool]:
-    """The simulated release nearest to ``1.<minor>`` and whether it was mapped (not one of
-    the releases that profile stands for); on a tie the newer profile."""
-    candidates = [
-        (abs(int(release.split(".")[1]) - minor), -int(release.split(".")[1]), release)
-        for release in PROFILES
-    ]
-    best = min(candidates)
-    return best[2], best[0] != 0
+def _release(raw: Any, path: str) -> str:
+    m = _VERSION.match(str(raw).strip())
+    if not m:
+        raise ScenarioError(path, f"{_show(raw)} is not a Kubernetes release such as v1.34.1")
+    return f"1.{int(m.group(1))}"
 
 
-def kubernetes_version(nodes: list[tuple[str, dict[str, Any]]]) -> tuple[str | None, Report]:
-    notes: Report = []
-    minors: dict[int, list[str]] = {}
-    raw: dict[int, str] = {}
+def _kubelet_versions(nodes: list[tuple[str, dict[str, Any]]]) -> dict[str, tuple[str, str, str]]:
+    """node name -> (release, as written, path) of each node that says its kubeletVersion."""
+    out = {}
     for path, item in nodes:
-        info = (
-            ((item.get("status") or {}).get("nodeInfo") or {})
-            if isinstance(item.get("status"), dict)
-            else {}
-        )
+        status = item.get("status")
+        info = (status.get("nodeInfo") or {}) if isinstance(status, dict) else {}
         kv = info.get("kubeletVersion") if isinstance(info, dict) else None
-        if not kv:
+        if kv:
+            where = f"{path}.status.nodeInfo.kubeletVersion"
+            out[item["metadata"]["name"]] = (_release(kv, where), str(kv), where)
+    return out
+
+
+def apiserver_version(
+    pods: list[tuple[str, dict[str, Any]]], server_version: tuple[str, str] | None
+) -> tuple[str, str] | None:
+    """(version as written, path) of kube-apiserver: ``kubectl version``'s serverVersion when
+    the text has it, else the image tag of a kube-apiserver static pod (kube-system,
+    ``component: kube-apiserver``) when it names a release; None when neither does (a managed
+    control plane shows no kube-apiserver pod)."""
+    if server_version is not None:
+        return server_version
+    for path, item in pods:
+        meta = item.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        if meta.get("namespace") != "kube-system" or not (
+            labels.get("component") == "kube-apiserver"
+            or str(meta.get("name", "")).startswith("kube-apiserver")
+        ):
             continue
-        m = _KUBELET_VERSION.match(str(kv))
-        if not m:
-            raise ScenarioError(
-                f"{path}.status.nodeInfo.kubeletVersion",
-                f"{_show(kv)} is not a Kubernetes release such as v1.34.1",
-            )
-        minor = int(m.group(1))
-        minors.setdefault(minor, []).append(item["metadata"]["name"])
-        raw.setdefault(minor, str(kv))
-    if not minors:
+        for i, c in enumerate((item.get("spec") or {}).get("containers") or []):
+            m = _APISERVER_IMAGE.search(str((c or {}).get("image") or ""))
+            if m and _VERSION.match(m.group(1)):
+                return m.group(1), f"{path}.spec.containers[{i}].image"
+    return None
+
+
+def releases(
+    nodes: list[tuple[str, dict[str, Any]]],
+    pods: list[tuple[str, dict[str, Any]]],
+    server_version: tuple[str, str] | None = None,
+) -> tuple[str | None, dict[str, str], Report]:
+    """The control plane's release (kube-apiserver's version when the text has it, else the
+    newest kubelet's) and each node's kubelet release where it differs, each exactly (never
+    a neighbour's): refused with the path when a release is not simulated or a kubelet is
+    outside the version skew policy."""
+    notes: Report = []
+    kubelets = _kubelet_versions(nodes)
+    api = apiserver_version(pods, server_version)
+    if api is not None:
+        control_plane = profile_for(api[0], api[1]).version
+    elif kubelets:
+        newest = max(kubelets.values(), key=lambda k: int(k[0].split(".")[1]))
+        control_plane = profile_for(newest[1], newest[2]).version
         notes.append(
             {
                 "kind": "Node",
                 "name": "(all)",
-                "why": "no status.nodeInfo.kubeletVersion: the scenario says no release "
-                "(read as 1.18)",
+                "why": "no kube-apiserver version in the List: the control plane is taken to "
+                f"run {control_plane}, the newest kubelet's release (add `kubectl version -o "
+                "yaml` to the text to give it)",
             }
-        )
-        return None, notes
-    # The release most nodes run (kubelets may lag the control plane by a few releases); on a
-    # tie the newest.
-    minor = max(minors, key=lambda m: (len(minors[m]), m))
-    if len(minors) > 1:
-        others = ", ".join(f"1.{m} on {len(v)}" for m, v in sorted(minors.items()))
-        notes.append(
-            {
-                "kind": "Node",
-                "name": "(all)",
-                "why": f"nodes run several kubelet releases ({others}): simulated as 1.{minor}",
-            }
-        )
-    version, mapped = nearest_profile(minor)
-    profile = PROFILES[version]
-    if mapped:
-        why = (
-            f"kubeletVersion {raw[minor]} (1.{minor}) is not simulated: mapped to the nearest "
-            f"profile, Kubernetes {version}"
-        )
-    elif f"1.{minor}" != version:
-        why = (
-            f"kubeletVersion {raw[minor]}: simulated by the Kubernetes {version} profile "
-            f"(1.{minor} behaves identically: {', '.join(profile.releases)})"
         )
     else:
-        why = ""
-    if why:
-        notes.append({"kind": "Node", "name": "(all)", "why": why})
-    return version, notes
+        notes.append(
+            {
+                "kind": "Node",
+                "name": "(all)",
+                "why": "no status.nodeInfo.kubeletVersion and no kube-apiserver version: the "
+                "scenario says no release (read as 1.18)",
+            }
+        )
+        return None, {}, notes
+    cp = profile_for(control_plane)
+    own: dict[str, str] = {}
+    for name, (release, written, where) in kubelets.items():
+        kubelet_profile_for(written, cp, where)  # the skew policy, with the item's path
+        if release != control_plane:
+            own[name] = release
+    return control_plane, own, notes
 
 
 # -- nodes --------------------------------------------------------------------------------------

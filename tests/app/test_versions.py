@@ -149,3 +149,43 @@ def test_a_release_given_twice_on_the_compare_form_is_refused(client, db) -> Non
     assert response.status_code == 200
     assert "left.kubernetesVersion: the changes say" in response.content.decode()
     assert Comparison.objects.count() == before
+
+
+def test_an_imported_mixed_cluster_room_shows_both_releases(client, db) -> None:
+    """kubectl output of a cluster whose kubelets run 1.33 and 1.35: the room runs a 1.35
+    control plane, and its page's node states name the 1.33 kubelets."""
+    from pathlib import Path
+
+    import yaml
+
+    text = (Path(__file__).resolve().parents[1] / "fixtures/kubectl/three-zones.yaml").read_text()
+    doc = yaml.safe_load(text)
+    nodes = [i for i in doc["items"] if i["kind"] == "Node"]
+    for item in nodes[2:]:
+        item["status"]["nodeInfo"]["kubeletVersion"] = "v1.35.1"
+    response = client.post(
+        "/",
+        {
+            "imp-speed": "10",
+            "imp-name": "mixed",
+            "imp-flags": "",
+            "create": "1",
+            "imp-kubectl": yaml.safe_dump(doc),
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-2000:]
+    room = Room.objects.latest("id")
+    snap = reading.room_snapshot(room)
+    assert snap["params"]["kubernetesVersion"] == "1.35"
+    old = {n["metadata"]["name"] for n in nodes[:2]}
+    assert {n["name"]: n.get("kubeletVersion") for n in snap["nodes"]} == {
+        n["metadata"]["name"]: "1.33" if n["metadata"]["name"] in old else None for n in nodes
+    }
+    assert 'kubernetesVersion: "1.35"' in room.scenario_yaml or "kubernetesVersion: '1.35'" in (
+        room.scenario_yaml
+    )
+    assert (
+        room.scenario_yaml.count("kubeletVersion: '1.33'")
+        + room.scenario_yaml.count('kubeletVersion: "1.33"')
+        == 2
+    )

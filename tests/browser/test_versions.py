@@ -16,7 +16,7 @@ def test_the_release_chosen_on_the_form_is_in_the_room_header(live_stack, browse
     page.goto(f"{live_stack}/")
     page.select_option("select[name=scenario]", "01-single-node-failure")
     page.select_option("select[name=kubernetes_version]", CURRENT_VERSION)
-    page.click("form button[type=submit]")
+    page.locator("form:has(select[name=kubernetes_version]) button[type=submit]").first.click()
     page.wait_for_selector("article.node", timeout=30_000)
     pill = page.locator("#k8s-version")
     pill.wait_for()

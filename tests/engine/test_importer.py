@@ -21,7 +21,6 @@ from controller.kube_io.exports import (
     timeline_events,
 )
 from controller.kube_io.importer import import_cluster
-from controller.kube_io.nodes import nearest_profile
 from controller.whatif import what_if
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl"
@@ -185,6 +184,7 @@ def test_three_zones_report() -> None:
     _scenario, report = import_cluster(THREE_ZONES)
     got = [(r["kind"], r["name"], r["why"].split(":")[0]) for r in report]
     assert got == [
+        ("Node", "(all)", "no kube-apiserver version in the List"),
         (
             "Node",
             "ip-10-0-1-11, ip-10-0-1-12, ip-10-0-2-21, ip-10-0-2-22, ip-10-0-3-31, ip-10-0-3-32",
@@ -321,8 +321,16 @@ def test_unusual_cluster() -> None:
     whys = {(r["kind"], r["name"]): r["why"] for r in report}
     versions = [r["why"] for r in report if r["name"] == "(all)"]
     assert versions == [
-        "nodes run several kubelet releases (1.28 on 1, 1.29 on 3): simulated as 1.29",
+        "no kube-apiserver version in the List: the control plane is taken to run 1.29, the "
+        "newest kubelet's release (add `kubectl version -o yaml` to the text to give it)",
     ]
+    # The 1.28 kubelet keeps its release (version skew); the others run the control plane's.
+    assert {n["name"]: n.get("kubeletVersion") for n in spec["nodes"]} == {
+        "cp-1": None,
+        "worker-1": None,
+        "worker-2": "1.28",
+        "worker-3": None,
+    }
     assert whys[("Service", "default/kubernetes")].startswith("kind Service is not simulated")
     assert whys[("Pod", "ops/backup-28911520-x7kqz")] == (
         "phase Succeeded: a finished pod is not imported"
@@ -344,24 +352,6 @@ def test_unusual_cluster() -> None:
     sim.run(60_000)
     assert sim.cluster.pods["default/stray"].node_name  # scheduled somewhere else
     assert sim.workloads.metrics()["Deployment/default/cache"] == (2, 2)
-
-
-@pytest.mark.parametrize(
-    "minor, profile, mapped",
-    [
-        (18, "1.18", False),
-        (25, "1.27", True),
-        (26, "1.27", True),
-        (29, "1.29", False),
-        (33, "1.33", False),
-        (34, "1.34", False),
-        (36, "1.36", False),
-        (38, "1.36", True),
-        (10, "1.18", True),
-    ],
-)
-def test_nearest_profile(minor, profile, mapped) -> None:
-    assert nearest_profile(minor) == (profile, mapped)
 
 
 # -- errors: the item and the field, nothing changed -----------------------------------------------
@@ -738,7 +728,7 @@ def test_cli_writes_scenario_and_report(tmp_path: Path) -> None:
     )
     assert "#   StatefulSet shop/db: volumeClaimTemplates: " in out.getvalue()
     assert err.getvalue().splitlines()[0] == (
-        "import report: 9 notes (also at the top of the scenario)"
+        "import report: 10 notes (also at the top of the scenario)"
     )
 
 

@@ -224,3 +224,31 @@ def test_shutdown_node_fault_by_release(release: str) -> None:
     with pytest.raises(ScenarioError) as exc:
         load_scenario(text)
     assert exc.value.path == "spec.faults[0].type"
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_default_toleration_seconds_by_release(release: str) -> None:
+    """The DefaultTolerationSeconds admission plugin (plugin/pkg/admission/defaulttolerationseconds)
+    is the same in every release: a pod without them gets not-ready and unreachable NoExecute
+    tolerations of 300 s (kube-apiserver's --default-*-toleration-seconds); one that has its
+    own keeps it."""
+    sim = run(release, duration="1s")
+    added = {
+        (t.key, t.toleration_seconds)
+        for t in sim.cluster.pods["default/web"].tolerations
+        if t.effect == "NoExecute"
+    }
+    assert added == {
+        ("node.kubernetes.io/not-ready", 300),
+        ("node.kubernetes.io/unreachable", 300),
+    }
+    quick = {
+        (t.key, t.toleration_seconds)
+        for t in sim.cluster.pods["default/quick"].tolerations
+        if t.effect == "NoExecute"
+    }
+    assert quick == {
+        ("node.kubernetes.io/unreachable", 20),
+        ("maintenance", None),
+        ("node.kubernetes.io/not-ready", 300),
+    }
