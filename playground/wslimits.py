@@ -26,8 +26,22 @@ def install(max_bytes: int) -> None:
 
     base = server.WebSocketFactory
 
+    class SendsWholeProtocol(base.protocol):  # type: ignore[misc, name-defined]
+        """autobahn checks ``maxMessagePayloadSize`` on what it sends too: a room's snapshot
+        (78 KB for the demo lesson's eleven nodes) was refused with PayloadExceededError and
+        the page never got its state. The limit is for what clients send."""
+
+        def sendMessage(self, *args: Any, **kwargs: Any) -> Any:
+            limit = self.maxMessagePayloadSize
+            self.maxMessagePayloadSize = 0
+            try:
+                return super().sendMessage(*args, **kwargs)
+            finally:
+                self.maxMessagePayloadSize = limit
+
     class LimitedWebSocketFactory(base):  # type: ignore[misc, valid-type]
         playground_limited = True
+        protocol = SendsWholeProtocol
 
         def setProtocolOptions(self, **options: Any) -> None:
             if self.max_bytes > 0:

@@ -14,8 +14,8 @@ What a hold takes out (the checkpoint's ``hide:``, engine/lesson.py's HIDE and d
   pods; ``nextTokenAt`` of zones: times of what has not happened yet. The values become
   null, and ``held`` on the row lists what was taken out (so that a page can say "after the
   reveal" instead of "never").
-- ``zoneRate``: a zone's ``qps``, ``tokens``, ``burst`` and ``nextTokenAt``, and every
-  ``ZoneRate`` event.
+- ``zoneRate``: a zone's ``qps``, ``tokens``, ``burst`` and ``nextTokenAt``, and the
+  ``ZoneRate`` events from the pause instant on (earlier ones were seen before it).
 - always: the events that match one of the checkpoint's ``expect`` items in its time window
   (not those that only say an event is absent), except the event it waited for (its
   question states it).
@@ -64,12 +64,14 @@ class Hold:
     hide: tuple[str, ...]
     expect: tuple[dict[str, Any], ...] = ()
     when_event: dict[str, Any] | None = None
+    at: float = 0.0  # the pause instant (seconds)
     # Fields held per row kind, worked out once.
     fields: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
 
     @classmethod
-    def of(cls, cp: Checkpoint) -> Hold:
-        return cls.make(cp.id, cp.hide, cp.expect, cp.when_event)
+    def of(cls, cp: Checkpoint, at_ms: int = 0) -> Hold:
+        """The hold of ``cp``, paused at ``at_ms``."""
+        return cls.make(cp.id, cp.hide, cp.expect, cp.when_event, at_ms / 1000)
 
     @classmethod
     def make(
@@ -78,6 +80,7 @@ class Hold:
         hide: Iterable[str],
         expect: Iterable[Mapping[str, Any]] = (),
         when_event: Mapping[str, Any] | None = None,
+        at: float = 0.0,
     ) -> Hold:
         hide = tuple(hide)
         fields: dict[str, tuple[str, ...]] = {"node": (), "pod": (), "zone": ()}
@@ -90,6 +93,7 @@ class Hold:
             hide=hide,
             expect=tuple(dict(e) for e in expect if not e.get("absent")),
             when_event=dict(when_event) if when_event is not None else None,
+            at=float(at),
             fields=fields,
         )
 
@@ -112,8 +116,10 @@ class Hold:
     # -- events --------------------------------------------------------------------------
     def keeps(self, event: Mapping[str, Any]) -> bool:
         """Whether a held page may see this timeline event."""
+        t = event.get("t")
         if event.get("type") == "ZoneRate" and "zoneRate" in self.hide:
-            return False
+            if not isinstance(t, int | float) or t >= self.at - 0.0005:
+                return False
         if not self.expect:
             return True
         if self.when_event is not None and matches(self.when_event, event):  # type: ignore[arg-type]
@@ -156,13 +162,20 @@ class Hold:
             "hide": list(self.hide),
             "expect": [dict(e) for e in self.expect],
             "when": self.when_event,
+            "at": self.at,
         }
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Hold | None:
         if not d:
             return None
-        return cls.make(d["checkpoint"], d.get("hide") or (), d.get("expect") or (), d.get("when"))
+        return cls.make(
+            d["checkpoint"],
+            d.get("hide") or (),
+            d.get("expect") or (),
+            d.get("when"),
+            d.get("at", 0),
+        )
 
 
 def without_lesson(root: dict[str, Any], lesson: Lesson) -> dict[str, Any]:

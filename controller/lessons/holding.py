@@ -29,7 +29,7 @@ def current_hold(room: Room, operator: bool) -> Hold | None:
         return None
     lesson = lesson_of(room)
     cp = _checkpoint(lesson, ls.checkpoint) if lesson is not None else None
-    return Hold.of(cp) if cp is not None else None
+    return Hold.of(cp, ls.reached.get(cp.id, 0)) if cp is not None else None
 
 
 def keeps_secrets(room: Room, operator: bool) -> bool:

@@ -36,7 +36,7 @@ def message(
     if cp is None:
         return out
     if not ls.revealed:
-        out["hold"] = Hold.of(cp).to_dict()
+        out["hold"] = Hold.of(cp, ls.reached.get(cp.id, 0)).to_dict()
     answers = list(
         LessonAnswer.objects.filter(room=room, checkpoint=cp.id)
         .order_by("id")

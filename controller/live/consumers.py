@@ -142,6 +142,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         # The page's own id (kept in its localStorage): one answer per client per question.
         client = (query.get("client") or [""])[0].replace("\x00", "")
         self.client = (client or self.channel_name)[:80]
+        # The presenter view (a projector the class reads): held back like a viewer's page
+        # while a lesson's question is open, even the operator's.
+        self.presenting = (query.get("present") or [""])[0] == "1"
         room = await database_sync_to_async(Room.objects.filter(slug=slug).first)()
         if room is None:
             await self.close(code=4404)
@@ -177,7 +180,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         lesson = messages.snapshot(room, self.client)
         self.hold = None
         if lesson:
-            self.hold = messages.holds(lesson["state"], self.operator)
+            self.hold = messages.holds(lesson["state"], self.operator and not self.presenting)
             lesson["state"] = messages.for_role(lesson["state"], self.operator)
         role = "operator" if self.operator else "viewer"
         body = deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
@@ -331,9 +334,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         released = False
         if message.get("type") == "lesson":
             # While a question is open, a page that answers it does not get what answers it
-            # (engine/holdback.py); once revealed it gets a fresh, whole snapshot.
-            hold = messages.holds(message, self.operator)
-            released = getattr(self, "hold", None) is not None and hold is None
+            # (engine/holdback.py): a fresh snapshot when the question opens and at its reveal.
+            hold = messages.holds(message, self.operator and not self.presenting)
+            # Held from now, or no longer: the whole state again, as this page may have it (a
+            # row sent before the question holds its prediction until it changes).
+            released = (getattr(self, "hold", None) is None) != (hold is None)
             self.hold = hold
             message = messages.for_role(message, self.operator)
         elif getattr(self, "hold", None) is not None and message.get("type") in ("delta", "reset"):

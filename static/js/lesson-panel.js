@@ -56,7 +56,8 @@ export class LessonPanel {
   // This page answers an open question not yet revealed (a viewer, or a learner alone): it
   // shows no predictions (countdowns) that would answer it. A class's operator sees them.
   holdsPredictions() {
-    return Boolean(this.ls.def && this.ls.checkpoint && !this.ls.revealed) && (this.role !== "operator" || Boolean(this.ls.solo));
+    // A viewer, a learner alone, and the projector (the class reads the presenter view).
+    return Boolean(this.ls.def && this.ls.checkpoint && !this.ls.revealed) && (this.role !== "operator" || Boolean(this.ls.solo) || this.presenter());
   }
 
   // For the time scrubber: the lesson's steps, the open checkpoint and where the room paused.
@@ -172,9 +173,13 @@ export class LessonPanel {
       b.addEventListener("click", () => this.press(kind));
       return b;
     };
+    // Next reveals when the question's step is shown: then one button does both jobs (it is
+    // the Reveal button too), not two saying the same.
+    const next = mk("next", `${v.nextLabel} ▶`, v.canNext, v.nextKind === "reveal" ? "the answer first, then the next step (key N or →)" : "key N or →");
+    if (v.nextKind === "reveal") next.classList.add("lesson-reveal");
     return h("div", { class: "lesson-controls" },
       mk("prev", "◀ Previous", v.canPrev, "show the previous step (key ←)"),
-      v.canReveal ? mk("reveal", "Reveal the answer", true, "show the right answer, how the class answered, and why") : null,
-      mk("next", `${v.nextLabel} ▶`, v.canNext, v.nextKind === "reveal" ? "the answer first, then the next step (key N or →)" : "key N or →"));
+      v.canReveal && v.nextKind !== "reveal" ? mk("reveal", "Reveal the answer", true, "show the right answer, how the class answered, and why") : null,
+      next);
   }
 }

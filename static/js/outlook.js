@@ -24,14 +24,20 @@ function release(state) { return (state.params && state.params.kubernetesVersion
 // controller manager's start: about the next multiple of 20 s).
 function outOfServiceGC(p, node, state) {
   if (!p.terminating || !node || release(state) === "1.18" || node.ready === "True") return null;
+  if (p.held && p.held.length) return null;  // a lesson's open question: no prediction
   if (!node.taints.some((t) => t.key === "node.kubernetes.io/out-of-service")) return null;
   return { at: (Math.floor(state.t / 20) + 1) * 20, text: `${p.key} force-deleted by PodGC at its next 20 s pass, about then: Terminating on ${p.node}, which is not Ready and tainted out-of-service (gcTerminating); its controller recreates it elsewhere.` };
 }
 function sorted(next) { return next.sort((a, b) => (a.at ?? Infinity) - (b.at ?? Infinity)); }
+// A row held back while a lesson's question is open (engine/holdback.py): its times of what
+// happens next come with the answer, so say that rather than "nothing is scheduled".
+const HELD_NEXT = { at: null, text: "What happens next is shown once the open question's answer is revealed." };
+function held(row, next) { if (row.held && row.held.length) next.push(HELD_NEXT); }
 
 function nodeOutlook(n, state) {
   if (!n) return { now: ["This node is gone."], next: [] };
   const now = [], next = [];
+  held(n, next);
   const kstate = n.kubelet ? n.kubelet.state : "Running";
   if (kstate !== "Running") {
     const since = n.leaseRenewTime !== null && n.leaseRenewTime !== undefined ? ` (its last Lease renewal: ${fmtShort(n.leaseRenewTime)})` : "";
@@ -50,7 +56,9 @@ function nodeOutlook(n, state) {
   const zone = (state.zones || []).find((z) => z.zone === n.zone);
   if (n.ready !== "True" && !noExecute.length && zone) {
     const pos = zone.queue.indexOf(n.name);
-    if (pos >= 0) {
+    if (pos >= 0 && (zone.qps === null || zone.qps === undefined)) {
+      next.push({ at: null, text: `NoExecute taint waits in zone ${zone.zone}'s queue (position ${pos + 1}); its rate comes with the answer to the open question.` });
+    } else if (pos >= 0) {
       if (!zone.qps) next.push({ at: null, text: `NoExecute taint waits: zone ${zone.zone} is ${zone.state} and its queue rate is 0 (no node is tainted until that changes).` });
       else {
         const first = zone.nextTokenAt ?? state.t;
@@ -75,6 +83,7 @@ function nodeOutlook(n, state) {
 function podOutlook(p, state) {
   if (!p) return { now: ["This pod is gone."], next: [] };
   const now = [], next = [];
+  held(p, next);
   const node = p.node ? state.nodes.get(p.node) : null;
   if (p.terminating) now.push(`Terminating since ${fmtShort(p.deletionTimestamp)}.`);
   else now.push(`${p.phase}${p.reason ? ` (${p.reason})` : ""}${p.node ? ` on ${p.node}` : ", not scheduled"}${p.ready === false ? ", not Ready" : ""}.`);
@@ -96,8 +105,10 @@ function zoneOutlook(z, state) {
   if (!z) return { now: ["This zone is gone."], next: [] };
   const nodes = [...state.nodes.values()].filter((n) => n.zone === z.zone);
   const notReady = nodes.filter((n) => n.ready !== "True").length;
-  const now = [`${z.state}: ${notReady} of ${nodes.length} nodes not Ready (unhealthyZoneThreshold ${cm(state).unhealthyZoneThreshold ?? 0.55}); NoExecute taints at ${z.qps} node/s.`];
+  const rateHeld = z.qps === null || z.qps === undefined;  // a lesson's open question
+  const now = [`${z.state}: ${notReady} of ${nodes.length} nodes not Ready (unhealthyZoneThreshold ${cm(state).unhealthyZoneThreshold ?? 0.55}); ${rateHeld ? "its NoExecute rate comes with the answer" : `NoExecute taints at ${z.qps} node/s`}.`];
   const next = [];
+  if (rateHeld) return { now, next: [HELD_NEXT, ...z.queue.map((name, i) => ({ at: null, text: `${name} waits in the queue (position ${i + 1}).` }))] };
   z.queue.forEach((name, i) => {
     if (!z.qps) next.push({ at: null, text: `${name} waits in the queue (rate 0).` });
     else next.push({ at: (z.nextTokenAt ?? state.t) + i / z.qps, text: `${name} tainted NoExecute, about then (position ${i + 1}).` });

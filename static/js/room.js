@@ -44,10 +44,18 @@ const scrubber = new Scrubber(document.getElementById("scrubber"), {
 const lessonPanel = new LessonPanel(document.getElementById("lesson"), { operator, send: (m) => send(m), onFocus: () => applyFocus() });
 
 
+let wsPresent = false;
+function presenting() {
+  return document.body.classList.contains("presenter") || new URL(location.href).searchParams.get("present") === "1";
+}
+
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   const name = encodeURIComponent(localStorage.getItem("playground-name") || (operator ? "operator" : "viewer"));
-  ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}&client=${encodeURIComponent(clientId)}`);
+  // The presenter view is held back like a viewer's page while a lesson's question is open
+  // (the class reads the projector): the server is told, and told again on a toggle.
+  wsPresent = presenting();
+  ws = new WebSocket(`${proto}://${location.host}/ws/rooms/${slug}/?token=${encodeURIComponent(token)}&name=${name}&client=${encodeURIComponent(clientId)}&present=${wsPresent ? 1 : 0}`);
   ws.onopen = () => { els.conn.textContent = "live"; els.conn.className = "pill ok"; };
   ws.onclose = () => { els.conn.textContent = "reconnecting"; els.conn.className = "pill bad"; setTimeout(connect, 1000); };
   ws.onmessage = (msg) => handle(JSON.parse(msg.data));
@@ -62,7 +70,8 @@ function resync(notice) {
   if (operator && notice.refused) showError(notice.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
   if (resyncBuffer) return;  // one fetch at a time; its snapshot is at least as new
   resyncBuffer = [];
-  fetch(`/rooms/${slug}/snapshot.json`)
+  // With the token: while a lesson's question is open, a viewer's snapshot is held back.
+  fetch(`/rooms/${slug}/snapshot.json${token ? `?token=${encodeURIComponent(token)}` : ""}`)
     .then((r) => { if (!r.ok) throw new Error(`snapshot.json: ${r.status}`); return r.json(); })
     .then((snap) => {
       const buffered = resyncBuffer; resyncBuffer = null;
@@ -83,7 +92,10 @@ function handle(m) {
     renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
     loadHistory(); scrubber.load(state.nodes.size);
-    renderWorkloads(); renderParams(); return;
+    renderWorkloads(); renderParams();
+    // The open "why" panel too: a lesson's question opening sends a held snapshot.
+    if (selected) showDetail(selected.kind, selected.key, true);
+    return;
   }
   if (m.type === "delta" || m.type === "reset") {
     const r = applyDelta(state, m);
@@ -347,6 +359,7 @@ function setPresenter(on) {
   const url = new URL(location.href);
   if (on) url.searchParams.set("present", "1"); else url.searchParams.delete("present");
   history.replaceState(null, "", url);
+  if (ws && ws.readyState === 1 && presenting() !== wsPresent) ws.close();  // reconnects, told
 }
 document.getElementById("presenter").addEventListener("click", () => setPresenter(!document.body.classList.contains("presenter")));
 document.addEventListener("keydown", (ev) => {

@@ -130,8 +130,10 @@ export class Topology {
       band.head.replaceChildren(h("strong", { class: "zone-name", text: `zone ${z.zone || "(none)"}` }), " ",
         h("span", { class: `state s-${z.state}`, text: z.state }), " ",
         h("span", { class: "zone-ready", text: `${ready}/${nodes.length} Ready` }), " ",
-        h("span", { class: "muted zone-rate", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
-      const bucket = z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
+        h("span", { class: "muted zone-rate", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: z.qps === null ? "rate: after the reveal" : `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
+      // A lesson's open question about the zone (engine/holdback.py): its rate and tokens
+      // come with the reveal.
+      const bucket = z.qps === null ? h("span", { class: "bucket held", text: "tokens: after the reveal" }) : z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
         h("span", { class: "bucket-fill" }), h("span", { class: "bucket-text" })) : h("span", { class: "bucket stopped", text: "no tokens: evictions stopped" });
       band.queue.replaceChildren(bucket, " ",
         z.queue.length ? h("span", { class: "queue-list", title: z.queue.join(", "),

@@ -663,3 +663,48 @@ def test_the_shared_http_snapshot_leaves_the_lesson_out(client, asking: Room) ->
     assert reading.room_snapshot(asking)["lesson"]["state"]["names"] == [
         {"name": "Ada", "answer": 2}
     ]
+
+
+@pytest.mark.usefixtures("fresh_channel_layer")
+def test_websocket_a_question_opening_replaces_what_the_page_had_with_a_held_snapshot(
+    transactional_db: None,
+) -> None:
+    """Lesson 21: web-1's deletion time (420 s) reaches every page when the taint comes at
+    120 s (after question 2's reveal the clock runs); question 3 (at 180 s) asks for it. When
+    it opens, a viewer gets a whole held snapshot: no page keeps the answer from before."""
+    text = (catalog.BUILTIN_DIR / "21-lesson-taints-tolerations.yaml").read_text()
+    room = create.room_create("lesson-21", text, None, SPEED)
+
+    def web1(rows):
+        rows = rows.values() if isinstance(rows, dict) else rows
+        return next(p for p in rows if p and p["key"] == "default/web-1")
+
+    async def scenario() -> None:
+        from channels.db import database_sync_to_async
+
+        v1 = await _connect(room, "", "v1")
+        try:
+            await _until(v1, lambda m: m["type"] == "snapshot")
+            for cp in ("pods", "taints"):  # reach each, reveal, go on
+                await database_sync_to_async(tick)(room, 30)
+                await _until(v1, lambda m, cp=cp: m["type"] == "lesson" and m["checkpoint"] == cp)
+                await database_sync_to_async(classroom.reveal)(room.pk)
+                await database_sync_to_async(classroom.next_step)(room.pk, "t")
+            # Between 120 s and 180 s the page had web-1's deletion time.
+            await _until(
+                v1, lambda m: m["type"] == "snapshot" and web1(m["pods"])["taintEvictionAt"] == 420
+            )
+            await database_sync_to_async(tick)(room, 30)  # to question 3, at 180 s
+            asked = await _until(v1, lambda m: m["type"] == "lesson" and m["checkpoint"] == "web")
+            assert asked["revealed"] is False
+            held = await _until(v1, lambda m: m["type"] == "snapshot")
+            assert held["lesson"]["state"]["checkpoint"] == "web"
+            assert web1(held["pods"])["taintEvictionAt"] is None
+            assert web1(held["pods"])["held"] == ["taintEvictionAt", "taintEvictionSince"]
+        finally:
+            await v1.disconnect()
+
+    try:
+        async_to_sync(scenario)()
+    finally:
+        runtime.forget_cache()

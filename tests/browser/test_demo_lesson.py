@@ -28,13 +28,13 @@ STEPS = [
     (
         "heartbeats",
         "105",
-        "Answer: 105 s (01:45), ± 5 s",
+        "Answer: 105 s (01:45), ± 2 s",
         ["nodeMonitorGracePeriod (50 s)", "nodeMonitorPeriod (5 s)", "50 + 50 = 100 s"],
     ),
     (
         "taint",
         "6m50s",
-        "Answer: 410 s (06:50), ± 10 s",
+        "Answer: 410 s (06:50), ± 4 s",
         ["DefaultTolerationSeconds", "for 300 s", "110 + 300 = 410 s"],
     ),
     ("deployment", 1, "it creates a new api pod at once", ["creates a replacement at once"]),

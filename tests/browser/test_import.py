@@ -30,6 +30,10 @@ def test_paste_kubectl_output_preview_then_create_a_room(live_stack, browser) ->
     report.wait_for(timeout=20_000)
     assert "8 things the simulation cannot represent" in report.locator("summary").inner_text()
     assert "volumeClaimTemplates" in report.inner_text()
+    # The page comes back at the preview's result (issue #25: it was ~1,100 px below).
+    top = page.evaluate("document.getElementById('import-result').getBoundingClientRect().top")
+    viewport = page.evaluate("innerHeight")
+    assert 0 <= top < viewport, (top, viewport)
     page.locator("#import").screenshot(path=str(ARTIFACTS / "15-import-preview.png"))
     # The form keeps what was pasted: create the room from it.
     page.click("#import-form button[name=create]")

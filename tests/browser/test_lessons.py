@@ -139,18 +139,22 @@ def test_two_viewers_answer_the_operator_reveals_and_every_page_shows_the_counts
     assert "Answer: 410 s (06:50), ± 5 s" in v1.locator(".right-answer").inner_text()
     assert "You got it right." in v1.locator(".reveal").inner_text()
     v1.screenshot(path=str(ARTIFACTS / "lesson-7-viewer-time-revealed.png"))
-    # ← goes back a step (showing it, not rewinding), → forward again.
+    # ← goes back a step (showing it, not rewinding; the question stays open), → forward
+    # again to the question, → once more closes it and the clock runs on. "The pods go"
+    # begins at 400 s: it is shown when the clock gets there, not before.
     op.keyboard.press("ArrowLeft")
     op.wait_for_function(
         "document.querySelector('.lesson-title').textContent === 'a-2 goes silent'",
         timeout=20_000,
     )
+    assert "Still open" in op.locator(".lesson-question").inner_text()
+    op.keyboard.press("ArrowRight")
+    op.wait_for_selector('#lesson[data-flow="revealed"]', timeout=20_000)
+    assert Room.objects.get(pk=room.pk).paused is True
     op.keyboard.press("ArrowRight")
     for page in (op, v1):
-        page.wait_for_function(
-            "document.querySelector('.lesson-title').textContent === 'The pods go'",
-            timeout=20_000,
-        )
+        page.wait_for_selector('#lesson[data-phase="step"]', timeout=20_000)
+        assert page.locator(".lesson-title").inner_text() == "Unknown, then tainted"
     assert Room.objects.get(pk=room.pk).paused is False
 
 

@@ -42,7 +42,7 @@ def test_tour_question_1_b1_unknown_time_is_not_sent() -> None:
     assert (cp.id, t) == ("heartbeats", 60)
     b1 = next(n for n in snap["nodes"] if n["name"] == "b-1")
     assert b1["unknownAt"] == 105  # what the engine knows: the answer
-    held = Hold.of(cp).snapshot(snap)
+    held = Hold.of(cp, 60_000).snapshot(snap)
     hb1 = next(n for n in held["nodes"] if n["name"] == "b-1")
     assert hb1["unknownAt"] is None and hb1["held"] == ["unknownAt"]
     assert "105" not in repr([n.get("unknownAt") for n in held["nodes"]])
@@ -65,11 +65,15 @@ def test_tour_zone_questions_hold_the_rate_and_its_event(checkpoint: str, qps: f
     assert zc["qps"] == qps
     rate_events = [e for e in snap["events"] if e["type"] == "ZoneRate" and e["t"] == t]
     assert rate_events, "the rate changed at the pause instant"
-    held = Hold.of(cp).snapshot(snap)
+    held = Hold.of(cp, int(t * 1000)).snapshot(snap)
     hzc = next(z for z in held["zones"] if z["zone"] == "zone-c")
     assert [hzc[k] for k in ("qps", "tokens", "burst", "nextTokenAt")] == [None] * 4
     assert hzc["state"] == zc["state"]  # the state is what the question says
-    assert not [e for e in held["events"] if e["type"] == "ZoneRate"]
+    assert not [e for e in held["events"] if e["type"] == "ZoneRate" and e["t"] >= t]
+    # The rates set before the question stay (the page had them before it was asked).
+    assert [e for e in held["events"] if e["type"] == "ZoneRate"] == [
+        e for e in snap["events"] if e["type"] == "ZoneRate" and e["t"] < t
+    ]
     # The event it waited for stays: the question names it.
     assert [e for e in held["events"] if e["type"] == "ZoneState" and e["t"] == t]
 
@@ -132,7 +136,7 @@ def test_no_held_page_gets_a_prediction_or_an_expected_event_of_its_question(pat
     from controller.engine.expect import matches
 
     for cp, t, snap in pauses(path):
-        held = Hold.of(cp).snapshot(snap)
+        held = Hold.of(cp, int(t * 1000)).snapshot(snap)
         assert all(n["unknownAt"] is None for n in held["nodes"]), cp.id
         assert all(p["taintEvictionAt"] is None for p in held["pods"]), cp.id
         # The events of the pause instant that an expect item names (the answer happening
@@ -147,6 +151,8 @@ def test_no_held_page_gets_a_prediction_or_an_expected_event_of_its_question(pat
         assert not [e for e in answers if e in held["events"]], cp.id
         if cp.when_event:
             assert any(matches(cp.when_event, e) for e in held["events"]), cp.id
+        if "zoneRate" in cp.hide:
+            assert not [e for e in held["events"] if e["type"] == "ZoneRate" and e["t"] >= t]
         if "zoneRate" in cp.hide:
             assert all(z["qps"] is None for z in held["zones"]), cp.id
 

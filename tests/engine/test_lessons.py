@@ -419,9 +419,10 @@ def test_seven_builtin_lessons() -> None:
 
 
 PAUSES = {
-    # "unknown" asks what happens to web-1 before a-2 turns Unknown (at 115 s the answer, its
-    # not-Ready pod, would already be on every page).
-    "20-lesson-heartbeats": {"healthy": 60, "silence": 62, "unknown": 62, "back": 150},
+    # "unknown" asks what happens to web-1 before a-2 turns Unknown, "coming-back" when the
+    # taints go before the kubelet is back (at the instant itself the answer, a not-Ready pod
+    # or a node without its taints, would already be on every page).
+    "20-lesson-heartbeats": {"healthy": 60, "silence": 62, "unknown": 62, "coming-back": 140},
     "21-lesson-taints-tolerations": {"pods": 10, "taints": 120, "web": 180, "daemonset": 420},
     "22-lesson-zones-rate-limits": {"one-node": 85, "partial": 145, "full": 245, "large-zone": 345},
     "23-lesson-eviction-order": {"pressure": 42, "leak": 60, "guaranteed": 92, "recovery": 144},

@@ -68,3 +68,20 @@ test("a Terminating pod on a not-Ready out-of-service node: PodGC's next 20 s pa
   assert.equal(outlook("pod", "default/db-0", s).next.length, 1);
   assert.doesNotMatch(outlook("pod", "default/db-0", s).next[0].text, /force-deleted by PodGC/);
 });
+
+test("a lesson's open question holds the times back: the outlook says they come with the answer, never 'rate 0'", () => {
+  // As engine/holdback.py sends them to a viewer: the predictions and the zone's rate null.
+  const nodes = [{ name: "c-1", zone: "c", ready: "Unknown", conditions: [], taints: [], kubelet: { state: "Partitioned" }, unknownAt: null, held: ["unknownAt"] },
+    { name: "b-1", zone: "c", ready: "True", conditions: [], taints: [], kubelet: { state: "Stopped" }, leaseRenewTime: 50, unknownAt: null, held: ["unknownAt"] }];
+  const zone = { zone: "c", state: "PartialDisruption", qps: null, tokens: null, burst: null, nextTokenAt: null, queue: ["c-1"], held: ["nextTokenAt", "qps", "tokens", "burst"] };
+  const s = snap(nodes, [{ key: "d/web", node: "c-1", phase: "Running", ready: false, taintEvictionAt: null, held: ["taintEvictionAt"] }], [zone]);
+  const z = outlook("zone", "c", s);
+  assert.match(z.now[0], /its NoExecute rate comes with the answer/);
+  assert.doesNotMatch(z.now[0] + z.next.map((x) => x.text).join(" "), /rate 0|node\/s|stopped/);
+  assert.match(z.next[0].text, /once the open question's answer is revealed/);
+  const n = outlook("node", "c-1", s);
+  assert.ok(n.next.every((x) => x.at === null));
+  assert.doesNotMatch(n.next.map((x) => x.text).join(" "), /rate is 0|node\/s/);
+  assert.match(outlook("node", "b-1", s).next[0].text, /once the open question's answer is revealed/);
+  assert.match(outlook("pod", "d/web", s).next[0].text, /once the open question's answer is revealed/);
+});

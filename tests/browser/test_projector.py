@@ -1,0 +1,100 @@
+"""The projector: the operator's presenter view of every built-in lesson at 1920x1080. At each
+question, asked and then revealed (the reveal, with the class's bars and the why, is the
+fullest the panel gets): nothing scrolls (the page, the lesson panel), the step's focus nodes
+and zones are on the screen, no name of who answered is shown (the operator's own view keeps
+them), and the data is held back like a viewer's while the question is open (the class reads
+the projector). Screenshots: test-artifacts/projector-<lesson>-<n>-<checkpoint>.png."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from controller.engine.scenario import load_scenario
+from controller.lessons import classroom
+from controller.models import LessonState
+from controller.rooms import catalog, create
+
+from .conftest import ARTIFACTS
+from .test_lesson_holdback import in_thread
+
+pytestmark = pytest.mark.browser
+
+LESSONS = [s for s in catalog.builtin_scenarios() if s["lesson"]]
+W, H = 1920, 1080
+
+FITS = """(focus) => {
+  const out = { page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+    view: [innerWidth, innerHeight], outside: [], names: document.querySelectorAll("#lesson .names").length };
+  const lesson = document.getElementById("lesson");
+  out.lesson = [lesson.scrollHeight, lesson.clientHeight];
+  const box = document.getElementById("zones").getBoundingClientRect();
+  const under = document.getElementById("scrubber").getBoundingClientRect();
+  out.zones = [box.bottom, under.top];
+  const sel = [...focus.nodes.map((n) => `#zones [data-node="${n}"]`), ...focus.zones.map((z) => `#zones [data-zone="${z}"]`)];
+  for (const s of sel) {
+    const el = document.querySelector(s);
+    if (!el) { out.outside.push(`${s}: missing`); continue; }
+    const r = el.getBoundingClientRect();
+    const bottom = Math.min(innerHeight, under.height ? under.top : innerHeight);
+    if (r.top < 0 || r.left < 0 || r.bottom > bottom + 1 || r.right > innerWidth + 1 || r.height < 4) out.outside.push(`${s}: ${JSON.stringify(r)}`);
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[s["id"] for s in LESSONS])
+def test_the_presenter_view_fits_a_projector(live_stack, browser, monkeypatch, lesson) -> None:
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "1")
+    scenario = load_scenario(lesson["yaml"])
+    steps = {s.id: s for s in scenario.lesson.steps}
+    room = create.room_create(f"proj-{lesson['id']}", lesson["yaml"], None, 100.0)
+    page = browser.new_context(viewport={"width": W, "height": H}).new_page()
+    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}&present=1")
+    page.wait_for_selector("body.presenter #lesson:not([hidden])", timeout=20_000)
+    for n, cp in enumerate(scenario.lesson.checkpoints, 1):
+        deadline = time.monotonic() + 60
+        while LessonState.objects.get(room=room).checkpoint != cp.id:
+            assert time.monotonic() < deadline, f"never paused at {cp.id}"
+            time.sleep(0.2)
+        page.wait_for_selector(f'.lesson-question[data-checkpoint="{cp.id}"]', timeout=20_000)
+        # Two of the class answer, one with a name.
+        value = cp.answer if cp.kind == "time" else 0
+        in_thread(
+            classroom.answer, room.pk, "c1", {"checkpoint": cp.id, "answer": value, "name": "Ada"}
+        )
+        in_thread(classroom.answer, room.pk, "c2", {"checkpoint": cp.id, "answer": value})
+        page.wait_for_function(
+            "document.querySelector('.answer-count')?.textContent.startsWith('2 answers')",
+            timeout=20_000,
+        )
+        # The projector is held back like a viewer's page: no prediction in its data.
+        held = page.evaluate(
+            "(() => { const s = window.playgroundRoom.state();"
+            " return [...s.nodes.values()].filter((n) => n.unknownAt != null).length"
+            " + [...s.pods.values()].filter((p) => p.taintEvictionAt != null).length; })()"
+        )
+        assert held == 0, (lesson["id"], cp.id)
+        where = f"{lesson['id']} {cp.id}"
+        for phase in ("asking", "revealed"):
+            if phase == "revealed":
+                in_thread(classroom.reveal, room.pk)
+                page.wait_for_selector('#lesson[data-phase="revealed"]', timeout=20_000)
+            page.wait_for_timeout(300)
+            focus = steps[cp.id].focus
+            got = page.evaluate(
+                FITS, {"nodes": focus.get("nodes", []), "zones": focus.get("zones", [])}
+            )
+            assert got["page"] == [W, H] or (got["page"][0] <= W and got["page"][1] <= H), (
+                where,
+                phase,
+                got,
+            )
+            assert got["lesson"][0] <= got["lesson"][1] + 1, (where, phase, "lesson scrolls", got)
+            # The cluster ends above the time scrubber (nothing of it under another box).
+            assert got["zones"][0] <= got["zones"][1] + 1, (where, phase, "cluster cut", got)
+            assert not got["outside"], (where, phase, got["outside"])
+            assert got["names"] == 0 and "Ada" not in page.locator("#lesson").inner_text()
+        page.screenshot(path=str(ARTIFACTS / f"projector-{lesson['id']}-{n}-{cp.id}.png"))
+        in_thread(classroom.next_step, room.pk, "teacher")
