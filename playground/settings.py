@@ -164,7 +164,7 @@ PLAYGROUND_MAX_SCENARIO_BYTES = env_number("PLAYGROUND_MAX_SCENARIO_BYTES", 16 *
 # A room nobody watches for this long stops ticking; a viewer's arrival resumes it (0: never).
 PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300, float)
 # A running room more than this many wall seconds behind its clock (no worker ticked it: the
-# stack was stopped) resumes from where it stood instead of catching up (services._stalled).
+# stack was stopped) resumes from where it stood instead of catching up (rooms.tick._stalled).
 PLAYGROUND_MAX_CATCH_UP_SECONDS = env_number("PLAYGROUND_MAX_CATCH_UP_SECONDS", 300, float)
 # A big room's engine snapshot is pickled by a forked child, not in its tick (the room's lock is
 # released at once; controller/snapshots.py): when os.fork exists, this is on, and pickling

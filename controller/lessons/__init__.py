@@ -24,5 +24,7 @@ and names from viewers always): ``{"type": "lesson", "step", "checkpoint", "paus
 - ``progress``    the clock's side: state at creation, the tick's run to the next checkpoint,
                   a rewind
 - ``messages``    the lesson message by role, a snapshot's lesson, the broadcast
-- ``classroom``   answer, reveal, next, prev (the websocket's lesson messages)
+- ``classroom``   answer, reveal, next, prev (the websocket's lesson messages); a lesson's rule
+                  for Play and Step at an open question (``on_control``)
+- ``holding``     what a page that answers does not get before the reveal
 """

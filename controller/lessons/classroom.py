@@ -13,6 +13,7 @@ from .. import limits
 from ..engine import values
 from ..engine.lesson import Checkpoint, Lesson, LessonRuntime
 from ..models import LessonAnswer, LessonState, Room
+from ..rooms import controls
 from .definition import MAX_NAME, LessonError, _checkpoint, latest_step, lesson_of
 from .messages import _broadcast, _shown, message
 
@@ -144,8 +145,6 @@ def next_step(room_id: int, actor: str, close: bool = False) -> dict[str, Any]:
         ls.save(update_fields=["step", "checkpoint", "revealed"])
         _broadcast(room.pk, message(room, lesson, ls))
     if resume:
-        from ..rooms import controls
-
         controls.room_control(room_id, "resume", None, actor)
     return {"lesson": did, "step": ls.step, "resumed": resume}
 

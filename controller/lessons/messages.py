@@ -9,6 +9,7 @@ from typing import Any
 from ..engine.holdback import Hold
 from ..engine.lesson import Checkpoint, Lesson
 from ..models import LessonAnswer, LessonState, Room
+from ..rooms.broadcast import _broadcast_after_commit
 from .definition import _checkpoint, latest_step, lesson_of, public_def
 
 
@@ -109,6 +110,4 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
 
 
 def _broadcast(room_id: int, msg: dict[str, Any]) -> None:
-    from ..rooms.broadcast import _broadcast_after_commit
-
     _broadcast_after_commit(room_id, msg)

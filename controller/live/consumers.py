@@ -1,5 +1,6 @@
 """The room websocket: a protocol adapter only. Snapshot with a sequence number on connect,
-then the group's deltas in order; operator messages go to services.
+then the group's deltas in order; operator messages go to the room
+services (rooms/, lessons/), one call each.
 
 It never raises to Channels (an exception there closes the socket with 1011 and skips
 ``disconnect``): every frame gets an answer (binary: a close with 1003; empty, not JSON, an
