@@ -254,6 +254,8 @@ class NodeLifecycleController:
         )
         self._emit_zone_state(zone, ZoneState.INITIAL, now)
         self._emit_zone_rate(zone, now)
+        if self._lazy is not None:
+            self._lazy.zone_queue_replaced(zone)
 
     def try_update_node_health(
         self, node: Node, now: int
