@@ -214,7 +214,8 @@ class NodeLifecycleController:
         return self.node_health.get(name)
 
     def node_written(self, name: str) -> None:
-        """The node's status or taints were written (the store calls this)."""
+        """Something a visit of the node reads changed: its status or taints (the store calls
+        this), or its place in its zone queue's set."""
         if self._lazy is not None:
             self._lazy.node_written(name)
 
@@ -424,6 +425,7 @@ class NodeLifecycleController:
         queue = self.zone_queues.get(node.zone_key)
         if queue is not None and node.name in queue:
             queue.remove(node.name)
+            self.node_written(node.name)  # a parked node out of its queue's set is visited
 
     def do_no_execute_tainting_pass(self, now: int) -> None:
         """Port of Controller.doNoExecuteTaintingPass."""

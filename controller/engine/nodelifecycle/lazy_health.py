@@ -11,8 +11,8 @@ someone reads it or it must be visited again, in closed form: after the passes u
 ``through``, the saved lease is the Lease's renewTime at ``through`` and the probe timestamp
 is the first pass that saw it (renewTime is the instant of the write, so the first pass at or
 after it). A node Ready=False or Unknown (taint manager on) is parked too once it sits in its
-zone queue's set with the taint of its status and not the other one: markNodeForTainting's
-Add is refused, so its visits change nothing either (an Unknown one has no deadline: nothing
+zone queue's set without the other status's taint (and, in releases that requeue, with its
+own): markNodeForTainting's Add is refused, so its visits change nothing either (an Unknown one has no deadline: nothing
 more is written to it).
 
 A parked node is visited again (unparked) when:
@@ -27,6 +27,7 @@ A parked node is visited again (unparked) when:
   health is brought up to date with the old renewal schedule, and the deadline is set from
   the probe, then refined when it comes);
 - it is deleted (``node_deleted``: its health stays as the last pass left it);
+- it leaves its zone queue's set (markNodeAsReachable of "master disruption mode");
 - its zone gets a new, empty queue (``zone_queue_replaced``) while it is in the old one.
 
 Same-instant order is kept: a pass visits the unparked nodes in the lister's (name) order,
@@ -270,9 +271,9 @@ class LazyHealth:
         """The node's Ready status if a visit now would change nothing but the lease and the
         probe, else None. Ready=True: neither NoExecute taint of the controller, in no zone
         queue, and (taint manager off) unmarked. Ready=False or Unknown (taint manager on
-        only): in its zone queue's set, so markNodeForTainting's Add is refused, with the
-        taint of its status (later releases requeue a node without it) and not the other
-        one (processTaintBaseEviction would swap them). And in both cases the status seen at
+        only): in its zone queue's set, so markNodeForTainting's Add is refused, without the
+        taint of the other status (processTaintBaseEviction would swap them) and, in later
+        releases, with the taint of its own (they requeue a node without it). And in both cases the status seen at
         the last visit (same heartbeat)."""
         ctl = self.ctl
         current = node.condition(READY)
@@ -304,6 +305,9 @@ class LazyHealth:
             own, other = NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE
         else:
             return None
-        if not node.has_taint(own.key, own.effect) or node.has_taint(other.key, other.effect):
+        if node.has_taint(other.key, other.effect):
+            return None
+        requeues = ctl.sim.config.profile.mark_node_for_tainting_requeues
+        if requeues and not node.has_taint(own.key, own.effect):
             return None
         return status
