@@ -139,7 +139,7 @@ def random_scenario(seed: int) -> Scenario:
                 "Cordon",
                 "LeakMemory",
             ]
-            + (["ShutdownNode"] if version == "1.34" else [])
+            + (["ShutdownNode", "OutOfService", "RemoveOutOfService"] if version == "1.34" else [])
         )
         fault: dict[str, Any] = {"at": at, "type": kind}
         if kind in ("ZoneOutage", "ZoneRestore"):
@@ -216,6 +216,8 @@ def run(seed: int, shortcuts: bool, checkpoints: list[int]) -> tuple[list[str], 
     scenario = random_scenario(seed)  # fresh: SetParameters changes the scenario's config
     sim = Simulation(scenario)
     sim.shortcuts = shortcuts
+    if seed % 2:
+        sim.pod_gc.terminated_pod_threshold = seed % 5 + 1  # gcTerminated at work
     sim.apply_fault = lambda fault: sim.apply_action(fault, 0)  # type: ignore[method-assign]
     states = []
     for t in checkpoints:

@@ -3,7 +3,8 @@ stand for: seeded random clusters and faults (random_clusters.py), run with
 ``Simulation.shortcuts`` on and off, give the same timeline byte for byte and the same
 cluster state (with each node's probe timestamp) at two instants of the run.
 
-Shortcuts covered: the monitor pass's parked nodes (nodelifecycle/lazy_health.py)."""
+Shortcuts covered: the monitor pass's parked nodes (nodelifecycle/lazy_health.py); PodGC's
+indexes (podgc.gc_indexed against gc_listed; half the seeds lower terminatedPodThreshold)."""
 
 from __future__ import annotations
 
