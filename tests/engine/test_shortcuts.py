@@ -4,7 +4,8 @@ stand for: seeded random clusters and faults (random_clusters.py), run with
 cluster state (with each node's probe timestamp) at two instants of the run.
 
 Shortcuts covered: the monitor pass's parked nodes (nodelifecycle/lazy_health.py); PodGC's
-indexes (podgc.gc_indexed against gc_listed; half the seeds lower terminatedPodThreshold)."""
+indexes (podgc.gc_indexed against gc_listed; half the seeds lower terminatedPodThreshold); the
+eviction loop's kept sum of the pods' declared usage (EvictionLoop.pods_usage)."""
 
 from __future__ import annotations
 
