@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Extra pytest arguments: make test PYTEST_ARGS="-k healthz -x"
 PYTEST_ARGS ?=
 
-.PHONY: run test test-engine lint fmt venv bench simulate clean
+.PHONY: run test test-engine fuzz lint fmt venv bench simulate clean
 
 # The venv, (re)installed only when requirements.txt is newer than the stamp file.
 venv: $(VENV)/.installed
@@ -26,6 +26,14 @@ test: venv
 
 test-engine: venv
 	$(BIN)/pytest -q tests/engine
+
+# Property-based fuzzing (tests/fuzz, Hypothesis): FUZZ_EXAMPLES per target (10,000; `make test`
+# runs 200), then one line per target: examples, accepted, refused, unhandled, over 1 s.
+FUZZ_EXAMPLES ?= 10000
+fuzz: venv
+	rm -f .fuzz-report
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_REPORT=$(CURDIR)/.fuzz-report $(BIN)/pytest -q -p no:randomly tests/fuzz; \
+	  status=$$?; echo; cat .fuzz-report; exit $$status
 
 lint: venv
 	$(BIN)/ruff check .

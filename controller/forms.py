@@ -33,6 +33,9 @@ class RoomCreateForm(forms.Form):
         help_text="Or upload your own scenario YAML (PLAYGROUND_MAX_SCENARIO_BYTES, 16 MiB by default).",
     )
     speed = forms.FloatField(initial=10.0, min_value=0.1, max_value=100.0)
+    # Learning alone (the landing page's "Learn alone", a ?solo link): a private lesson room
+    # whose operator is the learner (lessons.make_solo).
+    solo = forms.BooleanField(required=False, widget=forms.HiddenInput)
     kubernetes_version = forms.ChoiceField(
         label="Kubernetes version",
         choices=version_choices,

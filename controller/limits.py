@@ -19,7 +19,9 @@ LIMITS = {
     "PLAYGROUND_MAX_RUNNING_ROOMS_PER_OWNER": "running rooms per owner (user, or client address)",
     "PLAYGROUND_MAX_NODES_PER_ROOM": "nodes in one room",
     "PLAYGROUND_MAX_PODS_PER_ROOM": "pods in one room",
-    "PLAYGROUND_MAX_ACTIONS_PER_SECOND": "websocket messages per second per client",
+    "PLAYGROUND_MAX_ACTIONS_PER_SECOND": "websocket messages per second per connection",
+    "PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_ADDRESS": "websocket messages per second per address",
+    "PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_TOKEN": "websocket messages per second per operator link",
     "PLAYGROUND_MAX_MESSAGE_BYTES": "size of one websocket message",
     "PLAYGROUND_MAX_SCENARIO_BYTES": "size of a scenario",
 }
@@ -150,19 +152,33 @@ def check_message_size(size: int) -> None:
         raise LimitError("PLAYGROUND_MAX_MESSAGE_BYTES", f"this message is {size} bytes")
 
 
-def check_rate(client: str, redis_client: Any) -> None:
-    """One more message from ``client`` (its address, or its connection) this second, counted
-    in Redis so that a client's several connections (and Daphne processes) share one count."""
-    cap = limit("PLAYGROUND_MAX_ACTIONS_PER_SECOND")
-    if cap <= 0:
-        return
-    key = f"playground:rate:{client}:{int(time.time())}"
-    pipe = redis_client.pipeline()
-    pipe.incr(key)
-    pipe.expire(key, 2)
-    count = pipe.execute()[0]
-    if count > cap:
-        raise LimitError(
-            "PLAYGROUND_MAX_ACTIONS_PER_SECOND",
-            f"this client sent {count} messages this second; slow down",
-        )
+def check_rate(redis_client: Any, connection: str, address: str = "", token: str = "") -> None:
+    """One more message this second from a connection, counted in Redis per connection, then
+    per address (every connection from it, through every Daphne process) and per room
+    operator link (``token``: a digest of it). A message refused for its connection is not
+    counted for its address or link, so one flooding client cannot starve the others behind
+    the same address (a class behind one NAT, a viewer beside the operator)."""
+    second = int(time.time())
+    for setting, key, what in (
+        ("PLAYGROUND_MAX_ACTIONS_PER_SECOND", connection, "this client sent {n} messages"),
+        (
+            "PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_ADDRESS",
+            address and f"addr:{address}",
+            "the connections from this address sent {n} messages",
+        ),
+        (
+            "PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_TOKEN",
+            token and f"token:{token}",
+            "this room's operator link sent {n} messages",
+        ),
+    ):
+        cap = limit(setting)
+        if cap <= 0 or not key:
+            continue
+        name = f"playground:rate:{key}:{second}"
+        pipe = redis_client.pipeline()
+        pipe.incr(name)
+        pipe.expire(name, 2)
+        count = pipe.execute()[0]
+        if count > cap:
+            raise LimitError(setting, what.format(n=count) + " this second; slow down")

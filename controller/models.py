@@ -264,6 +264,11 @@ class LessonState(models.Model):
     reached = models.JSONField(
         default=dict, blank=True, help_text="checkpoint id -> simulated ms it was reached at"
     )
+    solo = models.BooleanField(
+        default=False,
+        help_text="Learning alone: the room's operator is the learner, who answers, reveals "
+        "and goes on, and gets nothing that answers an open question before its reveal.",
+    )
 
     def __str__(self) -> str:
         return f"lesson of {self.room}"

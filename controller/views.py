@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -13,10 +16,12 @@ from django.views.decorators.http import require_GET, require_POST
 from . import limits
 from .engine.scenario import ScenarioError
 from .engine.versions import NEWEST_VERSION
-from .exports import timeline_csv, timeline_events_yaml
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
 from .health import health
-from .importer import import_report_of, is_imported
+from .kube_io.exports import timeline_csv, timeline_events_yaml
+from .kube_io.report import import_report_of, is_imported
+from .lessons import classroom, holding
+from .lessons.definition import LessonError
 from .live import deltas
 from .live.roles import is_operator
 from .models import Comparison, Room
@@ -48,6 +53,8 @@ def index(request: HttpRequest) -> HttpResponse:
         return compare_create(request)
     if request.method == "POST" and "imp-speed" in request.POST:
         return import_create(request)
+    if request.method == "GET" and "solo" in request.GET:
+        return _solo_start(request, request.GET.get("solo") or catalog.DEMO_LESSON)
     form = RoomCreateForm(request.POST or None, request.FILES or None)
     error = None
     if request.method == "POST" and form.is_valid():
@@ -58,15 +65,18 @@ def index(request: HttpRequest) -> HttpResponse:
             chosen = next(s for s in catalog.builtin_scenarios() if s["id"] == data["scenario"])
             text = chosen["yaml"]
         try:
-            room = build.room_start(
-                data.get("name") or "",
-                text,
-                request.user,
-                data["speed"],
-                kubernetes_version=data.get("kubernetes_version") or None,
-                creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
-            )
-        except (ScenarioError, *errors.REFUSALS) as exc:
+            with transaction.atomic():
+                room = build.room_start(
+                    data.get("name") or "",
+                    text,
+                    request.user,
+                    data["speed"],
+                    kubernetes_version=data.get("kubernetes_version") or None,
+                    creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
+                )
+                if data.get("solo"):
+                    classroom.make_solo(room)
+        except (ScenarioError, LessonError, *errors.REFUSALS) as exc:
             error = str(exc)
         else:
             tokens = request.session.get("operator_tokens", {})
@@ -76,13 +86,24 @@ def index(request: HttpRequest) -> HttpResponse:
     return _index(request, form=form, error=error)
 
 
+def _solo_start(request: HttpRequest, lesson_id: str) -> HttpResponse:
+    """``/?solo`` (the demo lesson) or ``/?solo=<lesson>``: a page that starts the learner's
+    own room of that lesson (a POST, sent by the page itself: a link fetched by a preview or
+    a crawler creates nothing)."""
+    found = next((s for s in catalog.builtin_lessons() if s["id"] == lesson_id), None)
+    if found is None:
+        return _index(request, error=f'solo: no built-in lesson "{lesson_id}"')
+    return render(request, "controller/solo.html", {"lesson": found})
+
+
 def _index(request: HttpRequest, **context: object) -> HttpResponse:
     """The landing page: rooms, comparisons, the two forms (with what was posted, if any)."""
     return render(
         request,
         "controller/index.html",
         {
-            "rooms": Room.objects.all()[:50],
+            # A learner's own room (learning alone) is theirs: not listed.
+            "rooms": Room.objects.exclude(lesson__solo=True)[:50],
             "form": RoomCreateForm(),
             "compare_form": CompareForm(prefix="cmp"),
             "import_form": ImportClusterForm(prefix="imp"),
@@ -166,7 +187,10 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
         "controller/room.html",
         {
             "room": room,
-            "about": catalog.scenario_about(room.scenario_yaml),
+            # A lesson's notes say what happens when: not for whoever answers its questions.
+            "about": ""
+            if holding.keeps_secrets(room, operator)
+            else catalog.scenario_about(room.scenario_yaml),
             "import_report": import_report_of(room.scenario_yaml),
             # For an imported cluster (reading the zones parses the scenario: not for every room).
             "what_if": whatif.what_if_choices(room) if operator and imported else None,
@@ -206,9 +230,24 @@ def room_export(request: HttpRequest, slug: str) -> HttpResponse:
     room = get_object_or_404(Room, slug=slug)
     if (refused := _not_imported_yet(room)) is not None:
         return refused
-    response = HttpResponse(reading.room_export(room), content_type="application/yaml")
+    secret = holding.keeps_secrets(room, _operator(request, room))
+    response = HttpResponse(
+        reading.room_export(room, without_answers=secret), content_type="application/yaml"
+    )
     response["Content-Disposition"] = f'attachment; filename="{room.slug}.yaml"'
     return response
+
+
+def _operator(request: HttpRequest, room: Room) -> bool:
+    token = request.GET.get("token") or request.session.get("operator_tokens", {}).get(
+        room.slug, ""
+    )
+    return is_operator(room, request.user, token)
+
+
+def _timeline(request: HttpRequest, room: Room) -> list[dict[str, object]]:
+    """The room's timeline for this audience (holding.timeline_for)."""
+    return holding.timeline_for(room, _operator(request, room), reading.room_timeline(room))
 
 
 def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
@@ -221,7 +260,7 @@ def _attachment(body: str, content_type: str, filename: str) -> HttpResponse:
 def room_timeline_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The room's timeline so far as CSV (one row per event)."""
     room = get_object_or_404(Room, slug=slug)
-    body = timeline_csv(reading.room_timeline(room))
+    body = timeline_csv(_timeline(request, room))
     return _attachment(body, "text/csv; charset=utf-8", f"{room.slug}-timeline.csv")
 
 
@@ -230,7 +269,7 @@ def room_events_yaml(request: HttpRequest, slug: str) -> HttpResponse:
     """The room's timeline so far as an events.k8s.io/v1 EventList (t=0 at the room's
     creation)."""
     room = get_object_or_404(Room, slug=slug)
-    body = timeline_events_yaml(reading.room_timeline(room), start=room.created_at)
+    body = timeline_events_yaml(_timeline(request, room), start=room.created_at)
     return _attachment(body, "application/yaml", f"{room.slug}-events.yaml")
 
 
@@ -241,7 +280,11 @@ def room_manifests(request: HttpRequest, slug: str) -> HttpResponse:
     if (refused := _not_imported_yet(room)) is not None:
         return refused
     return _attachment(
-        reading.room_manifests(room), "application/yaml", f"{room.slug}-manifests.yaml"
+        reading.room_manifests(
+            room, without_answers=holding.keeps_secrets(room, _operator(request, room))
+        ),
+        "application/yaml",
+        f"{room.slug}-manifests.yaml",
     )
 
 
@@ -287,7 +330,9 @@ def room_events(request: HttpRequest, slug: str) -> JsonResponse:
         since = int(request.GET.get("since", "-1"))
     except ValueError:
         raise Http404 from None
-    return JsonResponse({"events": reading.room_events(room, since)})
+    events = reading.room_events(room, since)
+    hold = holding.current_hold(room, _operator(request, room))
+    return JsonResponse({"events": events if hold is None else hold.events(events)})
 
 
 @require_GET
@@ -296,7 +341,11 @@ def room_snapshot(request: HttpRequest, slug: str) -> HttpResponse:
     """The room's whole current state (what a client gets on connect), for clients told to
     resync after a tick too large to broadcast; built once per room version."""
     room = get_object_or_404(Room, slug=slug)
-    return HttpResponse(deltas.snapshot_bytes(room), content_type="application/json")
+    body = deltas.snapshot_bytes(room)
+    hold = holding.current_hold(room, _operator(request, room))
+    if hold is not None:  # a lesson room (small): decoded, held, encoded again
+        body = json.dumps(hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
+    return HttpResponse(body, content_type="application/json")
 
 
 @require_GET

@@ -10,8 +10,12 @@ django_asgi_app = get_asgi_application()  # first, so the app registry is ready
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
 
 from controller.live.routing import websocket_urlpatterns  # noqa: E402
+from playground import wslimits  # noqa: E402
+
+wslimits.install(settings.PLAYGROUND_MAX_MESSAGE_BYTES)  # refused before it is buffered
 
 application = ProtocolTypeRouter(
     {

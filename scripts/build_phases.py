@@ -16,7 +16,7 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from controller import bench_build  # noqa: E402
+from controller.bench import build as bench_build  # noqa: E402
 
 call_command("migrate", verbosity=0, interactive=False)
 n, p = int(sys.argv[1]), int(sys.argv[2])

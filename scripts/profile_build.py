@@ -1,5 +1,5 @@
 """Profile the creation of a big room (issue #14, "Fast big rooms"): cProfile of
-create.room_create on a scenario of N nodes / P pods (controller.bench_build.big_room_text).
+create.room_create on a scenario of N nodes / P pods (controller.bench.build.big_room_text).
 
     DATABASE_URL=sqlite:////tmp/fb.sqlite3 .venv/bin/python scripts/profile_build.py 1000 30000
 """
@@ -20,7 +20,7 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from controller import bench_build  # noqa: E402
+from controller.bench import build as bench_build  # noqa: E402
 from controller.models import Room  # noqa: E402
 from controller.rooms import create  # noqa: E402
 

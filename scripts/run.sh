@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `make run`: make sure a Redis server answers on REDIS_URL (starting our own when none does),
-# migrate, load the demo room, then run Daphne, a Celery worker and Celery beat under honcho
-# (Procfile). Ctrl-C stops every process, our redis-server last. Expects the venv (`make venv`).
+# migrate, load the demo room, then run Daphne, a Celery worker and Celery beat under supervisord
+# (scripts/supervisor_conf.py writes its configuration into RUN_DIR): a process that crashes or
+# is killed is started again at once, the others go on. Ctrl-C stops every process, our
+# redis-server last. Expects the venv (`make venv`). RUN_DIR (default .run) holds the logs,
+# the configuration and supervisord's socket; LOAD_DEMO=0 skips the demo rooms.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -10,11 +13,12 @@ export DEBUG=${DEBUG:-1} # plain http on localhost: no HTTPS redirect, no secure
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/0}
 export WEB_PORT=${WEB_PORT:-8000}
 export WEB_BIND=${WEB_BIND:-127.0.0.1}
-mkdir -p .run
+RUN_DIR=${RUN_DIR:-.run}
+mkdir -p "$RUN_DIR"
 
 # Redis: use the server that answers on REDIS_URL; otherwise start redis-server ourselves,
 # before the set-up below (the demo room broadcasts on creation), in its own session so that
-# Ctrl-C reaches honcho's processes first; it is stopped when this script ends.
+# Ctrl-C reaches supervisord's processes first; it is stopped when this script ends.
 redis_pid=""
 stop_redis() {
   if [ -n "$redis_pid" ]; then
@@ -37,12 +41,13 @@ else
       ;;
   esac
   bash scripts/ensure-system.sh redis-server
-  echo "Starting redis-server on $redis_host:$redis_port (log: .run/redis.log)"
+  echo "Starting redis-server on $redis_host:$redis_port (log: $RUN_DIR/redis.log)"
+  run_abs=$(cd "$RUN_DIR" && pwd)
   setsid redis-server --bind "$redis_host" --port "$redis_port" --save "" --appendonly no \
-    --dir "$PWD/.run" --logfile "$PWD/.run/redis.log" &
+    --dir "$run_abs" --logfile "$run_abs/redis.log" &
   redis_pid=$!
   if ! $PY scripts/redis_url.py wait 15; then
-    tail -20 .run/redis.log >&2 || true
+    tail -20 "$RUN_DIR/redis.log" >&2 || true
     exit 1
   fi
 fi
@@ -57,7 +62,7 @@ fi
 # --- DEMO ROOM HOOK ---------------------------------------------------------------------
 # Loads the demo room once the `load_demo` management command exists; never blocks the run.
 demo=""
-if $PY manage.py help load_demo >/dev/null 2>&1; then
+if [ "${LOAD_DEMO:-1}" = 1 ] && $PY manage.py help load_demo >/dev/null 2>&1; then
   demo=$($PY manage.py load_demo) || echo "load_demo failed; starting without the demo room" >&2
 fi
 # --- end of the demo room hook ------------------------------------------------------------
@@ -70,11 +75,22 @@ while IFS= read -r line; do
   if [ -n "$line" ]; then echo "  ${line%%: *}: ${url}${line##* }"; fi
 done <<<"$demo"
 echo "  Health: ${url}/healthz    Stop: Ctrl-C"
+# The admin (staff only: rooms, their parameters as a form per field, presets, the action log).
+if $PY manage.py shell -c "from django.contrib.auth import get_user_model as U; \
+import sys; sys.exit(0 if U().objects.filter(is_superuser=True).exists() else 1)" 2>/dev/null; then
+  echo "  Admin: ${url}/admin/"
+else
+  echo "  Admin: ${url}/admin/ (no user yet: .venv/bin/python manage.py createsuperuser)"
+fi
 echo
 # WEB_PROCESSES Daphne processes on WEB_PORT, WEB_PORT+1, ... (put a proxy in front of more
 # than one: README "Several workers and web servers"); WORKER_PROCESSES Celery workers, each
-# ticking the rooms it owns; always exactly one beat.
+# ticking the rooms it owns; always exactly one beat. supervisord restarts any of them that exits.
 webs=${WEB_PROCESSES:-1}
-workers=${WORKER_PROCESSES:-1}
 if [ "$webs" -gt 1 ]; then echo "  Daphne on ports ${WEB_PORT}..$((WEB_PORT + webs - 1))"; fi
-.venv/bin/honcho start -f Procfile -p "$WEB_PORT" -c "web=${webs},worker=${workers},beat=1"
+conf=$($PY scripts/supervisor_conf.py "$RUN_DIR")
+.venv/bin/supervisord -c "$conf" &
+supervisor_pid=$!
+trap 'kill -TERM "$supervisor_pid" 2>/dev/null || true' INT TERM
+wait "$supervisor_pid" || true
+wait "$supervisor_pid" 2>/dev/null || true

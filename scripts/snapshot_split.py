@@ -26,7 +26,7 @@ def main(nodes: int, pods: int) -> dict:
     call_command("migrate", verbosity=0, interactive=False)
     from django.db import transaction
 
-    from controller.bench_build import big_room_text
+    from controller.bench.build import big_room_text
     from controller.engine.scenario import load_scenario
     from controller.engine.simulation import Simulation
     from controller.models import EngineSnapshot

@@ -3,6 +3,7 @@ phase of their instant, in file order."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from .objects import (
@@ -32,7 +33,10 @@ def fault_event(fault: Fault) -> dict[str, Any]:
 def apply_fault(sim: Simulation, fault: Fault, now: int) -> None:
     try:
         check_fault(sim, fault)
-        sim.timeline.emit(now, "Fault", **fault_event(fault))
+        event = fault_event(fault)
+        if fault.type == "SetParameters":
+            event["changes"] = parameter_changes(sim, fault.args)
+        sim.timeline.emit(now, "Fault", **event)
         HANDLERS[fault.type](sim, fault.args, now)
     except ScenarioError as exc:  # name the fault: "spec.faults[3].node: unknown node"
         if not fault.path or exc.path.startswith(fault.path):
@@ -340,6 +344,39 @@ def _updated_parameters(sim: Simulation, a: dict[str, Any]) -> tuple[list[Any], 
             updated = apply_fields(kubelet.cfg, a["kubelet"], KUBELET_FIELDS, "kubelet")
             kubelets.append((kubelet, updated))
     return configs, kubelets
+
+
+def parameter_changes(sim: Simulation, a: dict[str, Any]) -> list[str]:
+    """What a SetParameters changes, as ``section.field: old -> new`` (the scenario format's
+    spelling: durations as Go prints them), in the order given; a field set to the value it
+    already has is left out. Kubelet fields as the scenario's kubelet settings have them."""
+    from .scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields
+
+    out = []
+    for key, table, target in (
+        ("controllerManager", CM_FIELDS, sim.config.controller_manager),
+        ("kubelet", KUBELET_FIELDS, sim.config.kubelet),
+        ("apiServer", API_FIELDS, sim.config.api_server),
+    ):
+        if not isinstance(a.get(key), dict):
+            continue
+        updated = apply_fields(target, a[key], table, key)
+        for field_name in a[key]:
+            attr, kind = table[field_name]
+            old, new = getattr(target, attr), getattr(updated, attr)
+            if old != new:
+                out.append(f"{key}.{field_name}: {_shown(old, kind)} -> {_shown(new, kind)}")
+    return out
+
+
+def _shown(value: Any, kind: str) -> str:
+    if kind.startswith("duration") and isinstance(value, int):
+        return f"{value / 1000:g}s"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def set_parameters(sim: Simulation, a: dict[str, Any], now: int) -> None:

@@ -56,8 +56,18 @@ CHECKPOINT_FIELDS = {
     "tolerance",
     "expect",
     "why",
+    "wrong",
+    "hide",
 }
 KINDS = ("choice", "time")
+# What a page held back from viewers while a checkpoint is open and not revealed may leave out
+# (``hide:``): "predictions" (the engine's times of what happens next: a silent node's
+# Unknown, a pod's taint-manager deletion, a zone queue's next tokens) and "zoneRate" (a
+# zone's rate and token bucket). The default, per kind of question: every question hides the
+# predictions (they answer "when" and "what happens next" alike); a question about zones (its
+# when or expect names a ZoneState, ZoneRate or NoExecute TaintAdded) hides the zone's rate too.
+HIDE = ("predictions", "zoneRate")
+ZONE_EVENTS = {"ZoneState", "ZoneRate", "TaintAdded"}
 
 
 @dataclass(slots=True)
@@ -73,6 +83,10 @@ class Checkpoint:
     when_at_ms: int | None = None
     when_event: dict[str, Any] | None = None
     path: str = ""  # "spec.lesson.steps[2].checkpoint"
+    # Answers a class may give that must be marked wrong (time questions: checked against the
+    # tolerance by ``check_lesson``); and what viewers do not get before the reveal (HIDE).
+    wrong: list[float] = field(default_factory=list)
+    hide: list[str] = field(default_factory=list)
 
     def matches(self, event: Event) -> bool:
         """The event this checkpoint waits for (``when: {event: ...}``)."""
@@ -100,10 +114,13 @@ class Checkpoint:
             out["choices"] = list(self.choices)
         else:
             out["tolerance"] = self.tolerance
+        out["hide"] = list(self.hide)
         if reveal:
             out["answer"] = self.answer
             out["why"] = self.why
             out["expect"] = [dict(e) for e in self.expect]
+            if self.wrong:
+                out["wrong"] = list(self.wrong)
         return out
 
 
@@ -340,6 +357,17 @@ def _checkpoint(v: Any, step_id: str, begin_ms: int | None, p: str) -> Checkpoin
             answer = int(answer)
         if "tolerance" in d:
             tolerance = _num(d["tolerance"], f"{p}.tolerance")
+    wrong: list[float] = []
+    if "wrong" in d:
+        if kind != "time":
+            raise ScenarioError(
+                f"{p}.wrong",
+                "only a kind: time checkpoint lists wrong answers (a choice's are "
+                "the other choices)",
+            )
+        for i, w in enumerate(_list(d["wrong"], f"{p}.wrong")):
+            wv = _num(w, f"{p}.wrong[{i}]")
+            wrong.append(int(wv) if wv == int(wv) else wv)
     raw_expect = _list(d.get("expect"), f"{p}.expect")
     if not raw_expect:
         raise ScenarioError(
@@ -351,6 +379,17 @@ def _checkpoint(v: Any, step_id: str, begin_ms: int | None, p: str) -> Checkpoin
         validate_expectation(e, f"{p}.expect[{i}]")
         expect.append(e)
     why = _text(d.get("why"), f"{p}.why")
+    if "hide" in d:
+        hide = []
+        for i, x in enumerate(_list(d["hide"], f"{p}.hide")):
+            if x not in HIDE:
+                raise ScenarioError(
+                    f"{p}.hide[{i}]", f"must be one of {', '.join(HIDE)}, got {_show(x)}"
+                )
+            if x not in hide:
+                hide.append(x)
+    else:
+        hide = default_hide(when_event, expect)
     return Checkpoint(
         id=step_id,
         question=question,
@@ -363,7 +402,20 @@ def _checkpoint(v: Any, step_id: str, begin_ms: int | None, p: str) -> Checkpoin
         when_at_ms=when_at_ms,
         when_event=when_event,
         path=p,
+        wrong=wrong,
+        hide=hide,
     )
+
+
+def default_hide(when_event: Mapping[str, Any] | None, expect: list[dict[str, Any]]) -> list[str]:
+    """What a checkpoint without ``hide:`` holds back from viewers (see HIDE)."""
+    named = [when_event or {}, *expect]
+    zones = any(
+        e.get("type") in ZONE_EVENTS
+        and (e.get("type") != "TaintAdded" or e.get("effect") == "NoExecute")
+        for e in named
+    )
+    return ["predictions", "zoneRate"] if zones else ["predictions"]
 
 
 def compiled_faults(lesson: Lesson) -> list[tuple[int, dict[str, Any], str]]:
@@ -560,12 +612,16 @@ def _from(events: list[Event], t_ms: int) -> Iterable[Event]:
 
 def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple[str, str]]:
     """The lesson's own problems in a run: (path, why) for a checkpoint never reached, for a
-    step that begins (its ``at``) before the previous checkpoint paused, and for a
-    ``when: {at: ...}`` already past when its step began (it pauses later than it says)."""
+    step that begins (its ``at``) before the previous checkpoint paused, for a
+    ``when: {at: ...}`` already past when its step began (it pauses later than it says), for a
+    step or question whose text names a time later than the instant it is shown (a step is
+    shown from its begin, the first from 0; a question at its pause), and for a time
+    question's tolerance that marks one of its listed ``wrong`` answers right."""
     times = checkpoint_times(lesson, events, end_ms)
     problems: list[tuple[str, str]] = []
     prev_pause: int | None = None
-    for s in lesson.steps:
+    rt = LessonRuntime.from_dict(lesson, {"reached": times})
+    for i, s in enumerate(lesson.steps):
         if s.explicit_at and prev_pause is not None and s.at_ms is not None:
             if s.at_ms < prev_pause:
                 problems.append(
@@ -575,13 +631,20 @@ def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple
                         f"checkpoint paused ({prev_pause / 1000:g}s)",
                     )
                 )
+        shown = 0 if i == 0 else rt.step_begin_ms(i)
+        if shown is not None:
+            problems += _ahead_of_clock(s.path, {"title": s.title, "text": s.text}, shown, "step")
         prev_pause = None
         if s.checkpoint is not None:
             cp = s.checkpoint
+            problems += _wrong_marked_right(cp)
             if cp.id not in times:
                 problems.append((f"{cp.path}.when", "never reached in the run"))
                 break
             prev_pause = times[cp.id]
+            asked = {"question": cp.question}
+            asked.update({f"choices[{j}]": c for j, c in enumerate(cp.choices)})
+            problems += _ahead_of_clock(cp.path, asked, prev_pause, "question")
             if cp.when_at_ms is not None and prev_pause > cp.when_at_ms:
                 problems.append(
                     (
@@ -591,6 +654,62 @@ def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple
                     )
                 )
     return problems
+
+
+# A time (not a duration) a text names: "at 410 s", "from 475 s", "until 60s", "by 6m50s",
+# a list after one of those ("at 595, 605 and 615 s"), a sum's result ("= 410 s"), or the
+# page clock's "06:50". Durations ("for 300 s", "every 10 s", "(50 s)") are not times.
+_NUM = r"\d+(?:\.\d+)?"
+_SEP = r"\s*s?\s*(?:,|and|or|to|\.\.\.|…)\s*"
+_TIMES = re.compile(
+    rf"\b(?:at|from|until|till|by)\s+((?:{_NUM}{_SEP})*{_NUM})\s*s\b", re.IGNORECASE
+)
+_MIN_SEC = re.compile(rf"\b(?:at|from|until|till|by)\s+(\d+)\s*m\s*({_NUM})\s*s\b", re.IGNORECASE)
+_SUM = re.compile(rf"=\s*({_NUM})\s*s\b")
+_CLOCK = re.compile(r"(?<![\d:.])(\d{1,3}):([0-5]\d)(?![\d:])")
+
+
+def named_times(text: str) -> list[float]:
+    """The simulated times (seconds) a lesson text names, in the order written."""
+    found: list[tuple[int, float]] = []
+    for m in _TIMES.finditer(text):
+        found += [(m.start(), float(x)) for x in re.findall(_NUM, m.group(1))]
+    for m in _MIN_SEC.finditer(text):
+        found.append((m.start(), int(m.group(1)) * 60 + float(m.group(2))))
+    for m in _SUM.finditer(text):
+        found.append((m.start(), float(m.group(1))))
+    for m in _CLOCK.finditer(text):
+        found.append((m.start(), int(m.group(1)) * 60 + float(m.group(2))))
+    return [t for _at, t in sorted(found)]
+
+
+def _ahead_of_clock(
+    path: str, texts: Mapping[str, str], shown_ms: int, what: str
+) -> list[tuple[str, str]]:
+    out = []
+    for key, text in texts.items():
+        late = [t for t in named_times(text) if t * 1000 > shown_ms]
+        if late:
+            out.append(
+                (
+                    f"{path}.{key}",
+                    f"names {late[0]:g}s, later than {shown_ms / 1000:g}s when the {what} is "
+                    "shown: it would tell the class what has not happened yet",
+                )
+            )
+    return out
+
+
+def _wrong_marked_right(cp: Checkpoint) -> list[tuple[str, str]]:
+    return [
+        (
+            f"{cp.path}.tolerance",
+            f"{cp.tolerance:g} s marks the wrong answer {w:g} right (answer {cp.answer:g}, "
+            f"wrong[{j}])",
+        )
+        for j, w in enumerate(cp.wrong)
+        if cp.is_right(w)
+    ]
 
 
 StopFn = Callable[[Event], bool]

@@ -24,6 +24,7 @@ from .scenario import (
     _map,
     _no_unknown,
     _qty,
+    _seconds,
     _show,
     _str,
     check_labels,
@@ -31,6 +32,7 @@ from .scenario import (
     resources,
 )
 from .validation import dns1123_label, dns1123_subdomain, qualified_name
+from .values import INT32_MAX, INT32_MIN
 
 KINDS = ("Pod", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet")
 USAGE_PREFIX = "usage.playground/"
@@ -165,7 +167,9 @@ def pod_from_manifest(
         )
     priority = PRIORITY_CLASSES.get(priority_class, 0)
     if "priority" in spec:
-        priority = _int(spec["priority"], f"{path}.spec.priority", minimum=None)
+        priority = _int(
+            spec["priority"], f"{path}.spec.priority", minimum=INT32_MIN, maximum=INT32_MAX
+        )
     node_selector = {
         str(k): str(v)
         for k, v in _map(spec.get("nodeSelector"), f"{path}.spec.nodeSelector").items()
@@ -188,7 +192,7 @@ def pod_from_manifest(
         init_containers=init,
         priority=priority,
         priority_class_name=priority_class,
-        termination_grace_period_s=_int(
+        termination_grace_period_s=_seconds(
             spec.get("terminationGracePeriodSeconds", 30),
             f"{path}.spec.terminationGracePeriodSeconds",
         ),
@@ -229,7 +233,7 @@ def _toleration(t: Any, path: str) -> Toleration:
         )
     secs = t.get("tolerationSeconds")
     if secs is not None:
-        secs = _int(secs, f"{path}.tolerationSeconds", minimum=None)
+        secs = _seconds(secs, f"{path}.tolerationSeconds", minimum=None)
         if effect != "NoExecute":
             raise ScenarioError(
                 f"{path}.tolerationSeconds", "only NoExecute tolerations may set it"

@@ -160,7 +160,13 @@ def load_all(
     """Every non-empty document of ``text``, read by the safe loader once the text has passed
     the limits (``error(path, why)`` is raised otherwise; a syntax error raises
     yaml.YAMLError)."""
-    size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8", "surrogatepass"))
+    try:
+        size = len(text) if isinstance(text, bytes) else len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # libyaml reads UTF-8: a lone surrogate is not text
+        assert isinstance(text, str)
+        line = text.count("\n", 0, exc.start) + 1
+        char = f"\\u{ord(text[exc.start]):04x}"
+        raise error("", f"a lone surrogate ({char}) at line {line} is not text") from None
     if max_bytes > 0 and size > max_bytes:
         raise error("", f"the YAML text is {size} bytes, more than {max_bytes}")
     try:

@@ -9,9 +9,11 @@ from typing import Any
 
 from django.db import transaction
 
-from ..engine.lesson import Checkpoint, Lesson
+from .. import limits
+from ..engine import values
+from ..engine.lesson import Checkpoint, Lesson, LessonRuntime
 from ..models import LessonAnswer, LessonState, Room
-from .definition import MAX_NAME, LessonError, _checkpoint, _checkpoints, lesson_of
+from .definition import MAX_NAME, LessonError, _checkpoint, latest_step, lesson_of
 from .messages import _broadcast, _shown, message
 
 
@@ -34,6 +36,9 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
     client = str(client or "")[:80]
     if not client:
         raise LessonError("lesson.answer: this page has no client id; reload it")
+    bad = values.first_problem(content, "lesson.answer", numbers=False)  # NUL, lone surrogate
+    if bad is not None:
+        raise LessonError(": ".join(bad))
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         cp_id = content.get("checkpoint")
@@ -53,10 +58,6 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
         if not isinstance(name, str):
             raise LessonError("lesson.answer.name: must be text")
         name = name.strip()
-        if "\x00" in name:  # PostgreSQL cannot store it (SQLite would): refused on both
-            raise LessonError(
-                "lesson.answer.name: contains a NUL character (\\u0000), which cannot be stored"
-            )
         if len(name) > MAX_NAME:
             raise LessonError(f"lesson.answer.name: at most {MAX_NAME} characters")
         LessonAnswer.objects.update_or_create(
@@ -71,6 +72,8 @@ def _check_value(cp: Checkpoint, raw: Any) -> float:
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         what = "an index into choices" if cp.kind == "choice" else "a number of seconds"
         raise LessonError(f"lesson.answer.answer: must be {what}, got {raw!r}")
+    if isinstance(raw, int) and values.number_problem(raw):  # past 64 bits (10**400)
+        raise LessonError(f"lesson.answer.answer: {values.number_problem(raw)}")
     if cp.kind == "choice":
         n = len(cp.choices)
         if isinstance(raw, float) and not raw.is_integer() or not 0 <= raw < n:
@@ -78,9 +81,10 @@ def _check_value(cp: Checkpoint, raw: Any) -> float:
                 f"lesson.answer.answer: must be an index into choices (0..{n - 1}), got {raw!r}"
             )
         return float(int(raw))
-    if not math.isfinite(raw) or raw < 0:
+    if not math.isfinite(raw) or not 0 <= raw <= values.MAX_SECONDS:
         raise LessonError(
-            f"lesson.answer.answer: must be a time in seconds, 0 or more, got {raw!r}"
+            f"lesson.answer.answer: must be a time in seconds (at most {values.MAX_SECONDS}, "
+            f"the longest time.Duration), 0 or more, got {raw!r}"
         )
     return float(raw)
 
@@ -91,38 +95,61 @@ def reveal(room_id: int) -> dict[str, Any]:
         if not ls.checkpoint:
             raise LessonError("lesson.reveal: no question is open")
         ls.revealed = True
-        ls.save(update_fields=["revealed"])
+        ls.step = lesson.step_index(ls.checkpoint)  # the answer under its own question
+        ls.save(update_fields=["revealed", "step"])
         _broadcast(room.pk, message(room, lesson, ls))
     return {"lesson": "reveal", "checkpoint": ls.checkpoint}
 
 
-def next_step(room_id: int, actor: str) -> dict[str, Any]:
-    """Next: at a checkpoint, close it, show the next step and resume the clock; otherwise
-    show the next step (the clock is not touched)."""
+def next_step(room_id: int, actor: str, close: bool = False) -> dict[str, Any]:
+    """Next, by the flow's one rule (static/js/lesson.js ``press``): a question is never left
+    unrevealed. Looking back at an earlier step, show the one after it (an open question
+    stays open); at an open question not yet revealed, reveal it; at a revealed one, close it
+    and resume the clock, showing the next step once the clock has reached its begin; with no
+    question open, show the next step the clock has reached (never one it has not).
+    ``close``: at a revealed question, close it whatever step is shown (the room's Play)."""
     resume = False
+    did = "next"
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         last = len(lesson.steps) - 1
         if ls.checkpoint:
-            cp_step = next(i for i, cp in _checkpoints(lesson) if cp.id == ls.checkpoint)
-            ls.step = min(max(ls.step, cp_step) + 1, last)
-            ls.checkpoint = ""
-            ls.revealed = False
-            resume = room.paused
-        elif ls.step < last:
+            cp_step = lesson.step_index(ls.checkpoint)
+            if ls.step < cp_step and not (close and ls.revealed):
+                ls.step += 1
+            elif not ls.revealed:
+                did = "reveal"
+                ls.revealed = True
+                ls.step = cp_step
+            else:
+                ls.checkpoint = ""
+                ls.revealed = False
+                nxt = min(cp_step + 1, last)
+                begin = LessonRuntime.from_dict(lesson, {"reached": ls.reached}).step_begin_ms(nxt)
+                ls.step = nxt if begin is not None and begin <= room.sim_ms else cp_step
+                resume = room.paused
+        elif ls.step < latest_step(lesson, ls, room.sim_ms):
             ls.step += 1
+        elif ls.step < last:
+            raise LessonError(
+                "lesson.next: the clock has not reached the next step yet; it is shown when "
+                "the clock gets there"
+            )
         else:
             raise LessonError("lesson.next: this is the last step")
+        if resume:  # refused whole, before the step moves on (the resume below checks again)
+            limits.check_running_rooms(room.creator, exclude=room.pk)
         ls.save(update_fields=["step", "checkpoint", "revealed"])
         _broadcast(room.pk, message(room, lesson, ls))
     if resume:
         from ..rooms import controls
 
         controls.room_control(room_id, "resume", None, actor)
-    return {"lesson": "next", "step": ls.step, "resumed": resume}
+    return {"lesson": did, "step": ls.step, "resumed": resume}
 
 
 def prev_step(room_id: int) -> dict[str, Any]:
+    """Previous: show the step before (an open question stays open and asked)."""
     with transaction.atomic():
         room, lesson, ls = _locked(room_id)
         if ls.step <= 0:
@@ -131,3 +158,30 @@ def prev_step(room_id: int) -> dict[str, Any]:
         ls.save(update_fields=["step"])
         _broadcast(room.pk, message(room, lesson, ls))
     return {"lesson": "prev", "step": ls.step}
+
+
+def on_control(room_id: int, kind: str, actor: str) -> str | None:
+    """The room's Play (resume) and Step at an open question, by the same rule: not yet
+    revealed, they reveal it (the clock stays at the question); revealed, Play closes it and
+    goes on (next_step), Step steps. Returns what the lesson did instead of the control, or
+    None when the control goes ahead."""
+    if kind not in ("resume", "step"):
+        return None
+    ls = LessonState.objects.filter(room_id=room_id).first()
+    if ls is None or not ls.checkpoint:
+        return None
+    if not ls.revealed:
+        reveal(room_id)
+        return "reveal"
+    if kind == "resume":
+        next_step(room_id, actor, close=True)
+        return "next"
+    return None
+
+
+def make_solo(room: Room) -> None:
+    """A room made for one learner without a teacher (the landing page's "Learn alone", a
+    ``?solo`` link): its operator answers, reveals and goes on, and is held back like a
+    viewer (nothing answers an open question before its reveal). Not listed for others."""
+    if not LessonState.objects.filter(room=room).update(solo=True):
+        raise LessonError("lesson: this room's scenario has no lesson")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..engine.lesson import Checkpoint, Lesson
+from ..engine.lesson import Checkpoint, Lesson, LessonRuntime
 from ..engine.scenario import Scenario, ScenarioError, load_scenario
-from ..models import Room
+from ..models import LessonState, Room
 
 MAX_NAME = 40
 
@@ -89,3 +89,22 @@ def public_def(lesson: Lesson) -> dict[str, Any]:
 
 def _checkpoint(lesson: Lesson, cp_id: str) -> Checkpoint | None:
     return next((cp for _i, cp in _checkpoints(lesson) if cp.id == cp_id), None)
+
+
+def latest_step(lesson: Lesson, ls: LessonState, now_ms: int) -> int:
+    """The last step the clock has reached: Next never shows a step after it (a step's text
+    speaks of its begin, and a later one's of what has not happened yet). At an open question
+    it is the question's step."""
+    if ls.checkpoint:
+        return lesson.step_index(ls.checkpoint)
+    rt = LessonRuntime.from_dict(lesson, {"reached": ls.reached})
+    best = 0
+    for j in range(1, len(lesson.steps)):
+        earlier = [s.checkpoint for s in lesson.steps[:j] if s.checkpoint is not None]
+        if any(c.id not in ls.reached for c in earlier):
+            break
+        begin = rt.step_begin_ms(j)
+        if begin is None or begin > now_ms:
+            break
+        best = j
+    return max(best, min(ls.step, len(lesson.steps) - 1))

@@ -6,26 +6,36 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..engine.holdback import Hold
 from ..engine.lesson import Checkpoint, Lesson
 from ..models import LessonAnswer, LessonState, Room
-from .definition import _checkpoint, lesson_of, public_def
+from .definition import _checkpoint, latest_step, lesson_of, public_def
 
 
-def message(room: Room, lesson: Lesson, ls: LessonState) -> dict[str, Any]:
-    """The lesson's state as every page gets it (the consumer filters per role)."""
+def message(
+    room: Room, lesson: Lesson, ls: LessonState, now_ms: int | None = None
+) -> dict[str, Any]:
+    """The lesson's state as every page gets it (the consumer filters per role). ``hold``
+    (only for the consumer, never sent) says what a page that answers must not get while the
+    question is open (engine/holdback.py)."""
     out: dict[str, Any] = {
         "type": "lesson",
         "step": ls.step,
+        "latest": latest_step(lesson, ls, room.sim_ms if now_ms is None else now_ms),
         "checkpoint": ls.checkpoint or None,
         "paused": bool(ls.checkpoint),
         "counts": {},
         "answered": 0,
         "revealed": ls.revealed,
+        "solo": ls.solo,
         "names": [],
+        "hold": None,
     }
     cp = _checkpoint(lesson, ls.checkpoint) if ls.checkpoint else None
     if cp is None:
         return out
+    if not ls.revealed:
+        out["hold"] = Hold.of(cp).to_dict()
     answers = list(
         LessonAnswer.objects.filter(room=room, checkpoint=cp.id)
         .order_by("id")
@@ -56,13 +66,22 @@ def _shown(cp: Checkpoint, value: float) -> Any:
 
 def for_role(msg: dict[str, Any], operator: bool) -> dict[str, Any]:
     """What a page of that role gets: viewers see the class's counts only once revealed (so
-    that nobody follows the majority) and never the names."""
+    that nobody follows the majority) and never the names. The hold is the consumer's."""
     if operator:
-        return msg
-    out = {k: v for k, v in msg.items() if k != "names"}
+        return {k: v for k, v in msg.items() if k != "hold"}
+    out = {k: v for k, v in msg.items() if k not in ("names", "hold")}
     if not msg.get("revealed"):
         out["counts"] = {}
     return out
+
+
+def holds(msg: dict[str, Any] | None, operator: bool) -> Hold | None:
+    """The hold a page gets from a lesson message: every page that answers (a viewer, or the
+    learner of a room learning alone) while its question is open; not the operator of a
+    class, who must see what the class does not."""
+    if not msg or (operator and not msg.get("solo")):
+        return None
+    return Hold.from_dict(msg.get("hold"))
 
 
 def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
@@ -83,6 +102,9 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
         if value is not None and cp is not None:
             mine = _shown(cp, value)
     state["mine"] = mine
+    # Where each checkpoint reached so far paused the room (simulated seconds): the page's time
+    # scrubber marks them (a page that is open sees the pauses come; one that connects, here).
+    state["reached"] = {cp_id: ms / 1000 for cp_id, ms in sorted(ls.reached.items())}
     return {"def": public_def(lesson), "state": state}
 
 

@@ -64,7 +64,7 @@ def run(room: Room, sim: Simulation, target: int) -> dict[str, Any] | None:
     elif not _follow_clock(lesson, rt, ls, old_ms, sim.now_ms):
         return None
     ls.save(update_fields=["step", "checkpoint", "revealed", "reached"])
-    return message(room, lesson, ls)
+    return message(room, lesson, ls, sim.now_ms)
 
 
 def _follow_clock(

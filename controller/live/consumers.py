@@ -1,17 +1,30 @@
 """The room websocket: a protocol adapter only. Snapshot with a sequence number on connect,
-then the group's deltas in order; operator messages go to services."""
+then the group's deltas in order; operator messages go to services.
+
+It never raises to Channels (an exception there closes the socket with 1011 and skips
+``disconnect``): every frame gets an answer (binary: a close with 1003; empty, not JSON, an
+unknown type, over the size limit: an error reply), presence is removed in a ``finally``,
+and when Redis is away the socket stays open: the page is told "live updates paused", the
+consumer retries every second, and when Redis answers again it joins its group again and
+sends a fresh snapshot ("live" messages)."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
 import logging
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.exceptions import StopConsumer
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
 
 from .. import limits
+from ..engine import values
 from ..lessons import classroom, definition, messages
 from ..locks import redis_client
 from ..models import Room
@@ -21,8 +34,103 @@ from .roles import is_operator
 
 log = logging.getLogger(__name__)
 
+RETRY_S = 1.0  # while Redis is away: how often a socket tries to join its group again
+CLOSE_UNSUPPORTED = 1003  # a binary frame: this protocol is JSON text
+CLOSE_POLICY = 1008  # an unknown path
+PAUSED = "live updates paused: the server lost its connection to Redis; retrying"
+
+# One log line per outage for the rate check that fails open (not one per message).
+_RATE_CHECK_DOWN = {"logged": False}
+
+
+def _unstorable(kind: Any, content: dict[str, Any]) -> tuple[str, str] | None:
+    """The first value of a message that cannot be stored or sent (a NUL, a lone surrogate,
+    NaN, an integer past 64 bits), with the path the services would name it by: an action's
+    fields (and a parameter change's) under ``action``, any other message's under its type
+    (``lesson.answer.name``, ``rewind.t``)."""
+    bad = values.first_problem(kind, "type")
+    if bad is not None:
+        return bad
+    if kind in ("action", "params"):
+        return values.first_problem(content.get(kind), "action")
+    rest = {k: v for k, v in content.items() if k != "type"}
+    return values.first_problem(rest, kind if isinstance(kind, str) else "message")
+
 
 class RoomConsumer(AsyncJsonWebsocketConsumer):
+    group = ""
+    live_paused = False
+    left = False
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """AsyncConsumer.__call__, with the two things it lacks: a dispatch that never
+        raises, and a channel-layer receive that survives Redis going away; the presence
+        entry and the group membership are removed in a finally, however the socket ends."""
+        self.scope = scope
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self.channel_name = await self.channel_layer.new_channel()  # (no Redis call)
+        self.base_send = send
+        try:
+            await await_many_dispatch([receive, self._layer_receive], self._dispatch)
+        except StopConsumer:
+            pass
+        finally:
+            await self._leave()
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        try:
+            await self.dispatch(message)
+        except StopConsumer:
+            raise
+        except Exception:  # a bug: logged, answered, the socket stays open
+            log.exception("room websocket: %s failed", message.get("type"))
+            if message.get("type") == "websocket.receive":
+                await self._reply_error("server error: the message could not be handled")
+
+    async def _reply_error(self, text: str, **extra: Any) -> None:
+        try:
+            await self.send_json({"type": "error", "message": text, **extra})
+        except Exception:  # the socket is gone
+            log.debug("room websocket: could not send an error", exc_info=True)
+
+    async def _layer_receive(self) -> dict[str, Any]:
+        """The next message of the channel layer; while Redis is away, retry every RETRY_S
+        (the page shows "live updates paused") and, once it answers, join the room's group
+        again (a restarted Redis has forgotten it) and send a fresh snapshot."""
+        while True:
+            if self.live_paused and self.group:
+                try:
+                    await self.channel_layer.group_add(self.group, self.channel_name)
+                except Exception:
+                    await asyncio.sleep(RETRY_S)
+                    continue
+                await self._resume_live()
+            try:
+                return await self.channel_layer.receive(self.channel_name)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                await self._pause_live(exc)
+                await asyncio.sleep(RETRY_S)
+
+    async def _pause_live(self, exc: BaseException) -> None:
+        if self.live_paused:
+            return
+        self.live_paused = True
+        log.warning("room websocket: channel layer unavailable (%s); live updates paused", exc)
+        if self.group:
+            try:
+                await self.send_json({"type": "live", "paused": True, "message": PAUSED})
+            except Exception:
+                log.debug("room websocket: could not send the pause notice", exc_info=True)
+
+    async def _resume_live(self) -> None:
+        self.live_paused = False
+        log.warning("room websocket: channel layer back; live updates resume")
+        await self.send_json({"type": "live", "paused": False})
+        await self._presence_join()
+        await self._send_snapshot()  # what it missed meanwhile
+
     async def connect(self) -> None:
         slug = self.scope["url_route"]["kwargs"]["slug"]
         query = parse_qs(self.scope.get("query_string", b"").decode())
@@ -40,13 +148,19 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         self.operator = await database_sync_to_async(is_operator)(
             room, self.scope.get("user"), token
         )
+        self.token_key = hashlib.sha256(token.encode()).hexdigest()[:16] if self.operator else ""
         self.group = broadcast.group_name(room.pk)
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+        except Exception as exc:  # Redis away: the page still gets its snapshot
+            await self._pause_live(exc)
         await self.accept()
         await self._presence_join()
         if room.idle_since is not None:  # nobody watched it: its clock goes on from now
             await database_sync_to_async(controls.room_wake)(room.pk)
         await self._send_snapshot()
+        if self.live_paused:
+            await self.send_json({"type": "live", "paused": True, "message": PAUSED})
 
     async def _send_snapshot(self) -> None:
         """The room's snapshot (reading.room_snapshot) with this client's role and lesson
@@ -59,31 +173,63 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     def _snapshot_body(self) -> bytes:
         room = Room.objects.get(pk=self.room.pk)
         lesson = messages.snapshot(room, self.client)
+        self.hold = None
         if lesson:
+            self.hold = messages.holds(lesson["state"], self.operator)
             lesson["state"] = messages.for_role(lesson["state"], self.operator)
         role = "operator" if self.operator else "viewer"
-        return deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        body = deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
+        if self.hold is not None:  # a lesson room (small): decoded, held, encoded again
+            body = json.dumps(self.hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
+        return body
 
     async def disconnect(self, code: int) -> None:
-        if hasattr(self, "group"):
+        await self._leave()
+
+    async def _leave(self) -> None:
+        """Out of the group and the presence hash, once (disconnect, or the finally)."""
+        if self.left or not self.group:
+            return
+        self.left = True
+        try:
             await self.channel_layer.group_discard(self.group, self.channel_name)
-            await self._presence_leave()
+        except Exception:  # Redis away: the group's entries expire by themselves
+            log.debug("room websocket: group_discard failed", exc_info=True)
+        await self._presence_leave()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Limits first: the message's size, then this client's messages per second."""
-        size = len(text_data.encode()) if text_data is not None else len(bytes_data or b"")
+        """Every frame is answered: binary closes the socket with 1003 (this protocol is
+        JSON text); then the limits (size, then messages per second per connection, address
+        and operator link); an empty or non-JSON frame gets an error reply."""
+        if text_data is None:
+            await self.close(code=CLOSE_UNSUPPORTED)
+            return
+        size = len(text_data.encode("utf-8", "surrogatepass"))
         try:
             limits.check_message_size(size)
-            if size:
-                await database_sync_to_async(self._count_message)()
+            await database_sync_to_async(self._count_message)()
         except limits.LimitError as exc:
-            await self.send_json({"type": "error", "message": str(exc), "limit": exc.setting})
+            await self._reply_error(str(exc), limit=exc.setting)
             return
-        await super().receive(text_data=text_data, bytes_data=bytes_data)
+        if not text_data.strip():
+            await self._reply_error("empty message: send a JSON object with a type")
+            return
+        content = await self.decode_json(text_data)
+        await self.receive_json(content)
 
     def _count_message(self) -> None:
+        """The rate limits; when Redis is away they fail open (one log line per outage)."""
+        import redis
+
         client = self.scope.get("client") or [None]
-        limits.check_rate(client[0] or self.channel_name, redis_client())
+        try:
+            limits.check_rate(redis_client(), self.channel_name, client[0] or "", self.token_key)
+        except redis.RedisError as exc:
+            if not _RATE_CHECK_DOWN["logged"]:
+                _RATE_CHECK_DOWN["logged"] = True
+                log.warning("rate check skipped while Redis is unavailable: %s", exc)
+            return
+        _RATE_CHECK_DOWN["logged"] = False
 
     @classmethod
     async def decode_json(cls, text_data: str) -> Any:
@@ -97,6 +243,10 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"type": "error", "message": "messages must be JSON objects"})
             return
         kind = content.get("type")
+        bad = _unstorable(kind, content)
+        if bad is not None:
+            await self._reply_error(": ".join(bad))
+            return
         if kind == "snapshot":
             await self._send_snapshot()
             return
@@ -144,7 +294,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
     async def _lesson(self, fn: Any, *args: Any) -> None:
         try:
             reply = await database_sync_to_async(fn)(*args)
-        except (definition.LessonError, errors.ActionError) as exc:
+        except (definition.LessonError, *errors.REFUSALS) as exc:
             await self.send_json({"type": "error", "message": str(exc)})
             return
         except Exception:
@@ -176,9 +326,19 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
     async def room_message(self, event: dict[str, Any]) -> None:
         message = event["message"]
+        released = False
         if message.get("type") == "lesson":
+            # While a question is open, a page that answers it does not get what answers it
+            # (engine/holdback.py); once revealed it gets a fresh, whole snapshot.
+            hold = messages.holds(message, self.operator)
+            released = getattr(self, "hold", None) is not None and hold is None
+            self.hold = hold
             message = messages.for_role(message, self.operator)
+        elif getattr(self, "hold", None) is not None and message.get("type") in ("delta", "reset"):
+            message = self.hold.delta(message)
         await self.send(text_data=json.dumps(message, separators=(",", ":")))
+        if released:
+            await self._send_snapshot()
 
     async def presence_message(self, event: dict[str, Any]) -> None:
         await self.send_json({"type": "presence", "viewers": event["viewers"]})
@@ -191,6 +351,12 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await database_sync_to_async(self._presence_update)(False)
 
     def _presence_update(self, joining: bool) -> None:
+        try:
+            self._presence_write(joining)
+        except Exception as exc:  # Redis away: presence is shown again once it is back
+            log.warning("room %s: presence not updated (%s)", self.room.pk, exc)
+
+    def _presence_write(self, joining: bool) -> None:
         from asgiref.sync import async_to_sync
 
         role = "operator" if self.operator else "viewer"
@@ -199,3 +365,12 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         async_to_sync(self.channel_layer.group_send)(
             self.group, {"type": "presence.message", "viewers": viewers}
         )
+
+
+class UnknownPathConsumer(AsyncWebsocketConsumer):
+    """Any other websocket path: accepted and closed at once with 1008 (instead of the
+    router's "No route found", an HTTP 500)."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=CLOSE_POLICY)

@@ -1,5 +1,8 @@
-from django.urls import path
+from django.urls import path, re_path
 
-from .consumers import RoomConsumer
+from .consumers import RoomConsumer, UnknownPathConsumer
 
-websocket_urlpatterns = [path("ws/rooms/<slug:slug>/", RoomConsumer.as_asgi())]
+websocket_urlpatterns = [
+    path("ws/rooms/<slug:slug>/", RoomConsumer.as_asgi()),
+    re_path(r"", UnknownPathConsumer.as_asgi()),  # any other path: closed with 1008
+]

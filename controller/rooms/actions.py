@@ -42,13 +42,45 @@ def validate_action(room: Room, payload: dict[str, Any]) -> dict[str, Any]:
         parse_fault({**payload, "at": 0}, known, kubelet, kubelet_raw, "action", profile)
     except ScenarioError as exc:
         raise ActionError(str(exc)) from None
-    if (
-        "pod" in payload
-        and not ObjectView.objects.filter(room=room, kind="pod", key=payload["pod"]).exists()
-    ):
-        raise ActionError(f'action.pod: unknown pod "{payload["pod"]}"')
+    _refuse_unknown_targets(room, payload)
     refuse_unstorable(payload, "action")  # a NaN the fault's own checks let through
     return payload
+
+
+def _refuse_unknown_targets(room: Room, payload: dict[str, Any]) -> None:
+    """What an action names must exist in the room's cluster now (its views, as the last
+    tick stored them): a pod, a zone (a node's zone, or its topology label), a workload. The
+    node is checked by parse_fault against the node views. Refused at submit with the path,
+    rather than acknowledged and refused by the next tick."""
+    views = ObjectView.objects.filter(room=room)
+    pod = payload.get("pod")
+    if pod is not None and not views.filter(kind="pod", key=pod).exists():
+        raise ActionError(f'action.pod: unknown pod "{pod}"')
+    zone = payload.get("zone") if payload.get("type") in ("ZoneOutage", "ZoneRestore") else None
+    if zone is not None and not (
+        views.filter(kind="node", data__zone=zone).exists()
+        or views.filter(kind="node", **{"data__labels__topology.kubernetes.io/zone": zone}).exists()
+    ):
+        raise ActionError(f'action.zone: no node of this room is in zone "{zone}"')
+    workload = payload.get("workload") if payload.get("type") == "ScaleWorkload" else None
+    if workload is not None and not _workload_exists(views, workload):
+        raise ActionError(f'action.workload: unknown workload "{workload}"')
+
+
+def _workload_exists(views: Any, ref: str) -> bool:
+    """``Kind/name`` or ``Kind/namespace/name`` among the room's workloads (the metrics view
+    lists each as ``Kind/namespace/name``; a Deployment's own ReplicaSets only by their
+    pods' owner)."""
+    parts = ref.split("/")
+    metrics = views.filter(kind="metrics", key="workloads").values_list("data", flat=True).first()
+    for key in metrics or {}:
+        kind, ns, name = (key.split("/") + ["", "", ""])[:3]
+        if parts in ([kind, ns, name], [kind, name]):
+            return True
+    return (
+        parts[0] == "ReplicaSet"
+        and views.filter(kind="pod", data__owner=f"ReplicaSet/{parts[-1]}").exists()
+    )
 
 
 # scenario text -> its kubelet settings (typed, raw) and Kubernetes release: AddNode's node spec

@@ -10,7 +10,7 @@ from ..engine.scenario import (
     ScenarioError,
 )
 from ..engine.versions import profile_for
-from ..importer import IMPORT_REPORT_HEADER
+from ..kube_io.report import IMPORT_REPORT_HEADER
 from ..lessons import definition
 
 log = logging.getLogger(__name__)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import limits, snapshots, timeline_store
+from ..engine import values
 from ..lessons import progress
 from ..models import (
     Action,
@@ -29,12 +31,18 @@ from .tick import _persist
 
 log = logging.getLogger(__name__)
 MAX_STEP_S = 3600
+# lessons.classroom.on_control, set by the app's ready() (a callback: lessons.classroom calls
+# room_control to resume the clock after a question, so it cannot be imported here).
+lesson_control: Callable[[int, str, str], str | None] | None = None
 
 
 def room_control(room_id: int, kind: str, value: Any, actor: str) -> Room:
     """Speed, pause, resume and step (by N simulated seconds): logged like every action. A
     room compared with another takes the control with it, at the same wall instant, so the
-    two keep one clock."""
+    two keep one clock. At a lesson's open question Play and Step follow the lesson's rule
+    first (``lesson_control``: reveal first; Play on a revealed one goes on)."""
+    if lesson_control is not None and lesson_control(room_id, kind, actor) is not None:
+        return Room.objects.get(pk=room_id)
     wall_now = timezone.now()
     with transaction.atomic():
         rooms = [Room.objects.select_for_update().get(pk=rid) for rid in lockstep_ids(room_id)]
@@ -137,15 +145,23 @@ def room_rewind(room_id: int, t_s: float, actor: str) -> Room:
     return _rewind_one(room_id, t_s, actor)
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
+
+
 def _rewind_one(room_id: int, t_s: float, actor: str) -> Room:
     if isinstance(t_s, bool) or not isinstance(t_s, int | float | str):
         raise ActionError(f"rewind: t must be a number of seconds, got {t_s!r}")
     try:
         t = float(t_s)
-    except ValueError:
-        raise ActionError(f"rewind: t must be a number of seconds, got {t_s!r}") from None
-    if not math.isfinite(t):
-        raise ActionError(f"rewind: t must be a finite number of seconds, got {t_s!r}")
+    except (ValueError, OverflowError):  # (an int past float's range: 10**400)
+        raise ActionError(f"rewind: t must be a number of seconds, got {_shown(t_s)}") from None
+    if not math.isfinite(t) or not 0 <= t <= values.MAX_SECONDS:
+        raise ActionError(
+            f"rewind: t must be a finite number of seconds from 0 to the room's clock, "
+            f"got {_shown(t_s)}"
+        )
     t_ms = int(t * 1000)
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)

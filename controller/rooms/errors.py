@@ -4,13 +4,11 @@ limits' LimitError beside it (REFUSALS), values the database cannot store (NUL, 
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any
 
 import yaml
 
-from ..engine import safe_yaml
+from ..engine import safe_yaml, values
 from ..engine.scenario import (
     ScenarioError,
 )
@@ -31,48 +29,29 @@ REFUSALS = (ActionError, LimitError)
 # in JSON (jsonb); SQLite stores them. They are refused here, on every database alike, with
 # the path of the field.
 NUL = "\x00"
-# How a NUL can reach a parsed YAML string (raw NUL characters are refused by the parser).
-_YAML_NUL_ESCAPES = re.compile(r"\\(0|x00|u0000|U00000000)")
 
 
 def refuse_unstorable(
     value: Any, path: str, error: type[ValueError] = ActionError, numbers: bool = True
 ) -> None:
     """Raise ``error`` naming the first string (or mapping key) under ``value`` that holds a
-    NUL character, or (``numbers``) the first number that is NaN or infinite."""
-
-    def refuse(where: str, why: str) -> None:
-        if error is ScenarioError:
-            raise ScenarioError(where, why)
-        raise error(f"{where}: {why}")
-
-    stack: list[tuple[Any, str]] = [(value, path)]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, str):
-            if NUL in item:
-                refuse(where, _NUL_WHY)
-        elif isinstance(item, float) and numbers:
-            if not math.isfinite(item):
-                refuse(where, f"{item!r} is not a finite number (JSON has no NaN or Infinity)")
-        elif isinstance(item, dict):
-            for key, child in reversed(list(item.items())):
-                child_path = f"{where}.{key}" if where else str(key)
-                if isinstance(key, str) and NUL in key:
-                    stack.append((key, child_path))
-                stack.append((child, child_path))
-        elif isinstance(item, list | tuple):
-            stack.extend((c, f"{where}[{i}]") for i, c in reversed(list(enumerate(item))))
-
-
-_NUL_WHY = "contains a NUL character (\\u0000), which cannot be stored"
+    NUL character or a lone surrogate, or (``numbers``) the first number that is NaN, infinite
+    or past 64 bits (engine/values.py: one validation for everything stored or sent)."""
+    bad = values.first_problem(value, path, numbers)
+    if bad is None:
+        return
+    where, why = bad
+    if error is ScenarioError:
+        raise ScenarioError(where, why)
+    raise error(f"{where}: {why}" if where else why)
 
 
 def _refuse_nul_in_scenario(text: str) -> None:
-    """A scenario's strings, when its text has a way to write a NUL (cheap when it has none).
+    """A scenario's strings, when its text has a way to write a NUL or a lone surrogate (cheap
+    when it has none).
     Its numbers are the loader's business: the ones stored as JSON (its parameters) are
     checked there, a NaN in a field the simulation ignores is never stored."""
-    if not _YAML_NUL_ESCAPES.search(text):
+    if not values.text_may_hide_problems(text):
         return
     try:
         docs = safe_yaml.load_all(text)

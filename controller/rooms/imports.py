@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import limits
+from ..engine import values
 from ..engine.scenario import (
     Scenario,
     ScenarioError,
@@ -23,7 +24,7 @@ from ..models import (
 )
 from .actions import _scenario_kubelet
 from .create import _create_with_unique_slug, _store_scenario_parts, _unique_slug
-from .errors import _YAML_NUL_ESCAPES, _check_speed, refuse_unstorable
+from .errors import _check_speed, refuse_unstorable
 
 # -- a big cluster import: parsed by the worker that builds its room (build.py) -------------
 IMPORTED_NAME = "imported-cluster"
@@ -77,7 +78,8 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
     pending = PendingImport.objects.get(room=room)
     options = pending.options or {}
     say(f"importing the cluster ({len(pending.text) / 1e6:.1f} MB of kubectl output)")
-    from ..importer import dump_scenario, import_cluster
+    from ..kube_io.importer import import_cluster
+    from ..kube_io.report import dump_scenario
 
     mapping, report = import_cluster(
         pending.text,
@@ -92,7 +94,7 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
     # The text is the safe dump of this mapping, which loads back into the same mapping: the
     # scenario is parsed from the mapping rather than read back from the text (4 s of YAML
     # for 6,600 pods). Restores read the text (the tests compare the two timelines).
-    if _YAML_NUL_ESCAPES.search(scenario_yaml):
+    if values.text_may_hide_problems(scenario_yaml):
         refuse_unstorable(mapping, "", ScenarioError, numbers=False)
     check_nesting(mapping, "")
     scenario = parse_scenario(mapping)
@@ -127,7 +129,7 @@ def import_scenario(
 ) -> tuple[str, list[dict[str, str]]]:
     """kubectl output (and component configuration) -> the scenario YAML a room is created
     from (its report as the leading comment) and the report (importer.import_cluster)."""
-    from ..importer import dump_scenario
+    from ..kube_io.report import dump_scenario
 
     scenario, report = _import(text, name, kubelet_config, controller_manager_config, flags)
     return dump_scenario(scenario, report), report
@@ -154,7 +156,7 @@ def _import(
     flags: str | None,
 ) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """importer.import_cluster with the form's fields (an unnamed cluster gets IMPORTED_NAME)."""
-    from ..importer import import_cluster
+    from ..kube_io.importer import import_cluster
 
     return import_cluster(
         text,

@@ -153,16 +153,18 @@ def room_events(room: Room, since: int = -1, limit: int = 5000) -> list[dict[str
     return [{"idx": i, "t": t / 1000, "type": typ, **data} for i, t, typ, data in rows]
 
 
-def room_manifests(room: Room) -> str:
+def room_manifests(room: Room, without_answers: bool = False) -> str:
     """The room's cluster now: the scenario (nodes, settings with the parameter changes
     applied so far), workloads and pods, which ``import_cluster`` reads back into the same
-    scenario."""
-    from ..exports import cluster_manifests_yaml
+    scenario. ``without_answers``: a lesson's compiled out (lessons.holding.keeps_secrets)."""
+    from ..kube_io.exports import cluster_manifests_yaml
 
     # Rebuilt from the stored state (this process's cached engine may be behind the worker's).
     sim, _snapshot_due = _restore(room)
     docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    if without_answers:
+        _without_lesson(room, root)
     # The settings as they are now: the parameter changes applied so far, in order.
     spec = root.setdefault("spec", {})
     for action in room.actions.filter(status=Action.APPLIED, kind="SetParameters").order_by("id"):
@@ -176,11 +178,24 @@ def room_manifests(room: Room) -> str:
     return cluster_manifests_yaml(sim, root, header)
 
 
-def room_export(room: Room) -> str:
-    """The scenario plus the applied action log as one YAML that ``simulate`` replays."""
+def _without_lesson(room: Room, root: dict[str, Any]) -> None:
+    from ..engine.holdback import without_lesson
+    from ..lessons.definition import lesson_of
+
+    lesson = lesson_of(room)
+    if lesson is not None:
+        without_lesson(root, lesson)
+
+
+def room_export(room: Room, without_answers: bool = False) -> str:
+    """The scenario plus the applied action log as one YAML that ``simulate`` replays.
+    ``without_answers``: a lesson's compiled out (lessons.holding.keeps_secrets), the same
+    timeline."""
     # The room's own copy (validated at creation), so it is changed freely.
     docs = safe_yaml.load_all(room.scenario_yaml)
     root = next(d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario")
+    if without_answers:
+        _without_lesson(room, root)
     spec = root.setdefault("spec", {})
     # Say the release even when the scenario did not (it ran as 1.18 then).
     spec["kubernetesVersion"] = profile_for(spec.get("kubernetesVersion")).version

@@ -60,22 +60,56 @@ def room_advance(
     room_id: int, wall_now: datetime | None = None, extra_ms: int = 0
 ) -> dict[str, Any] | None:
     """The tick: apply pending actions, advance the engine to the room's "now", persist
-    what changed and broadcast it after commit. Callers hold the room's Redis lock."""
+    what changed and broadcast it after commit. Callers hold the room's Redis lock.
+
+    All or nothing: when anything in it raises, its transaction is rolled back, the cached
+    engine (which may be half changed) is dropped (the next tick restores it from the snapshot
+    and the action log), and the action that caused it is refused with the reason (the one
+    being applied, else the newest this tick applied), so that the room goes on without it;
+    the operator sees why. With no action to blame, the room is paused with the reason."""
+    applied: list[int] = []
     try:
-        return _advance(room_id, wall_now or timezone.now(), extra_ms)
-    except ActionFailed as exc:
-        # Not a refusal but a bug: the cached engine may be half changed, so it is dropped
-        # (the next tick rebuilds it from the snapshot and the log), and the action is refused
-        # so that the room does not fail on it at every tick.
+        return _advance(room_id, wall_now or timezone.now(), extra_ms, applied)
+    except Exception as exc:
         _CACHE.pop(room_id, None)
-        log.exception("room %s: action %s failed", room_id, exc.action_id)
-        cause = type(exc.__cause__).__name__
-        Action.objects.filter(pk=exc.action_id).update(
-            status=Action.REFUSED,
-            at_ms=None,
-            error=f"action: could not be applied ({cause}); the room goes on without it",
-        )
+        cause_id = exc.action_id if isinstance(exc, ActionFailed) else None
+        cause_id = cause_id or (applied[-1] if applied else None)
+        log.exception("room %s: tick failed (action %s)", room_id, cause_id)
+        _tick_failed(room_id, cause_id, exc)
         return None
+
+
+def _tick_failed(room_id: int, cause_id: int | None, exc: BaseException) -> None:
+    root = exc.__cause__ if isinstance(exc, ActionFailed) and exc.__cause__ else exc
+    reason = f"{type(root).__name__}: {str(root)[:200]}".rstrip(": ")
+    with transaction.atomic():
+        room = Room.objects.select_for_update().filter(pk=room_id).first()
+        if room is None:
+            return
+        if cause_id is not None:
+            action = Action.objects.filter(pk=cause_id).first()
+            if action is None:
+                return
+            action.status, action.at_ms = Action.REFUSED, None
+            action.error = f"action: could not be applied ({reason}); the room goes on without it"
+            action.save(update_fields=["status", "error", "at_ms"])
+            refused = {"action": action.kind, "actor": action.actor, "error": action.error}
+        else:  # nothing of this tick to blame: the room stops where it was, saying why
+            room.paused, room.sim_anchor_ms = True, room.sim_ms
+            room.save(update_fields=["paused", "sim_anchor_ms"])
+            Action.objects.create(
+                room=room,
+                actor="server",
+                kind="pause",
+                payload={"type": "pause", "value": None},
+                status=Action.REFUSED,
+                error=f"the room could not advance ({reason}); it is paused",
+            )
+            refused = {"action": "tick", "actor": "server", "error": f"paused: {reason}"}
+            _broadcast_after_commit(room.pk, _clock_message(room))
+        # The pages fetch a fresh snapshot (what they hold may be ahead of the rolled-back
+        # state) and the operator is shown why.
+        _broadcast_after_commit(room.pk, {"type": "resync", "seq": room.seq, "refused": [refused]})
 
 
 def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
@@ -106,7 +140,9 @@ def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
     return True
 
 
-def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] | None:
+def _advance(
+    room_id: int, wall_now: datetime, extra_ms: int, applied: list[int]
+) -> dict[str, Any] | None:
     with transaction.atomic():
         room = Room.objects.select_for_update().get(pk=room_id)
         if room.build_state != Room.LIVE:
@@ -131,18 +167,14 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
                 action.save(update_fields=["status", "error", "at_ms"])
                 continue
             _schedule_action(sim, fault, action.pk)
+            applied.append(action.pk)
             action.status = Action.APPLIED
             action.save(update_fields=["status", "at_ms"])
             target = max(target, at)
         if target <= room.sim_ms and not pending:
             return None
-        try:
-            # A lesson's clock stops right after the instant a checkpoint is reached (paused).
-            lesson_msg = progress.run(room, sim, target)
-        except ScenarioError as exc:  # one of the scenario's own faults no longer fits
-            log.warning("room %s: %s", room.pk, exc)
-            _CACHE.pop(room.pk, None)
-            raise
+        # A lesson's clock stops right after the instant a checkpoint is reached (paused).
+        lesson_msg = progress.run(room, sim, target)
         refused = _record_refusals(room, sim)
         room.sim_ms = sim.now_ms
         if room.paused:
@@ -150,9 +182,11 @@ def _advance(room_id: int, wall_now: datetime, extra_ms: int) -> dict[str, Any] 
         delta = _persist(room, rt)
         if refused:
             delta["refused"] = refused
-    _broadcast_after_commit(room.pk, bounded(delta))
+    # The lesson's message first: a question reached in this tick holds back, for whoever
+    # answers it, what this very delta would tell them (live.consumers, engine/holdback.py).
     if lesson_msg is not None:
         _broadcast_after_commit(room.pk, lesson_msg)
+    _broadcast_after_commit(room.pk, bounded(delta))
     return delta
 
 

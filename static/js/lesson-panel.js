@@ -2,7 +2,7 @@
 // question, the class's answers, the reveal) and sends the page's messages. room.js gives it
 // the websocket's send and is told which nodes and zones the step focuses on.
 import { h } from "./dom.js";
-import { answer, applyLessonMessage, applyLessonSnapshot, emptyLesson, focusSet, keyAction, lessonView } from "./lesson.js";
+import { answer, applyLessonMessage, applyLessonSnapshot, emptyLesson, focusSet, keyAction, lessonView, press } from "./lesson.js";
 
 export class LessonPanel {
   constructor(el, { operator, send, onFocus }) {
@@ -16,19 +16,53 @@ export class LessonPanel {
     this.name = localStorage.getItem("playground-lesson-name") || "";
     document.addEventListener("keydown", (ev) => {
       if (ev.target.closest && ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      const kind = keyAction(ev.key, this.role, document.body.classList.contains("presenter"));
-      if (kind && this.ls.def) { ev.preventDefault(); this.send({ type: kind }); }
+      const input = keyAction(ev.key, this.role, this.presenter(), this.ls.solo);
+      if (input && this.ls.def) { ev.preventDefault(); this.press(input); }
     });
+    // The room's Play and Step buttons (room.js) at an open question: the lesson's rule first
+    // (reveal before the clock goes on). Capture: this runs before the room's own handler.
+    document.addEventListener("click", (ev) => {
+      const b = ev.target.closest && ev.target.closest("button[data-ctl]");
+      if (!b || !this.ls.def || !["resume", "step"].includes(b.dataset.ctl)) return;
+      const r = press(this.ls, b.dataset.ctl === "resume" ? "play" : "step", this.role);
+      if (r.kind === "pass") return;
+      ev.stopImmediatePropagation();
+      ev.preventDefault();
+      if (r.message) this.send(r.message);
+    }, true);
+  }
+
+  presenter() { return document.body.classList.contains("presenter"); }
+
+  // A press of the lesson's leader (a key or a button): what lesson.js's flow says it does.
+  press(input) {
+    const r = press(this.ls, input, this.role);
+    if (r.message) this.send(r.message);
+    return r;
   }
 
   snapshot(lesson) {
     this.ls = lesson ? applyLessonSnapshot(emptyLesson(), lesson.def, lesson.state) : emptyLesson();
+    this.reached = (lesson && lesson.state && lesson.state.reached) || {};
     this.render();
   }
 
   message(m) {
     this.ls = applyLessonMessage(this.ls, m);
+    if (m.reached) this.reached = m.reached;
     this.render();
+  }
+
+  // This page answers an open question not yet revealed (a viewer, or a learner alone): it
+  // shows no predictions (countdowns) that would answer it. A class's operator sees them.
+  holdsPredictions() {
+    return Boolean(this.ls.def && this.ls.checkpoint && !this.ls.revealed) && (this.role !== "operator" || Boolean(this.ls.solo));
+  }
+
+  // For the time scrubber: the lesson's steps, the open checkpoint and where the room paused.
+  timeline() {
+    if (!this.ls.def) return null;
+    return { def: this.ls.def, state: { checkpoint: this.ls.checkpoint, revealed: this.ls.revealed, reached: this.reached || {} } };
   }
 
   // An error from the server about this page's answer: the answer did not count.
@@ -48,8 +82,9 @@ export class LessonPanel {
   }
 
   render() {
-    const v = lessonView(this.ls, this.role);
+    const v = lessonView(this.ls, this.role, { presenter: this.presenter() });
     document.body.classList.toggle("lesson-room", v.phase !== "none");
+    document.body.classList.toggle("lesson-solo", Boolean(v.solo));
     const focus = focusSet(this.ls);
     document.body.classList.toggle("lesson-focus", Boolean(focus));
     const key = JSON.stringify(focus ? [[...focus.nodes], [...focus.zones]] : null);
@@ -58,12 +93,14 @@ export class LessonPanel {
     this.el.hidden = false;
     this.el.dataset.phase = v.phase;
     this.el.dataset.step = v.step.id;
+    this.el.dataset.flow = v.flow;
     const kids = [
       h("p", { class: "lesson-head muted" }, h("strong", { text: v.title }), ` · ${v.progress}`),
       h("h2", { class: "lesson-title", text: v.step.title }),
       ...v.paragraphs.map((p) => h("p", { class: "lesson-text", text: p })),
     ];
     if (v.checkpoint) kids.push(this.question(v));
+    if (v.waiting) kids.push(h("p", { class: "lesson-waiting muted", text: v.waiting }));
     if (v.error) kids.push(h("p", { class: "lesson-error", role: "alert", text: v.error }));
     if (this.role === "operator") kids.push(this.controls(v));
     // Someone else's answer re-renders the panel: whoever is typing keeps the box and caret.
@@ -78,7 +115,8 @@ export class LessonPanel {
 
   question(v) {
     const cp = v.checkpoint;
-    const box = h("div", { class: "lesson-question", "data-checkpoint": cp.id },
+    const box = h("div", { class: `lesson-question${v.questionOf ? " elsewhere" : ""}`, "data-checkpoint": cp.id },
+      v.questionOf ? h("p", { class: "question-of muted", text: `Still open: ${v.questionOf.label}.` }) : null,
       h("p", { class: "q" }, h("span", { class: "q-mark", "aria-hidden": "true", text: "?" }), " ", h("strong", { text: cp.question })));
     if (v.canAnswer) {
       if (cp.kind === "choice") {
@@ -131,12 +169,12 @@ export class LessonPanel {
   controls(v) {
     const mk = (kind, label, enabled, title) => {
       const b = h("button", { class: `lesson-${kind}`, text: label, disabled: !enabled, title });
-      b.addEventListener("click", () => this.send({ type: `lesson.${kind}` }));
+      b.addEventListener("click", () => this.press(kind));
       return b;
     };
     return h("div", { class: "lesson-controls" },
       mk("prev", "◀ Previous", v.canPrev, "show the previous step (key ←)"),
       v.canReveal ? mk("reveal", "Reveal the answer", true, "show the right answer, how the class answered, and why") : null,
-      mk("next", `${v.nextLabel} ▶`, v.canNext, "key N or →"));
+      mk("next", `${v.nextLabel} ▶`, v.canNext, v.nextKind === "reveal" ? "the answer first, then the next step (key N or →)" : "key N or →"));
   }
 }

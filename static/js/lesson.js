@@ -4,14 +4,24 @@
 // messages, remembers this browser's own answer, and says what the panel should show.
 //
 // Messages (LESSON-CONTRACT.md):
-//   server -> page  {type: "lesson", step, checkpoint, paused, counts, answered, revealed,
-//                    answer?, why?, right?, names?, mine?}   (answer/why only once revealed)
+//   server -> page  {type: "lesson", step, latest, checkpoint, paused, counts, answered, revealed,
+//                    solo?, answer?, why?, right?, names?, mine?}   (answer/why only once revealed)
 //   page -> server  {type: "lesson.answer", checkpoint, answer, name?}
 //                   {type: "lesson.reveal"} {type: "lesson.next"} {type: "lesson.prev"} (operator)
+//
+// The flow has one rule: a checkpoint's question is never left unrevealed. Every press that
+// would move on (Next, N, ->, PageDown, Play, Step) on an open, unrevealed question reveals it
+// first; a second press moves on. Previous and Next only move the step shown: the open question
+// stays open (and stays the question asked) while earlier steps are looked at, Next comes back
+// to it, and Next never shows a step the clock has not reached (`latest`): a step's text may
+// speak of what happens when it begins, never of what has not happened yet. `press` is that
+// table (tests/js/lesson.test.mjs walks every input at every state); the server applies the
+// same rule to the messages it gets (controller/lessons.py), so a page that is behind cannot
+// break it either.
 
 export function emptyLesson() {
-  return { def: null, step: 0, checkpoint: null, paused: false, counts: {}, answered: 0, revealed: false,
-    answer: null, why: "", right: null, names: [], mine: null, error: "" };
+  return { def: null, step: 0, latest: 0, checkpoint: null, paused: false, counts: {}, answered: 0, revealed: false,
+    solo: false, answer: null, why: "", right: null, names: [], mine: null, error: "" };
 }
 
 // The lesson's definition (from the snapshot) and its state.
@@ -30,7 +40,9 @@ export function applyLessonMessage(ls, m) {
   return {
     ...ls,
     step: Number.isInteger(m.step) ? m.step : ls.step,
+    latest: Number.isInteger(m.latest) ? m.latest : Number.isInteger(m.step) ? m.step : ls.latest,
     checkpoint,
+    solo: m.solo === undefined ? ls.solo : Boolean(m.solo),
     paused: Boolean(m.paused),
     counts: m.counts || {},
     answered: m.answered || 0,
@@ -123,20 +135,88 @@ export function bars(ls, cp) {
   });
 }
 
+// The index of the step whose checkpoint is open (-1: no question is open).
+export function questionStep(ls) {
+  if (!ls.def || !ls.checkpoint) return -1;
+  return ls.def.steps.findIndex((s) => s.checkpoint && s.checkpoint.id === ls.checkpoint);
+}
+
+// Where the flow is:
+//   "none"           no lesson
+//   "reading"        no question open; the step shown is the latest the clock has reached
+//   "back"           no question open; an earlier step is shown (Next goes forward)
+//   "asking"         a question open, not revealed, its step shown
+//   "asking-back"    a question open, not revealed, an earlier step shown
+//   "revealed"       a question open and revealed, its step shown
+//   "revealed-back"  a question open and revealed, an earlier step shown
+export function flowState(ls) {
+  if (!currentStep(ls)) return "none";
+  const q = questionStep(ls);
+  if (q < 0) return ls.step < ls.latest ? "back" : "reading";
+  const back = ls.step < q ? "-back" : "";
+  return (ls.revealed ? "revealed" : "asking") + back;
+}
+
+const NEXT = { type: "lesson.next" };
+const PREV = { type: "lesson.prev" };
+const REVEAL = { type: "lesson.reveal" };
+
+// What a press of the lesson's leader does. input: "next" (Next, N, ->, PageDown), "prev"
+// (Previous, <-, B, PageUp), "reveal" (Reveal), "play" (the room's Play), "step" (the room's
+// Step). Returns {kind, message}: kind "reveal" | "next" | "forward" | "back" | "close" |
+// "none" (nothing happens) | "pass" (not the lesson's business: the room's control goes
+// ahead; at a revealed question the server's resume closes it and shows the next step).
+export function press(ls, input, role) {
+  const none = { kind: "none", message: null };
+  if (role !== "operator") return input === "play" || input === "step" ? { kind: "pass", message: null } : none;
+  const state = flowState(ls);
+  if (state === "none") return input === "play" || input === "step" ? { kind: "pass", message: null } : none;
+  if (input === "prev") return ls.step > 0 ? { kind: "back", message: PREV } : none;
+  const asking = state.startsWith("asking");
+  if (input === "reveal") return asking ? { kind: "reveal", message: REVEAL } : none;
+  if (input === "play" || input === "step") return asking ? { kind: "reveal", message: REVEAL } : { kind: "pass", message: null };
+  if (input !== "next") return none;
+  switch (state) {
+    case "reading": return none;  // the clock leads: the next step begins when it gets there
+    case "back": case "asking-back": case "revealed-back": return { kind: "forward", message: NEXT };
+    case "asking": return { kind: "reveal", message: REVEAL };
+    case "revealed": return { kind: "close", message: NEXT };
+    default: return none;
+  }
+}
+
+const NEXT_LABELS = {
+  reveal: "Reveal the answer",
+  forward: "Next step",
+  close: "Next step (resume the clock)",
+  none: "Next step",
+};
+
 // What the panel shows, for a role ("operator" or "viewer"). phase: "none" (no lesson),
 // "step" (reading; the clock runs), "question" (paused, not answered here), "answered"
-// (paused, this browser answered), "revealed".
-export function lessonView(ls, role) {
+// (paused, this browser answered), "asking" (the operator of a class, before the reveal),
+// "revealed". opts.presenter: the page is on the projector (no names of who answered).
+export function lessonView(ls, role, opts = {}) {
   const step = currentStep(ls);
-  if (!step) return { phase: "none" };
+  if (!step) return { phase: "none", flow: "none" };
   const steps = ls.def.steps;
   const cp = askedCheckpoint(ls);
   const operator = role === "operator";
+  // Learning alone: the learner leads the lesson and answers it too.
+  const answers = !operator || ls.solo;
   let phase = "step";
   if (cp) phase = ls.revealed ? "revealed" : ls.mine ? "answered" : "question";
-  if (cp && operator && phase === "question") phase = "asking";
+  if (cp && !answers && phase === "question") phase = "asking";
+  const flow = flowState(ls);
+  const q = questionStep(ls);
+  const next = press(ls, "next", role);
+  const last = ls.step >= steps.length - 1;
+  let nextLabel = NEXT_LABELS[next.kind];
+  if (next.kind === "close" && last) nextLabel = "Resume the clock";
+  if (next.kind === "forward" && q >= 0 && ls.step + 1 === q) nextLabel = "Back to the question";
   const view = {
     phase,
+    flow,
     title: ls.def.title,
     summary: ls.def.summary || "",
     index: ls.step,
@@ -146,35 +226,44 @@ export function lessonView(ls, role) {
     paragraphs: String(step.text || "").split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean),
     focus: step.focus || null,
     checkpoint: cp,
+    // An earlier step is shown while a question is open: the question says whose it is.
+    questionOf: cp && q !== ls.step ? { index: q, title: steps[q].title, label: `the question of step ${q + 1}, "${steps[q].title}"` } : null,
+    solo: Boolean(ls.solo),
     answered: ls.answered,
     answeredText: `${ls.answered} ${ls.answered === 1 ? "answer" : "answers"}`,
     // The class's counts: the operator sees them come in; viewers once revealed (so that
     // nobody copies the majority).
-    showCounts: Boolean(cp) && (operator || ls.revealed),
+    showCounts: Boolean(cp) && ((operator && !ls.solo) || ls.revealed),
     bars: cp ? bars(ls, cp) : [],
-    canAnswer: Boolean(cp) && !operator && !ls.revealed,
+    canAnswer: Boolean(cp) && answers && !ls.revealed,
     mine: ls.mine ? ls.mine.value : null,
     mineRight: ls.revealed && ls.mine && cp ? isRight({ ...cp, answer: ls.answer }, ls.mine.value) : null,
     answerText: "",
     why: ls.revealed ? ls.why : "",
-    names: operator ? ls.names : [],
-    canReveal: operator && Boolean(cp) && !ls.revealed,
-    canNext: operator && (Boolean(cp) || ls.step < steps.length - 1),
-    canPrev: operator && ls.step > 0,
-    nextLabel: cp ? (ls.step < steps.length - 1 ? "Next step (resume the clock)" : "Resume the clock") : "Next step",
+    names: operator && !opts.presenter ? ls.names : [],
+    canReveal: press(ls, "reveal", role).kind === "reveal",
+    canNext: next.kind !== "none",
+    nextKind: next.kind,
+    canPrev: press(ls, "prev", role).kind !== "none",
+    nextLabel,
+    // Nothing to press: say who goes on.
+    waiting: "",
     error: ls.error,
   };
+  if (operator && flow === "reading" && !last) view.waiting = "The clock leads: the next step begins when it gets there.";
+  if (!operator && cp && !ls.revealed) view.waiting = "The presenter reveals the answer when the class has answered.";
   if (cp && ls.revealed && ls.answer !== null) {
     view.answerText = cp.kind === "choice" ? cp.choices[ls.answer] : `${ls.answer} s (${mmss(ls.answer)})${cp.tolerance ? `, ± ${cp.tolerance} s` : ""}`;
   }
   return view;
 }
 
-// Keyboard in the presenter view: N or → next, ← or B previous (operators only).
-export function keyAction(key, role, presenter) {
-  if (role !== "operator" || !presenter) return null;
-  if (key === "n" || key === "N" || key === "ArrowRight" || key === "PageDown") return "lesson.next";
-  if (key === "ArrowLeft" || key === "b" || key === "B" || key === "PageUp") return "lesson.prev";
+// Keyboard of the lesson's leader: N, -> or PageDown next; <-, B or PageUp previous. In the
+// presenter view, or anywhere when learning alone (the page then is the learner's own).
+export function keyAction(key, role, presenter, solo = false) {
+  if (role !== "operator" || !(presenter || solo)) return null;
+  if (key === "n" || key === "N" || key === "ArrowRight" || key === "PageDown") return "next";
+  if (key === "ArrowLeft" || key === "b" || key === "B" || key === "PageUp") return "prev";
   return null;
 }
 

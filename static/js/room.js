@@ -1,12 +1,14 @@
-// The topology page: a websocket client. Snapshot -> deltas; the DOM is patched per changed
-// node (keyed elements), never rebuilt wholesale; past Config.compactAbove nodes a canvas
-// draws one square per node instead.
+// The topology page: a websocket client. Snapshot -> deltas; the cluster's picture
+// (topology.js) is patched per changed node (keyed elements), never rebuilt wholesale.
 import { Charts } from "./charts.js";
 import { h } from "./dom.js";
+import { leakTarget, leaks, stopLeakActions } from "./faultmenu.js";
 import { inFocus } from "./lesson.js";
 import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
-import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, nodesByZone, podsByNode, resyncReplay, why } from "./state.js";
+import { Scrubber } from "./scrubber.js";
+import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, podsByNode, resyncReplay, shownTime, why } from "./state.js";
+import { Topology } from "./topology.js";
 
 const app = document.getElementById("app");
 const slug = app.dataset.slug;
@@ -24,15 +26,21 @@ const els = {
   workloads: document.getElementById("workloads"),
 };
 const charts = new Charts(document.getElementById("charts"), (t) => pickTime(t));
-const nodeEls = new Map();
-const zoneEls = new Map();
 let selected = null;
+const topology = new Topology({ zones: els.zones, compact: els.compact }, {
+  operator, state: () => state, showDetail: (kind, key) => showDetail(kind, key), focusNode: (el, n) => focusNode(el, n),
+  // Countdowns are predictions: none while this page answers an open, unrevealed question.
+  hideCountdowns: () => lessonPanel.holdsPredictions(),
+});
 // This page's id (one answer per page per lesson question, kept across reloads).
 const clientId = localStorage.getItem("playground-client") || (() => {
   const id = `c-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
   localStorage.setItem("playground-client", id);
   return id;
 })();
+const scrubber = new Scrubber(document.getElementById("scrubber"), {
+  operator, slug, compactAbove: Config.compactAbove, onRewind: (t) => send({ type: "rewind", t }), lesson: () => lessonPanel.timeline(),
+});
 const lessonPanel = new LessonPanel(document.getElementById("lesson"), { operator, send: (m) => send(m), onFocus: () => applyFocus() });
 
 
@@ -74,7 +82,7 @@ function handle(m) {
     if (m.lesson !== undefined) lessonPanel.snapshot(m.lesson);  // not in snapshot.json
     renderAll();
     charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
-    loadHistory();
+    loadHistory(); scrubber.load(state.nodes.size);
     renderWorkloads(); renderParams(); return;
   }
   if (m.type === "delta" || m.type === "reset") {
@@ -87,7 +95,7 @@ function handle(m) {
     explain(m.events || []);
     if (r.changed.all) {
       renderAll(); charts.reset(); charts.recordNodes(state, state.nodes.keys()); renderWorkloads(); renderParams();
-      loadHistory();
+      loadHistory(); scrubber.load(state.nodes.size);
     } else {
       renderChanged(r.changed, m.events || []);
       charts.recordNodes(state, r.changed.nodes);
@@ -97,10 +105,20 @@ function handle(m) {
     charts.record(state, m.workloads);
     return;
   }
-  if (m.type === "lesson") { lessonPanel.message(m); return; }
+  if (m.type === "lesson") {
+    // A checkpoint reached while the page is open: the room paused at the page's time.
+    if (m.checkpoint && !(m.checkpoint in (lessonPanel.reached || {}))) lessonPanel.reached = { ...lessonPanel.reached, [m.checkpoint]: state.simT };
+    lessonPanel.message(m); scrubber.render(state); topology.paint(simNow()); return;
+  }
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
   if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
   if (m.type === "error") { lessonPanel.error(m.message); showError(m.message); return; }
+  // The server lost Redis: the socket stays open, the room's deltas wait until it is back.
+  if (m.type === "live") {
+    els.conn.textContent = m.paused ? "live updates paused" : "live";
+    els.conn.className = m.paused ? "pill bad" : "pill ok";
+    els.conn.title = m.paused ? m.message || "" : "";
+  }
 }
 
 // The charts start at t=0 whenever the page is opened: the room's history as the engine kept it.
@@ -131,23 +149,19 @@ function showError(text) {
 
 // -- rendering ---------------------------------------------------------------------------
 function renderAll() {
-  els.zones.replaceChildren(); nodeEls.clear(); zoneEls.clear();
-  const compact = state.nodes.size > Config.compactAbove;
-  els.compact.hidden = !compact;
-  els.zones.classList.toggle("compact", compact);
-  const byNode = podsByNode(state);
-  for (const [zone, nodes] of nodesByZone(state)) {
-    const col = zoneColumn(zone);
-    for (const n of nodes) {
-      if (compact) continue;
-      const el = nodeCard(n, byNode.get(n.name) || []);
-      nodeEls.set(n.name, el); col.body.append(el);
-    }
-  }
-  renderZones();
-  if (compact) drawCompact();
+  topology.renderAll();
+  topology.paint(simNow());
   renderTimeline(true);
+  scrubber.render(state);
   applyFocus();
+}
+
+function renderChanged(changed, newEvents) {
+  topology.renderChanged(changed);
+  topology.paint(simNow());
+  renderTimeline(false, newEvents);
+  scrubber.render(state);
+  if (selected) showDetail(selected.kind, selected.key, true);
 }
 
 // A lesson step's focus: its nodes and zones highlighted, the rest dimmed (presenter view).
@@ -158,71 +172,15 @@ function focusNode(el, n) {
 }
 function applyFocus() {
   const f = lessonPanel.focus();
-  for (const [name, el] of nodeEls) { const n = state.nodes.get(name); if (n) focusNode(el, n); }
-  for (const [zone, z] of zoneEls) {
+  for (const [name, el] of topology.nodeEls) { const n = state.nodes.get(name); if (n) focusNode(el, n); }
+  for (const [zone, z] of topology.zoneEls) {
     z.el.classList.toggle("focused", Boolean(f) && f.zones.has(zone));
     z.el.classList.toggle("unfocused", Boolean(f) && !f.zones.has(zone) && ![...f.nodes].some((x) => (state.nodes.get(x) || {}).zone === zone));
   }
 }
 
-function zoneColumn(zone) {
-  let z = zoneEls.get(zone);
-  if (z) return z;
-  const head = h("header", { class: "zone-head", title: "click for why, and what happens next" });
-  head.addEventListener("click", (ev) => { if (!ev.target.closest("button")) showDetail("zone", zone); });
-  const queue = h("div", { class: "queue" });
-  const body = h("div", { class: "zone-body" });
-  const el = h("div", { class: "zone", "data-zone": zone }, head, queue, body);
-  els.zones.append(el);
-  z = { el, head, queue, body };
-  zoneEls.set(zone, z);
-  return z;
-}
-
-function renderZones() {
-  // A zone whose last node was deleted leaves the list: drop its (empty) column.
-  const listed = new Set(state.zones.map((z) => z.zone));
-  for (const [zone, col] of zoneEls) {
-    if (!listed.has(zone) && !col.body.childElementCount) { col.el.remove(); zoneEls.delete(zone); }
-  }
-  for (const z of state.zones) {
-    const col = zoneColumn(z.zone);
-    const buttons = operator ? h("span", { class: "zone-actions" },
-      h("button", { class: "fault", "data-fault": "ZoneOutage", "data-zone": z.zone, text: "zone outage" }),
-      h("button", { class: "fault", "data-fault": "ZoneRestore", "data-zone": z.zone, text: "restore" })) : null;
-    col.head.replaceChildren(h("strong", { text: `zone ${z.zone || "(none)"}` }), " ",
-      h("span", { class: `state s-${z.state}`, text: z.state }), " ",
-      h("span", { class: "muted", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
-    const bucket = z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
-      h("span", { class: "bucket-fill" }), h("span", { class: "bucket-text" })) : h("span", { class: "bucket stopped", text: "no tokens: evictions stopped" });
-    col.queue.replaceChildren(bucket, " ",
-      z.queue.length ? h("span", { class: "queue-list", title: z.queue.join(", "),
-        text: `waiting (${z.queue.length}): ${z.queue.slice(0, 8).join(", ")}${z.queue.length > 8 ? `, … ${z.queue.length - 8} more` : ""}` })
-        : h("span", { class: "muted", text: "queue empty" }));
-    col.zoneData = z;
-  }
-  paintBuckets(simNow());
-}
-
-function simNow() {
-  return state.paused ? state.simT : state.simT + ((performance.now() - lastWall) / 1000) * state.speed;
-}
-
-function paintBuckets(t) {
-  for (const z of zoneEls.values()) {
-    const b = z.queue.querySelector(".bucket-fill");
-    if (!b || !z.zoneData) continue;
-    const tokens = bucketTokens(z.zoneData, t);
-    b.style.width = `${Math.min(100, (Math.max(0, tokens) / z.zoneData.burst) * 100)}%`;
-    z.queue.querySelector(".bucket-text").textContent = `bucket ${Math.max(0, tokens).toFixed(2)}/${z.zoneData.burst} token`;
-  }
-}
-
-// Tokens now, from the bucket as the server last saw it, refilled at qps up to burst.
-function bucketTokens(z, t) {
-  if (!z.burst) return 0;
-  return Math.min(z.burst, z.tokens + Math.max(0, t - z.tokensAt) * z.qps);
-}
+// The time the page shows: the clock, the countdowns and the picture agree on it (shownTime).
+function simNow() { return shownTime(state, (performance.now() - lastWall) / 1000); }
 
 function renderWorkloads() {
   if (!els.workloads) return;
@@ -260,136 +218,6 @@ function renderParams() {
 }
 
 // Fault types the room's Kubernetes release cannot show (ShutdownNode before 1.21): no button.
-function refusedFaults() { return (state.params && state.params.faultsRefused) || []; }
-const FAULT_TITLES = {
-  ShutdownNode: "systemctl poweroff: the kubelet's graceful node shutdown (shutdownGracePeriod), then power off",
-  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (non-graceful node shutdown): PodGC force-deletes the node's Terminating pods at its next 20 s pass while the node is not Ready",
-  RemoveOutOfService: "kubectl taint node.kubernetes.io/out-of-service-: take the mark off once the node is recovered",
-};
-// What a fault does differently in 1.18 (still offered there, to show the difference).
-const FAULT_TITLES_1_18 = {
-  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute: in 1.18 only a NoExecute taint (pods deleted by the taint manager stay Terminating; PodGC's out-of-service rule came in 1.24, GA 1.28)",
-};
-function faultTitle(type) {
-  const v = (state.params && state.params.kubernetesVersion) || "1.18";
-  return (v === "1.18" && FAULT_TITLES_1_18[type]) || FAULT_TITLES[type] || "";
-}
-
-function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
-
-// Node actions sit in a menu on each card (one click opens it). Cards are rebuilt on every
-// change to their node, so which menu is open is kept here, not in the DOM.
-let openMenu = null;
-function actionMenu(name, list) {
-  const menu = h("details", { class: "node-menu", open: openMenu === name },
-    h("summary", { text: "actions", title: `actions on ${name}` }), list);
-  menu.addEventListener("toggle", () => {
-    if (menu.open) openMenu = name; else if (openMenu === name) openMenu = null;
-  });
-  return menu;
-}
-
-function nodeCard(n, pods) {
-  const buttons = operator ? actionMenu(n.name, h("div", { class: "node-actions" },
-    ...[["StopKubelet", "stop kubelet"], ["StartKubelet", "start kubelet"], ["PartitionNode", "partition"], ["HealNode", "heal"],
-        ["PowerOffNode", "power off"], ["PowerOnNode", "power on"], ["SetNodeNotReady", "NotReady"], ["SetNodeReady", "Ready"],
-        ["Cordon", "cordon"], ["Uncordon", "uncordon"], ["LeakMemory", "memory leak"], ["FillDisk", "fill disk"],
-        ["StopLeak", "stop leaks"], ["DeleteNode", "delete"], ["ShutdownNode", "shut down"],
-        ["OutOfService", "out-of-service"], ["RemoveOutOfService", "in service"]]
-      .filter(([type]) => !refusedFaults().includes(type))
-      .map(([type, label]) => h("button", { class: "fault", "data-fault": type, "data-node": n.name, text: label,
-        title: faultTitle(type), disabled: type === "LeakMemory" && !leakTarget(pods) })))) : null;
-  const taints = h("div", { class: "taints" }, ...n.taints.map((t) => h("span", { class: `chip ${t.effect}`, text: `${t.key.replace("node.kubernetes.io/", "")}:${t.effect}` })));
-  const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
-  const hb = h("div", { class: "hb" }, h("div", { class: "hb-bar" }));
-  const podBox = h("div", { class: "pods" }, ...pods.map(podTile));
-  // Nothing to look at (Ready, untainted, its kubelet running, its pods fine): the presenter
-  // view dims it so the nodes that matter stand out.
-  const calm = n.ready === "True" && !n.taints.length && !n.unschedulable && (!n.kubelet || n.kubelet.state === "Running")
-    && pods.every((p) => !p.terminating && p.phase === "Running" && p.ready !== false);
-  const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}${calm ? " calm" : ""}`, "data-node": n.name },
-    h("header", {}, h("strong", { text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
-      n.kubelet && n.kubelet.state !== "Running" ? h("span", { class: "kstate", text: ` kubelet ${n.kubelet.state}` }) : null,
-      n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null,
-      // Version skew: this node's kubelet is an older release than the control plane.
-      n.kubeletVersion ? h("span", { class: "kver", text: ` kubelet ${n.kubeletVersion}`,
-        title: `this node's kubelet runs Kubernetes ${n.kubeletVersion}: its rules are that release's` }) : null),
-    h("div", { class: "conds muted", text: conds }), hb, taints, podBox, buttons);
-  el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) showDetail("node", n.name); });
-  focusNode(el, n);
-  el.tabIndex = 0;
-  el.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && ev.target === el) showDetail("node", n.name); });
-  return el;
-}
-
-// The pod a node's "memory leak" button leaks into: its first running pod that no DaemonSet owns.
-function leakTarget(pods) {
-  const p = pods.find((x) => !x.terminating && x.phase === "Running" && !(x.owner || "").startsWith("DaemonSet/"));
-  return p ? p.key : null;
-}
-
-const POD_MARKS = { terminating: "↓", failed: "×", pending: "…", notready: "!" };
-
-function podTile(p) {
-  const cls = p.terminating ? "terminating" : p.phase === "Failed" ? "failed" : p.phase === "Pending" ? "pending" : p.ready ? "ok" : "notready";
-  // State by shape and text too, not colour alone.
-  const mark = POD_MARKS[cls];
-  const el = h("span", { class: `pod ${cls} q-${p.qosClass}`, "data-pod": p.key, tabIndex: 0, role: "button",
-    title: `${p.key} ${p.terminating ? "Terminating" : p.phase}${p.reason ? " (" + p.reason + ")" : ""}${p.ready === false ? ", not Ready" : ""}` },
-    mark ? h("span", { class: "pod-mark", "aria-hidden": "true", text: mark }) : null,
-    h("span", { class: "pod-name", text: p.key.split("/")[1] }), h("span", { class: "countdown" }));
-  el.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.stopPropagation(); showDetail("pod", p.key); } });
-  if (p.taintEvictionAt !== null && p.taintEvictionAt !== undefined) el.dataset.evictAt = p.taintEvictionAt;
-  el.addEventListener("click", (ev) => { ev.stopPropagation(); showDetail("pod", p.key); });
-  return el;
-}
-
-function renderChanged(changed, newEvents) {
-  if (state.nodes.size > Config.compactAbove) { renderZones(); drawCompact(); renderTimeline(false, newEvents); return; }
-  const byNode = podsByNode(state);
-  for (const name of changed.nodes) {
-    const old = nodeEls.get(name);
-    const n = state.nodes.get(name);
-    if (!n) { if (old) old.remove(); nodeEls.delete(name); continue; }
-    const fresh = nodeCard(n, byNode.get(name) || []);
-    if (old) old.replaceWith(fresh); else zoneColumn(n.zone).body.append(fresh);
-    nodeEls.set(name, fresh);
-  }
-  if (changed.zones) renderZones();
-  renderTimeline(false, newEvents);
-  if (selected) showDetail(selected.kind, selected.key, true);
-}
-
-let compactHits = [];
-els.compact.addEventListener("click", (ev) => {
-  const r = els.compact.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top - 5;
-  for (const z of compactHits) {
-    const col = Math.floor((x - z.x0) / (z.size + z.gap)), row = Math.floor(y / (z.size + z.gap));
-    if (col < 0 || col >= z.perRow || row < 0) continue;
-    const n = z.nodes[row * z.perRow + col];
-    if (n) { showDetail("node", n.name); return; }
-  }
-});
-
-function drawCompact() {
-  const c = els.compact, zones = nodesByZone(state);
-  const width = els.zones.clientWidth || 1200, size = 6, gap = 1, perRow = Math.floor((width / Math.max(zones.size, 1) - 20) / (size + gap));
-  const rows = Math.max(...[...zones.values()].map((l) => Math.ceil(l.length / perRow)), 1);
-  c.width = width; c.height = rows * (size + gap) + 10;
-  const ctx = c.getContext("2d"); ctx.clearRect(0, 0, c.width, c.height);
-  let zi = 0;
-  compactHits = [];
-  for (const [, nodes] of zones) {
-    const x0 = zi * (width / zones.size);
-    compactHits.push({ x0, nodes, perRow, size, gap });
-    nodes.forEach((n, i) => {
-      ctx.fillStyle = n.ready === "True" ? (n.taints.length ? "#d9a400" : "#2e9d4f") : n.ready === "False" ? "#c0392b" : "#7f8c8d";
-      ctx.fillRect(x0 + (i % perRow) * (size + gap), 5 + Math.floor(i / perRow) * (size + gap), size, size);
-    });
-    zi++;
-  }
-}
-
 function renderTimeline(full, newEvents = []) {
   const filter = els.filter.value.trim();
   const list = full ? state.events : newEvents;
@@ -433,7 +261,7 @@ function toYaml(v, indent = "") {
   return keys.length ? keys.map((k) => `\n${indent}${k}: ${toYaml(v[k], indent + "  ")}`).join("") : "{}";
 }
 
-// -- the clock and countdowns (interpolated between deltas) ---------------------------------
+// -- the clock and countdowns ---------------------------------------------------------------
 // The clock moves every frame; countdowns, heartbeat bars and buckets four times a second
 // (walking every node card each frame costs frames on a 300-card page).
 let lastSlow = 0;
@@ -444,20 +272,8 @@ function tick() {
   els.speed.textContent = state.paused ? "paused" : `${state.speed}×`;
   if (now - lastSlow < 250) { requestAnimationFrame(tick); return; }
   lastSlow = now;
-  for (const el of document.querySelectorAll(".pod[data-evict-at]")) {
-    const left = Number(el.dataset.evictAt) - t;
-    el.querySelector(".countdown").textContent = left > 0 ? ` ${Math.ceil(left)}s` : "";
-  }
-  const grace = (state.params && state.params.controllerManager.nodeMonitorGracePeriod) || 40;
-  for (const el of nodeEls.values()) {
-    const n = state.nodes.get(el.dataset.node);
-    if (!n || n.leaseRenewTime === null) continue;
-    const age = Math.max(0, (n.kubelet && n.kubelet.state === "Running" ? 0 : t - n.leaseRenewTime));
-    const bar = el.querySelector(".hb-bar");
-    bar.style.width = `${Math.min(100, (age / grace) * 100)}%`;
-    bar.title = `last heartbeat ${age.toFixed(1)} s ago (nodeMonitorGracePeriod ${grace} s)`;
-  }
-  paintBuckets(t);
+  topology.paint(t);
+  scrubber.paint(t);
   requestAnimationFrame(tick);
 }
 
@@ -474,13 +290,19 @@ function faultAction(d) {
   if (type === "FillDisk") return { type, node: d.node, rate: "500Mi" };
   return { type, node: d.node };
 }
+// A node's "stop leaks": one StopLeak per leak running on it or its pods.
+function faultActions(d) {
+  if (d.fault !== "StopLeak" || !d.node) return [faultAction(d)];
+  const pods = podsByNode(state).get(d.node) || [];
+  const list = stopLeakActions(d.node, leaks(d.node, pods, state.events));
+  return list.length ? list : [faultAction(d)];
+}
 if (operator) {
   document.addEventListener("click", (ev) => {
     const b = ev.target.closest("button.fault");
     if (b) {
-      send({ type: "action", action: faultAction(b.dataset) });
-      const menu = b.closest("details.node-menu");
-      if (menu) { menu.open = false; openMenu = null; }
+      for (const action of faultActions(b.dataset)) send({ type: "action", action });
+      if (b.closest("details.node-menu")) topology.closeMenus();
     }
     const rw = ev.target.closest("button.rewind-here");
     if (rw) send({ type: "rewind", t: Number(rw.dataset.t) });
@@ -513,7 +335,7 @@ if (operator) {
 }
 els.filter.addEventListener("input", () => renderTimeline(true));
 // For measurements and tests: the applied state (read-only use).
-window.playgroundRoom = { state: () => state };
+window.playgroundRoom = { state: () => state, charts: () => charts };
 connect();
 requestAnimationFrame(tick);
 

@@ -67,6 +67,16 @@ export function resyncReplay(notice, snap, buffered) {
   return buffered.filter((d) => d.seq > snap.seq).sort((a, b) => a.seq - b.seq);
 }
 
+// The simulated time the page shows. The clock, the countdowns and the picture must agree on
+// it, so it is the time of the data the page holds (the last delta's), not the room's clock
+// run on between deltas: a delta comes once per beat (one wall second: 50 simulated seconds at
+// 50x), and a clock interpolated past the data showed 04:09 over zone-c's header still
+// "Normal" while its FullDisruption at 245 s waited in the next delta, and stepped back when
+// that delta came. At 1x it moves a second a second; at 50x it moves 50 s at a time.
+export function shownTime(state) {
+  return state.simT;
+}
+
 export function podsByNode(state) {
   const out = new Map();
   for (const p of state.pods.values()) {
@@ -159,12 +169,14 @@ export function why(e, state) {
       if (state && (state.events || []).some((x) => x.type === "PodReady" && x.pod === e.pod && x.status === "False" && x.t <= e.t)) return "kubelet status manager: its syncBatch (every 10 s) found the API's Ready=False differs from the kubelet's own status (needsReconcile) and patched Ready=True back";
       return "kubelet started the pod";
     case "K8sEvent":
-      if (e.reason === "NodeNotReady" && e.object && e.object.startsWith("Pod/")) return `MarkPodsNotReady (1.34): the pod's node stopped being Ready, so its Ready condition went False and node-controller records this Warning on the pod`;
+      if (e.reason === "NodeNotReady" && e.object && e.object.startsWith("Pod/")) return `MarkPodsNotReady (every release after 1.18): the pod's node stopped being Ready, so its Ready condition went False and node-controller records this Warning on the pod`;
       return `${e.eventType} event ${e.reason}: ${e.message}`;
     case "NodeCondition":
       if (e.status === "Unknown") return `controller: kubelet stopped posting status, so ${e.condition} is Unknown too`;
       return `kubelet eviction manager reports ${e.condition}=${e.status} (held for evictionPressureTransitionPeriod after the last breach)`;
     case "Fault":
+      // SetParameters says what it changed: "controllerManager.nodeEvictionRate: 0.1 -> 0.5".
+      if (e.fault === "SetParameters" && Array.isArray(e.changes)) return `parameters changed: ${e.changes.join("; ") || "nothing"}`;
       return `fault injected: ${e.fault}`;
     default:
       return "";

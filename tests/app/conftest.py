@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.procs import Daphne
+from controller.bench.procs import Daphne
 from tests.postgres_plugin import database_url
 from tests.redis_plugin import TEST_REDIS, RedisServer
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from controller.bench_build import big_room_text
+from controller.bench.build import big_room_text
 from controller.engine.scenario import load_scenario
 from controller.engine.simulation import Simulation
 from controller.models import Comparison, EngineSnapshot, ObjectView, Room

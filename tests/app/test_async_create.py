@@ -11,6 +11,7 @@ from controller import timeline_store
 from controller.locks import redis_client
 from controller.models import EngineSnapshot, ObjectView, Room, TimelineChunk
 from controller.rooms import build, controls, create, errors, reading, tick
+from tests.app.scenarios import scenario
 
 from .conftest import Worker
 from .test_rooms import wait_for
@@ -40,14 +41,7 @@ spec:
       metadata: {name: solo, namespace: default}
       spec: {nodeName: a-1, containers: [{name: solo}]}
 """
-SMALL = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: small}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-"""
+SMALL = scenario("small", 1)
 
 
 def _post(client, text: str, name: str = ""):
@@ -218,7 +212,7 @@ def test_a_worker_killed_mid_build_loses_nothing(
     queues the build again, another worker builds it: the room is live, as if built once."""
     from django.db import connection
 
-    from controller.bench_build import big_room_text
+    from controller.bench.build import big_room_text
 
     db = connection.settings_dict["NAME"]
     first = Worker(db, tmp_path / "w1.log")
@@ -261,7 +255,7 @@ def test_a_building_room_cannot_be_rewound(db) -> None:
 
 
 def test_the_bench_build_row_times_every_phase_of_a_room_it_deletes_after(db) -> None:
-    from controller.bench_build import build_phases, format_build_rows
+    from controller.bench.build import build_phases, format_build_rows
 
     r = build_phases(30, 300)
     assert (r["nodes"], r["pods"]) == (30, 300)

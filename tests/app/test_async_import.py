@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from django.utils.html import escape
 
-from controller.bench_import import big_kubectl_list
+from controller.bench.kubectl_list import big_kubectl_list
 from controller.engine.scenario import ScenarioError, load_scenario
 from controller.engine.simulation import Simulation
-from controller.importer import import_cluster, import_report_of
+from controller.kube_io.importer import import_cluster
+from controller.kube_io.report import import_report_of
 from controller.models import (
     ClusterParameters,
     EngineSnapshot,

@@ -27,33 +27,16 @@ from controller import timeline_store
 from controller.engine.scenario import ScenarioError
 from controller.models import Action, ClusterParameters, ObjectView, Room, TimelineEvent
 from controller.rooms import actions, controls, create, errors, runtime, tick
+from tests.app.scenarios import pod, scenario, workload
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: audit}
-spec:
-  kubelet:
-    evictionSoft: {memory.available: 1Gi}
-    evictionSoftGracePeriod: {memory.available: 1m}
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-  objects:
-    - apiVersion: v1
-      kind: Pod
-      metadata: {name: web, namespace: default}
-      spec: {nodeName: n-1, containers: [{name: web}]}
-    - apiVersion: apps/v1
-      kind: Deployment
-      metadata: {name: d}
-      spec:
-        replicas: 1
-        selector: {matchLabels: {app: d}}
-        template:
-          metadata: {labels: {app: d}}
-          spec: {containers: [{name: c}]}
-"""
+SCENARIO = scenario(
+    "audit",
+    2,
+    (pod(), workload("Deployment", "d", 1, container="c", namespace=None)),
+    spec="  kubelet:\n"
+    "    evictionSoft: {memory.available: 1Gi}\n"
+    "    evictionSoftGracePeriod: {memory.available: 1m}\n",
+)
 
 
 @pytest.fixture
@@ -415,25 +398,27 @@ def test_room_create_with_a_non_finite_rate(db: None, value: str) -> None:
 
 
 # -- admin -------------------------------------------------------------------------------------
+# The room's parameters are a form with one field per setting (controller/admin.py): a wrong
+# value is refused on its field, naming the setting, as a SetParameters action would be.
 @pytest.mark.parametrize(
     "field, value, words",
     [
         pytest.param(
-            "controller_manager", "[1]", "controllerManager: must be a mapping", id="list"
+            "controllerManager__nodeEvictionRate",
+            "[1]",
+            "controllerManager.nodeEvictionRate: must be a number",
+            id="list",
         ),
         pytest.param(
-            "kubelet",
-            '{"evictionHard": {"memory.available": "101%"}}',
+            "kubelet__evictionHard",
+            '{"memory.available": "101%"}',
             "kubelet.evictionHard.memory.available: eviction percentage threshold",
             id="threshold",
         ),
+        pytest.param("kubelet__evictionHard", "{not yaml", "not a YAML value", id="not YAML"),
         pytest.param(
-            "api_server", '{"bogus": 1}', "apiServer.bogus: unknown field", id="unknown field"
-        ),
-        pytest.param("kubelet", "{not json", "Enter a valid JSON", id="not JSON"),
-        pytest.param(
-            "controller_manager",
-            '{"nodeEvictionRate": NaN}',
+            "controllerManager__nodeEvictionRate",
+            ".nan",
             "controllerManager.nodeEvictionRate",
             id="NaN",
         ),
@@ -444,10 +429,19 @@ def test_admin_parameters_form_names_the_field(
 ) -> None:
     from controller.admin import ParametersForm
 
-    data = {"room": room.pk, "controller_manager": "{}", "kubelet": "{}", "api_server": "{}"}
+    blank = ParametersForm(instance=room.parameters)
+    data = {name: blank.fields[name].initial for name in blank.setting_fields}
     form = ParametersForm(data={**data, field: value}, instance=room.parameters)
     assert not form.is_valid()
     assert words in form.errors[field][0], form.errors
+
+
+def test_admin_parameters_form_has_no_field_the_release_lacks(room: Room) -> None:
+    from controller.admin import ParametersForm
+
+    form = ParametersForm(instance=room.parameters)
+    assert "controllerManager__nodeEvictionRate" in form.fields
+    assert "apiServer__bogus" not in form.fields
 
 
 # -- the websocket ------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from controller import affinity, bench
+from controller import affinity
+from controller.bench import live, rooms, stack, stats, viewers
 from controller.locks import redis_client
 from controller.models import Room
 from controller.rooms import broadcast
@@ -21,7 +22,7 @@ from controller.rooms import broadcast
     ],
 )
 def test_cluster_merges_one_beat_seen_by_many_rooms(instants, merged) -> None:
-    assert bench._cluster(instants) == merged
+    assert rooms._cluster(instants) == merged
 
 
 @pytest.mark.parametrize(
@@ -29,7 +30,7 @@ def test_cluster_merges_one_beat_seen_by_many_rooms(instants, merged) -> None:
     [([3.0], 0.95, 3.0), ([1.0, 2.0, 3.0, 4.0], 0.5, 2.0), ([*range(1, 101)], 0.95, 95)],
 )
 def test_pct_is_the_nearest_rank(values, q, expected) -> None:
-    assert bench._pct([float(v) for v in values], q) == expected
+    assert stats.percentile([float(v) for v in values], q) == expected
 
 
 @pytest.mark.django_db
@@ -42,7 +43,7 @@ def test_an_unknown_row_is_refused_naming_the_option() -> None:
 def test_live_row_counts_raw_and_bounded_bytes(redis_server, settings) -> None:
     # A limit small enough that the zone outage's ticks go out as resync notices.
     settings.PLAYGROUND_DELTA_MAX_BYTES = 4000
-    r = bench.live_bench(nodes=30, ticks=12, pods_per_node=3)
+    r = live.live_bench(nodes=30, ticks=12, pods_per_node=3)
     assert (r["nodes"], r["pods"], r["ticks"]) == (30, 90, 12)
     assert r["resync_ticks"] >= 1
     assert r["max_raw_bytes"] > broadcast.max_bytes() >= r["max_bytes"]
@@ -57,7 +58,7 @@ def no_announced_workers(redis_server) -> None:
 
 
 def test_rooms_row_runs_on_real_workers(no_announced_workers, stack_env, tmp_path) -> None:
-    r = bench.rooms_bench(rooms=3, nodes=6, workers=2, seconds=4, log_dir=tmp_path, env=stack_env)
+    r = rooms.rooms_bench(rooms=3, nodes=6, workers=2, seconds=4, log_dir=tmp_path, env=stack_env)
     assert r["beats"] >= 2
     assert 0.0 <= r["on_time"] <= 1.0
     assert r["lag_p50_s"] <= r["lag_p95_s"] <= r["lag_max_s"]
@@ -67,7 +68,9 @@ def test_rooms_row_runs_on_real_workers(no_announced_workers, stack_env, tmp_pat
 
 
 def test_viewers_row_runs_through_two_daphnes(no_announced_workers, stack_env, tmp_path) -> None:
-    r = bench.viewers_bench(viewers=4, webs=2, actions=2, nodes=6, log_dir=tmp_path, env=stack_env)
+    r = viewers.viewers_bench(
+        viewers=4, webs=2, actions=2, nodes=6, log_dir=tmp_path, env=stack_env
+    )
     assert (r["viewers"], r["webs"], r["actions"]) == (4, 2, 2)
     assert 0 < r["p50_ms"] <= r["p95_ms"] <= r["max_ms"]
     assert r["last_max_ms"] == r["max_ms"]
@@ -78,6 +81,6 @@ def test_process_rows_refuse_while_other_workers_are_announced(redis_server) -> 
     redis_client().zadd(affinity.WORKERS_KEY, {"someone@else": __import__("time").time()})
     try:
         with pytest.raises(RuntimeError, match="other Celery workers are running .*someone@else"):
-            bench.check_stack()
+            stack.check_stack()
     finally:
         redis_client().zrem(affinity.WORKERS_KEY, "someone@else")

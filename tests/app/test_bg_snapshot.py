@@ -23,27 +23,9 @@ from controller.engine.timeline import to_json
 from controller.locks import redis_client
 from controller.models import Action, EngineSnapshot, Room
 from controller.rooms import actions, controls, create, reading, runtime
+from tests.app.scenarios import scenario, workload
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: bg}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-    - {name: n-3, zone: z}
-  objects:
-    - apiVersion: apps/v1
-      kind: Deployment
-      metadata: {name: web, namespace: default}
-      spec:
-        replicas: 4
-        selector: {matchLabels: {app: web}}
-        template:
-          metadata: {labels: {app: web}}
-          spec: {containers: [{name: web}]}
-"""
+SCENARIO = scenario("bg", 3, (workload("Deployment", "web", 4),))
 
 
 @pytest.fixture

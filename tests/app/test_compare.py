@@ -7,23 +7,15 @@ import pytest
 from controller.engine.scenario import ScenarioError, load_scenario
 from controller.models import Comparison, Room
 from controller.rooms import compare, controls, errors, tick
+from tests.app.scenarios import pod, scenario
 
-SCENARIO = """# Watch for: one node stops.
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: cmp}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-  objects:
-    - apiVersion: v1
-      kind: Pod
-      metadata: {name: web, namespace: default}
-      spec: {nodeName: n-1, containers: [{name: web}]}
-  faults:
-    - {at: 62s, type: StopKubelet, node: n-1}
-"""
+SCENARIO = scenario(
+    "cmp",
+    2,
+    (pod(),),
+    faults=("{at: 62s, type: StopKubelet, node: n-1}",),
+    comment="Watch for: one node stops.",
+)
 FAST = {"apiServer": {"defaultUnreachableTolerationSeconds": 30}}
 
 

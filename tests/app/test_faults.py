@@ -1,6 +1,6 @@
 """Process faults with real processes (issue #14): Redis restarted under a ticking room with
 clients connected through a real Daphne, Daphne restarted, two beats at once. Clients are
-controller.liveclient.LiveClient, which follows the page's protocol (snapshot, seq, resync,
+controller.bench.liveclient.LiveClient, which follows the page's protocol (snapshot, seq, resync,
 reconnect after a second)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
 from controller import timeline_store
-from controller.liveclient import LiveClient, wait_until
+from controller.bench.liveclient import LiveClient, wait_until
+from controller.bench.procs import Beat, Daphne
 from controller.models import Room, TimelineEvent
-from controller.procs import Beat, Daphne
 from controller.rooms import actions, controls, create, tick
 from tests.app.conftest import Worker
 from tests.app.test_rooms import SCENARIO, headless_events, room_events
@@ -215,7 +215,7 @@ def _busy_scenario(per_zone: int, pods_per_node: int) -> str:
     of events per tick once its nodes go NotReady and their pods are evicted."""
     import json
 
-    from controller.bench import ZONES, bare_pods
+    from controller.bench.scenarios import ZONES, bare_pods
 
     spec = {
         "apiVersion": "playground/v1alpha1",

@@ -17,20 +17,14 @@ from controller.locks import redis_client
 from controller.models import Room
 from controller.rooms import compare, controls, create, reading
 from playground.asgi import application
+from tests.app.scenarios import scenario
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("fresh_channel_layer"),
 ]
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: idle}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-"""
+SCENARIO = scenario("idle", 1)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from controller.importer import import_cluster
+from controller.kube_io.importer import import_cluster
 from controller.models import Room
 from controller.rooms import actions, catalog, controls, create, imports, tick, whatif
 

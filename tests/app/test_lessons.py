@@ -22,7 +22,7 @@ from channels.testing import WebsocketCommunicator
 from django.utils.html import escape
 
 from controller import timeline_store
-from controller.lessons import classroom, definition, messages
+from controller.lessons import classroom, definition, holding, messages
 from controller.lessons.definition import LessonError
 from controller.models import LessonAnswer, LessonState, Room
 from controller.rooms import catalog, compare, controls, create, reading, runtime
@@ -86,7 +86,11 @@ def test_the_clock_pauses_at_each_checkpoint_and_next_resumes_it(room: Room, tmp
     # Paused: later ticks do not move it.
     r = tick(r, 60)
     assert (r.sim_ms, r.paused) == (70_000, True)
-    # Next: the checkpoint closes, the next step shows, the clock runs again.
+    # Next on a question not yet revealed reveals it (the clock stays); a second Next closes
+    # it, shows the next step and runs the clock again.
+    assert classroom.next_step(r.pk, "teacher") == {"lesson": "reveal", "step": 1, "resumed": False}
+    assert lesson_state(r) == (1, "silent", True, {"silent": 70_000})
+    assert Room.objects.get(pk=r.pk).paused is True
     assert classroom.next_step(r.pk, "teacher") == {"lesson": "next", "step": 2, "resumed": True}
     r = Room.objects.get(pk=r.pk)
     assert r.paused is False
@@ -103,8 +107,14 @@ def test_the_clock_pauses_at_each_checkpoint_and_next_resumes_it(room: Room, tmp
     ]
     assert taints == [110_000]
     assert max(t for t, _ty, _d in events(r)) == 110_000
+    classroom.reveal(r.pk)
     classroom.next_step(r.pk, "teacher")
-    # Step "gone" is the last: the clock runs to the end; the step shown stays.
+    # Step "gone" begins at 400 s: until the clock gets there the step of the closed
+    # question stays shown (its text would speak of what has not happened yet).
+    assert lesson_state(r)[:2] == (2, "")
+    with pytest.raises(LessonError, match="lesson.next: the clock has not reached the next step"):
+        classroom.next_step(r.pk, "teacher")
+    # Step "gone" is the last: the clock runs to the end; the step shown follows it.
     r = tick(Room.objects.get(pk=r.pk), 50)
     assert (r.sim_ms, r.paused) == (610_000, False)
     assert lesson_state(r)[:2] == (3, "")
@@ -136,6 +146,7 @@ def test_a_paused_checkpoint_survives_a_worker_restart(room: Room) -> None:
     runtime.forget_cache()  # the worker restarts: its engine and everything in memory go
     r = tick(r, 100)
     assert (r.sim_ms, r.paused) == (70_000, True)
+    classroom.reveal(r.pk)  # a question is never left unrevealed
     classroom.next_step(r.pk, "t")
     runtime.forget_cache()
     # The restored engine still stops at the event checkpoint, at its instant.
@@ -170,9 +181,22 @@ def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> 
         "answered": 3,
         "revealed": False,
         "names": [{"name": "Ada", "answer": 2}],
+        "latest": 1,
+        "solo": False,
+        # For the consumers only: what a page that answers must not get (engine/holdback.py).
+        "hold": {
+            "checkpoint": "silent",
+            "hide": ["predictions"],
+            "expect": [{"type": "NodeReady", "node": "a-2", "status": "Unknown", "at": 105}],
+            "when": None,
+        },
     }
     viewer = messages.for_role(msg, operator=False)
     assert viewer["counts"] == {} and "names" not in viewer and viewer["answered"] == 3
+    assert "hold" not in viewer and "hold" not in messages.for_role(msg, operator=True)
+    assert messages.holds(msg, operator=False) is not None
+    assert messages.holds(msg, operator=True) is None
+    assert messages.holds({**msg, "solo": True}, operator=True) is not None
     assert classroom.reveal(pk) == {"lesson": "reveal", "checkpoint": "silent"}
     ls = LessonState.objects.get(room=asking)
     msg = messages.message(asking, definition.lesson_of(asking), ls)
@@ -187,6 +211,7 @@ def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> 
 
 def test_time_answers_count_per_whole_second_and_right_within_the_tolerance(room: Room) -> None:
     r = tick(room, 20)
+    classroom.reveal(r.pk)  # a question is never left unrevealed
     classroom.next_step(r.pk, "t")
     r = tick(Room.objects.get(pk=r.pk), 30)
     assert lesson_state(r)[1] == "taint"
@@ -234,6 +259,7 @@ def test_no_answers_after_the_reveal_or_without_a_client(asking: Room) -> None:
 
 def test_time_answers_refused_when_not_a_time(room: Room) -> None:
     r = tick(room, 20)
+    classroom.reveal(r.pk)  # a question is never left unrevealed
     classroom.next_step(r.pk, "t")
     r = tick(Room.objects.get(pk=r.pk), 30)
     for bad, words in ((-1, "0 or more, got -1"), (float("inf"), "0 or more"), ("410", "seconds")):
@@ -247,12 +273,82 @@ def test_reveal_prev_next_refused_where_they_make_no_sense(room: Room) -> None:
         classroom.reveal(room.pk)
     with pytest.raises(LessonError, match="lesson.prev: this is the first step"):
         classroom.prev_step(room.pk)
-    for _ in range(3):
-        classroom.next_step(room.pk, "t")  # not at a checkpoint: only the step shown moves
-    assert Room.objects.get(pk=room.pk).sim_ms == 0
-    with pytest.raises(LessonError, match="lesson.next: this is the last step"):
+    # Not at a checkpoint, at 0 s: the next step begins at 62 s, Next cannot show it.
+    with pytest.raises(LessonError, match="lesson.next: the clock has not reached the next step"):
         classroom.next_step(room.pk, "t")
-    assert lesson_state(room) == (3, "", False, {})
+    assert Room.objects.get(pk=room.pk).sim_ms == 0
+    assert lesson_state(room) == (0, "", False, {})
+
+
+# The flow's one rule on the server (the page's lesson.js press is the same table): from the
+# question of step 2 ("taint", paused at 110 s), every Next, Previous, Reveal, Play and Step.
+FLOW = [
+    pytest.param(["next"], (2, "taint", True), True, id="next on the open question reveals it"),
+    pytest.param(
+        ["next", "next"], (2, "taint", False), False, id="a second next closes it and resumes"
+    ),
+    pytest.param(["resume"], (2, "taint", True), True, id="play reveals it, the clock stays"),
+    pytest.param(
+        ["resume", "resume"], (2, "taint", False), False, id="a second play closes it and resumes"
+    ),
+    pytest.param(["step"], (2, "taint", True), True, id="step reveals it, the clock stays"),
+    pytest.param(
+        ["prev"], (1, "taint", False), True, id="prev shows step 1, the question stays open"
+    ),
+    pytest.param(
+        ["prev", "prev", "next"],
+        (1, "taint", False),
+        True,
+        id="next from step 0 goes to step 1, not past the question",
+    ),
+    pytest.param(
+        ["prev", "next", "next"],
+        (2, "taint", True),
+        True,
+        id="back at the question, next reveals it",
+    ),
+    pytest.param(
+        ["prev", "resume"],
+        (2, "taint", True),
+        True,
+        id="play while looking back reveals, showing the question's step",
+    ),
+    pytest.param(
+        ["prev", "reveal", "prev", "next", "next"],
+        (2, "taint", False),
+        False,
+        id="revealed: next from step 1 forward, then closes",
+    ),
+]
+
+
+@pytest.mark.parametrize(("presses", "want", "paused"), FLOW)
+def test_a_question_is_never_left_unrevealed(
+    room: Room, presses: list[str], want: tuple[int, str, bool], paused: bool
+) -> None:
+    r = tick(room, 20)
+    classroom.reveal(r.pk)
+    classroom.next_step(r.pk, "t")
+    r = tick(Room.objects.get(pk=r.pk), 30)
+    assert (r.sim_ms, lesson_state(r)[:3]) == (110_000, (2, "taint", False))
+    for press in presses:
+        if press in ("resume", "step"):
+            controls.room_control(r.pk, press, 10 if press == "step" else None, "t")
+        else:
+            {
+                "next": lambda: classroom.next_step(r.pk, "t"),
+                "prev": lambda: classroom.prev_step(r.pk),
+                "reveal": lambda: classroom.reveal(r.pk),
+            }[press]()
+    step, cp, revealed, _reached = lesson_state(r)
+    if want[1] and not paused:  # closed: no question open any more
+        assert (step, cp) == (2, ""), "closed, and step 3 begins only at 400 s"
+    else:
+        assert (step, cp, revealed) == want
+    r = tick(Room.objects.get(pk=r.pk), 1)
+    assert r.paused is paused
+    if paused:
+        assert r.sim_ms == 110_000, "the clock never moves past an open question"
 
 
 def test_a_rewind_before_a_checkpoint_forgets_it_and_its_answers(room: Room) -> None:
@@ -354,6 +450,48 @@ def test_websocket_viewers_answer_only_the_operator_reveals_and_goes_on(
     assert room.actions.filter(kind="resume", actor="teacher (operator)").exists()
 
 
+@pytest.mark.usefixtures("fresh_channel_layer")
+def test_websocket_a_viewer_gets_the_pausing_delta_held_and_the_whole_state_at_the_reveal(
+    transactional_db: None,
+) -> None:
+    """Both pages are connected when the tick reaches the 70 s question: the delta that
+    carries a-2's row (its kubelet stopped at 62 s) has its Unknown time (105 s) for the
+    operator and not for the viewer; at the reveal the viewer gets a whole snapshot with it."""
+    room = create.room_create("lesson-hold", LESSON, None, SPEED)
+
+    def a2(rows):
+        rows = rows.values() if isinstance(rows, dict) else rows
+        return next(n for n in rows if n and n["name"] == "a-2")
+
+    async def scenario() -> None:
+        op = await _connect(room, room.operator_token, "teacher")
+        v1 = await _connect(room, "", "v1")
+        try:
+            for comm in (op, v1):
+                await _until(comm, lambda m: m["type"] == "snapshot")
+            from channels.db import database_sync_to_async
+
+            await database_sync_to_async(tick)(room, 20)  # to the 70 s question
+            for comm, want in ((op, 105), (v1, None)):
+                asked = await _until(comm, lambda m: m["type"] == "lesson")
+                assert asked["checkpoint"] == "silent" and "hold" not in asked
+                delta = await _until(comm, lambda m: m["type"] == "delta")
+                assert a2(delta["nodes"])["unknownAt"] == want
+            await op.send_json_to({"type": "lesson.next"})  # reveals first
+            shown = await _until(v1, lambda m: m["type"] == "lesson" and m["revealed"])
+            assert shown["answer"] == 2
+            snap = await _until(v1, lambda m: m["type"] == "snapshot")
+            assert a2(snap["nodes"])["unknownAt"] == 105 and "held" not in snap
+        finally:
+            for comm in (op, v1):
+                await comm.disconnect()
+
+    try:
+        async_to_sync(scenario)()
+    finally:
+        runtime.forget_cache()
+
+
 def test_a_scenario_without_a_lesson_is_not_parsed_for_one(monkeypatch) -> None:
     def fail(text: str) -> None:
         raise AssertionError("parsed")
@@ -374,13 +512,85 @@ def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
     for s in builtin:
         assert f'data-lesson="{s["id"]}"' in page
         assert escape(s["lesson"]["title"]) in page
-    assert page.count("Start lesson") == len(builtin)
+    assert page.count('class="start-lesson"') == len(builtin)
+    assert page.count('class="learn-alone') == len(builtin)
+    # The lessons' notes (what happens when: the answers) are not on the landing page.
+    tour = next(s for s in builtin if s["id"] == catalog.DEMO_LESSON)
+    assert "goes Ready=Unknown at 105 s" in tour["about"]
+    for lesson in builtin:
+        assert escape(lesson["about"][:120]) not in page, lesson["id"]
     # Start one: a lesson room, its operator sent to it.
     resp = client.post("/", {"scenario": builtin[0]["id"], "speed": "10", "name": "class"})
     assert resp.status_code == 302
     room = Room.objects.get(name="class")
     assert LessonState.objects.filter(room=room).exists()
     assert resp["Location"].endswith(f"?token={room.operator_token}")
+    assert LessonState.objects.get(room=room).solo is False
+    runtime.forget_cache()
+
+
+def test_learn_alone_a_private_room_its_learner_answers_reveals_and_goes_on(
+    client, db: None
+) -> None:
+    """The landing page's "Learn alone" (and /?solo): a room of the lesson whose operator is
+    the learner, not listed on the landing page, held back like a viewer."""
+    page = client.get("/?solo").content.decode()
+    assert 'name="solo" value="1"' in page and catalog.DEMO_LESSON in page
+    assert "solo: no built-in lesson" in client.get("/?solo=nope").content.decode()
+    resp = client.post(
+        "/", {"scenario": catalog.DEMO_LESSON, "speed": "10", "name": "mine", "solo": "1"}
+    )
+    assert resp.status_code == 302
+    room = Room.objects.get(name="mine")
+    assert LessonState.objects.get(room=room).solo is True
+    assert 'href="/rooms/' + room.slug not in client.get("/").content.decode()
+    # The learner (the operator) is held back while a question is open: at 60 s, b-1's
+    # Unknown time (105 s) is in the views, not in what the learner gets.
+    r = tick(room, 10)
+    assert (r.sim_ms, lesson_state(r)[1]) == (60_000, "heartbeats")
+    assert holding.current_hold(r, operator=True) is not None
+    assert holding.keeps_secrets(r, operator=True)
+    url = f"/rooms/{r.slug}/snapshot.json?token={r.operator_token}"
+    b1 = next(n for n in client.get(url).json()["nodes"] if n["name"] == "b-1")
+    assert b1["unknownAt"] is None
+    page = client.get(f"/rooms/{r.slug}/?token={r.operator_token}").content.decode()
+    assert "105 s" not in page
+    export = client.get(f"/rooms/{r.slug}/export.yaml?token={r.operator_token}").content
+    assert b"answer:" not in export and b"lesson:" not in export and b"why:" not in export
+    # The learner answers, reveals (Next), goes on (Next again).
+    classroom.answer(r.pk, "me", {"checkpoint": "heartbeats", "answer": 105})
+    assert classroom.next_step(r.pk, "me")["lesson"] == "reveal"
+    assert holding.current_hold(r, operator=True) is None
+    b1 = next(n for n in client.get(url).json()["nodes"] if n["name"] == "b-1")
+    assert b1["unknownAt"] == 105
+    assert classroom.next_step(r.pk, "me")["lesson"] == "next"
+    assert Room.objects.get(pk=r.pk).paused is False
+    runtime.forget_cache()
+
+
+def test_what_a_viewer_gets_while_a_question_is_open(client, db: None) -> None:
+    """The tour's question 1 open (paused at 60 s): b-1's Unknown time is in the operator's
+    data and in nobody else's: not the snapshot, the notes, the downloads."""
+    tour = next(s for s in catalog.builtin_scenarios() if s["id"] == catalog.DEMO_LESSON)
+    room = create.room_create("tour", tour["yaml"], None, SPEED)
+    r = tick(room, 10)
+    assert (r.sim_ms, lesson_state(r)[1]) == (60_000, "heartbeats")
+    op = f"?token={r.operator_token}"
+    base = f"/rooms/{r.slug}/"
+
+    def b1(snap):
+        return next(n for n in snap["nodes"] if n["name"] == "b-1")["unknownAt"]
+
+    assert b1(client.get(base + "snapshot.json" + op).json()) == 105
+    assert b1(client.get(base + "snapshot.json").json()) is None
+    assert "goes Ready=Unknown at 105 s" in client.get(base + op).content.decode()
+    assert "goes Ready=Unknown at 105 s" not in client.get(base).content.decode()
+    for download in ("export.yaml", "manifests.yaml"):
+        mine = client.get(base + download).content.decode()
+        assert "answer: 105" not in mine and "why:" not in mine and "expect:" not in mine
+        if download == "export.yaml":  # the lesson's faults stay, as spec.faults
+            assert "type: StopKubelet" in mine and "at: 60000ms" in mine
+        assert "answer: 105" in client.get(base + download + op).content.decode()
     runtime.forget_cache()
 
 
@@ -412,6 +622,7 @@ def test_each_built_in_lesson_runs_in_a_room_pausing_where_simulate_says(
             ls = LessonState.objects.get(room=r)
             assert ls.step == lesson.step_index(ls.checkpoint)
             pauses.append((ls.checkpoint, r.sim_ms))
+            classroom.reveal(r.pk)  # a question is never left unrevealed
             classroom.next_step(r.pk, "t")
             r = Room.objects.get(pk=r.pk)
         assert r.sim_ms == end

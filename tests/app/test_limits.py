@@ -20,39 +20,13 @@ from controller.rooms import actions, compare, controls, imports, reading
 from controller.rooms import create as rooms_create
 from playground.asgi import application
 from playground.settings import env_number
+from tests.app.scenarios import pod, scenario, workload
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: limits}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-    - {name: n-3, zone: z}
-  objects:
-    - apiVersion: v1
-      kind: Pod
-      metadata: {name: web, namespace: default}
-      spec: {nodeName: n-1, containers: [{name: web}]}
-    - apiVersion: apps/v1
-      kind: Deployment
-      metadata: {name: api, namespace: default}
-      spec:
-        replicas: 4
-        selector: {matchLabels: {app: api}}
-        template:
-          metadata: {labels: {app: api}}
-          spec: {containers: [{name: api}]}
-    - apiVersion: apps/v1
-      kind: DaemonSet
-      metadata: {name: agent, namespace: default}
-      spec:
-        selector: {matchLabels: {app: agent}}
-        template:
-          metadata: {labels: {app: agent}}
-          spec: {containers: [{name: agent}]}
-"""
+SCENARIO = scenario(
+    "limits",
+    3,
+    (pod(), workload("Deployment", "api", 4), workload("DaemonSet", "agent")),
+)
 # 3 nodes; pods: 1 + 4 + 3 (one agent per node) = 8
 
 pytestmark = pytest.mark.usefixtures("fresh_channel_layer")
@@ -253,8 +227,9 @@ def test_websocket_message_size(settings) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_messages_per_second_per_client_across_connections(settings) -> None:
-    settings.PLAYGROUND_MAX_ACTIONS_PER_SECOND = 3
+def test_messages_per_second_per_address_across_connections(settings) -> None:
+    # (Each connection has its own limit too: tests/app/test_hardening_ws.py.)
+    settings.PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_ADDRESS = 3
     room = rooms_create.room_create("", SCENARIO, None, 10.0)
     before = Action.objects.filter(room=room).count()
 
@@ -279,8 +254,10 @@ def test_messages_per_second_per_client_across_connections(settings) -> None:
     errors = [r for r in replies if r["type"] == "error"]
     assert len(replies) == 10
     assert 3 <= len(acks) <= 6, replies  # 3 per second, at most two seconds
-    assert all(e["limit"] == "PLAYGROUND_MAX_ACTIONS_PER_SECOND" for e in errors)
-    assert errors[0]["message"].startswith("PLAYGROUND_MAX_ACTIONS_PER_SECOND=3: this client sent ")
+    assert all(e["limit"] == "PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_ADDRESS" for e in errors)
+    assert errors[0]["message"].startswith(
+        "PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_ADDRESS=3: the connections from this address sent "
+    )
     assert errors[0]["message"].endswith(" messages this second; slow down")
     assert Action.objects.filter(room=room).count() == before + len(acks)
 

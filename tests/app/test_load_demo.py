@@ -10,7 +10,7 @@ import re
 from django.core.management import call_command
 
 from controller.models import LessonState, Room
-from controller.rooms import catalog, runtime
+from controller.rooms import catalog, controls, runtime, tick
 
 
 def load_demo() -> list[str]:
@@ -25,6 +25,7 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
         demo = Room.objects.get(slug="demo")
         room = Room.objects.get(slug="demo-lesson")
         assert lines == [
+            "new here? learn alone, at your own pace: /?solo",
             f"demo room: /rooms/demo/?token={demo.operator_token}",
             "demo lesson (viewer link): /rooms/demo-lesson/",
             f"demo lesson (operator link): /rooms/demo-lesson/?token={room.operator_token}",
@@ -36,7 +37,7 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
         assert room.paused is True
         assert room.sim_ms == 60_000
         ls = LessonState.objects.get(room=room)
-        assert (ls.step, ls.checkpoint, ls.revealed) == (0, "heartbeats", False)
+        assert (ls.step, ls.checkpoint, ls.revealed) == (1, "heartbeats", False)
         assert room.events.filter(type="Fault", t_ms=60_000).count() == 1
         assert not room.events.filter(t_ms__gt=60_000).exists()
 
@@ -48,11 +49,28 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
         runtime.forget_cache()
 
 
+def test_each_run_finds_the_demo_room_at_0_s_running(db: None) -> None:
+    from datetime import timedelta
+
+    try:
+        load_demo()
+        demo = Room.objects.get(slug="demo")
+        tick.room_advance(demo.pk, demo.wall_anchor + timedelta(seconds=240))  # 40:00
+        controls.room_control(demo.pk, "pause", None, "someone")
+        assert Room.objects.get(pk=demo.pk).sim_ms == 2_400_000
+        load_demo()  # the next `make run`
+        again = Room.objects.get(pk=demo.pk)
+        assert (again.sim_ms, again.paused, again.operator_token) == (0, False, demo.operator_token)
+        assert not again.events.filter(t_ms__gt=0).exists()
+    finally:
+        runtime.forget_cache()
+
+
 def test_viewer_link_is_not_an_operator_and_operator_link_is(client, db: None) -> None:
     try:
         lines = load_demo()
-        viewer = lines[1].split(": ", 1)[1]
-        operator = lines[2].split(": ", 1)[1]
+        viewer = lines[2].split(": ", 1)[1]
+        operator = lines[3].split(": ", 1)[1]
         page = client.get(viewer).content.decode()
         assert 'data-operator="0"' in page
         assert 'id="operator-link"' not in page
@@ -66,7 +84,7 @@ def test_landing_page_lists_the_demo_lesson_first_with_its_viewer_link(client, d
     page = client.get("/").content.decode()
     found = re.findall(r'data-lesson="([^"]+)"', page)
     assert found[0] == "25-lesson-node-failure-tour"
-    assert sorted(found[1:]) == found[1:] and len(found) == 6
+    assert sorted(found[1:]) == found[1:] and len(found) == len(catalog.builtin_lessons())
     assert "Start here" in page
     assert "join-demo-lesson" not in page  # no demo-lesson room yet
     try:

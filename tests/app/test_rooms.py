@@ -20,22 +20,9 @@ from controller.rooms import actions as rooms_actions
 from controller.rooms import controls, create, reading, runtime, tick
 from controller.rooms import errors as rooms_errors
 from playground.asgi import application
+from tests.app.scenarios import pod, scenario
 
-SCENARIO = """
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: live}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-    - {name: n-3, zone: z}
-  objects:
-    - apiVersion: v1
-      kind: Pod
-      metadata: {name: web, namespace: default}
-      spec: {nodeName: n-1, containers: [{name: web}]}
-"""
+SCENARIO = scenario("live", 3, (pod(),))
 
 
 def make_room() -> Room:

@@ -8,16 +8,9 @@ from controller.engine.scenario import ScenarioError, load_scenario
 from controller.engine.versions import CURRENT_VERSION
 from controller.models import Room
 from controller.rooms import actions, catalog, create, errors, reading
+from tests.app.scenarios import scenario
 
-SCENARIO = """# What to watch for: one node stops.
-apiVersion: playground/v1alpha1
-kind: Scenario
-metadata: {name: versioned}
-spec:
-  nodes:
-    - {name: n-1, zone: z}
-    - {name: n-2, zone: z}
-"""
+SCENARIO = scenario("versioned", 2, comment="What to watch for: one node stops.")
 
 
 def _create(client, **fields) -> Room:

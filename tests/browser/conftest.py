@@ -17,6 +17,8 @@ import pytest
 from tests.postgres_plugin import database_url
 from tests.redis_plugin import TEST_REDIS
 
+from .helpers import node_action  # noqa: F401  (the tests' shared helpers: helpers.py)
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -93,12 +95,3 @@ def browser():
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield b
         b.close()
-
-
-def node_action(page, node: str, fault: str) -> None:
-    """An operator's node action: open the node card's actions menu, click the action."""
-    card = f'article.node[data-node="{node}"]'
-    menu = page.locator(f"{card} details.node-menu")
-    if menu.get_attribute("open") is None:
-        page.click(f"{card} details.node-menu > summary")
-    page.click(f'{card} button[data-fault="{fault}"]')

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from controller.bench_build import big_room_text
+from controller.bench.build import big_room_text
 
 from .conftest import ARTIFACTS
 

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from controller.bench_import import big_kubectl_list
+from controller.bench.kubectl_list import big_kubectl_list
 
 from .conftest import ARTIFACTS
 

@@ -13,6 +13,7 @@ from controller.rooms import controls, create
 from tests.app.test_deltas import SCENARIO
 
 from .conftest import ARTIFACTS
+from .helpers import card, open_room
 
 pytestmark = [pytest.mark.browser, pytest.mark.stack_env(PLAYGROUND_DELTA_MAX_BYTES="4096")]
 
@@ -27,11 +28,11 @@ def room(live_stack):
 def test_the_page_resyncs_after_a_tick_over_the_limit_and_matches_the_server(
     live_stack, room, browser
 ) -> None:
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page, _ = open_room(
+        browser, live_stack, room, viewport=(1280, 800), wait_for=f"{card('a-1')} .pod"
+    )
     fetched: list[str] = []
     page.on("request", lambda r: fetched.append(r.url) if "snapshot.json" in r.url else None)
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector('article.node[data-node="a-1"] .pod', timeout=20_000)
     # One 60 s step: zone-a's nodes go Unknown at 45 s and their pods NotReady, in one tick
     # whose delta is far over 4 KiB.
     for _ in range(6):

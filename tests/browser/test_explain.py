@@ -7,6 +7,7 @@ import pytest
 from controller.rooms import controls, create, tick
 
 from .conftest import ARTIFACTS
+from .helpers import card, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -41,9 +42,7 @@ def room(live_stack):
 def test_a_silent_node_says_when_it_goes_unknown_and_its_pod_when_it_goes(
     live_stack, room, browser
 ) -> None:
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector('article.node[data-node="n-1"]', timeout=20_000)
+    page, _ = open_room(browser, live_stack, room, viewport=(1280, 800), wait_for=card("n-1"))
     page.click('article.node[data-node="n-1"] header strong')
     box = page.locator(".outlook")
     box.wait_for()

@@ -8,6 +8,7 @@ import pytest
 from controller.rooms import controls, create, tick
 
 from .conftest import ARTIFACTS
+from .helpers import card, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -49,11 +50,7 @@ def room(live_stack):
 
 
 def test_the_timeline_says_why_the_kubelet_rejected_and_evicted(live_stack, room, browser) -> None:
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector('article.node[data-node="a-1"]', timeout=20_000)
+    page, errors = open_room(browser, live_stack, room, wait_for=card("a-1"))
     rejected = page.locator("li.ev.t-PodRejected").first
     rejected.wait_for(timeout=20_000)
     assert "default/big" in rejected.inner_text()

@@ -7,7 +7,8 @@ import pytest
 
 from controller.rooms import controls, create
 
-from .conftest import ARTIFACTS, node_action
+from .conftest import ARTIFACTS
+from .helpers import CARD, card, menu_faults, node_action, open_node_menu, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +32,6 @@ spec:
 """
 )
 
-CARD = 'article.node[data-node="{node}"]'
 # (node, actions in order, a JavaScript condition on the card (el) that the page then shows)
 CASES = [
     ("n-1", ["StopKubelet"], "el.querySelector('.kstate')?.textContent.includes('Stopped')"),
@@ -67,12 +67,10 @@ def room(live_stack):
 
 
 def test_every_node_action_from_its_menu_shows_on_the_page(live_stack, room, browser) -> None:
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector(CARD.format(node="n-14"), timeout=20_000)
-    # One click opens a card's menu; the fourteen actions are not on the card until then.
-    assert page.locator(f'{CARD.format(node="n-1")} button[data-fault="StopKubelet"]').is_hidden()
-    page.click(f"{CARD.format(node='n-1')} details.node-menu > summary")
+    page, errors = open_room(browser, live_stack, room, viewport=(1280, 800), wait_for=card("n-14"))
+    # One click opens a card's menu; its actions are not on the card until then.
+    assert page.locator(f'{card("n-1")} button[data-fault="StopKubelet"]').is_hidden()
+    open_node_menu(page, "n-1")
     page.screenshot(path=str(ARTIFACTS / "11-node-menu.png"))
     for node, actions, shows in CASES:
         for action in actions:
@@ -84,14 +82,54 @@ def test_every_node_action_from_its_menu_shows_on_the_page(live_stack, room, bro
             f"return {shows}; }})()",
             timeout=20_000,
         )
+    assert errors == []
+
+
+# What each menu offers once the node is in that state: {group: [faults]} (faultmenu.js).
+RUNNING = {
+    "Kubelet and power": ["StopKubelet", "PartitionNode", "ShutdownNode", "PowerOffNode"],
+    "Container runtime": ["SetNodeNotReady"],
+    "Scheduling": ["Cordon"],
+    "Resources": ["LeakMemory", "FillDisk"],
+    "Remove": ["DeleteNode"],
+}
+
+
+def test_a_node_menu_offers_only_the_faults_that_apply_grouped(live_stack, room, browser) -> None:
+    page, errors = open_room(browser, live_stack, room, wait_for=card("n-14"))
+    assert menu_faults(page, "n-1") == RUNNING
+    # Stopped: start it, not stop it again; not Ready yet, so not out-of-service either.
+    node_action(page, "n-1", "StopKubelet")
+    page.click('button[data-ctl="step"]')
+    page.wait_for_selector(f"{card('n-1')} .kstate", timeout=20_000)
+    stopped = menu_faults(page, "n-1")
+    assert stopped["Kubelet and power"] == ["StartKubelet", "ShutdownNode", "PowerOffNode"]
+    assert "Container runtime" not in stopped
+    page.locator(card("n-1")).screenshot(path=str(ARTIFACTS / "11-node-menu-stopped.png"))
+    # Powered off and Unknown (1.34: 50 s): power on, and the non-graceful shutdown's taint.
+    node_action(page, "n-1", "PowerOffNode")
+    for _ in range(7):
+        page.click('button[data-ctl="step"]')
+        page.wait_for_timeout(100)
+    page.wait_for_selector(f"{card('n-1')}.unknown", timeout=20_000)
+    assert menu_faults(page, "n-1") == {
+        "Power": ["PowerOnNode"],
+        "Scheduling": ["Cordon", "OutOfService"],
+        "Remove": ["DeleteNode"],
+    }
+    page.locator(card("n-1")).screenshot(path=str(ARTIFACTS / "11-node-menu-powered-off.png"))
+    # Cordoned: uncordon, never both.
+    node_action(page, "n-2", "Cordon")
+    page.click('button[data-ctl="step"]')
+    page.wait_for_selector(f"{card('n-2')}.cordoned", timeout=20_000)
+    assert menu_faults(page, "n-2")["Scheduling"] == ["Uncordon"]
+    assert errors == []
 
 
 def test_presenter_view_dims_calm_nodes_and_highlights_the_broken_one(
     live_stack, room, browser
 ) -> None:
-    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector(CARD.format(node="n-14"), timeout=20_000)
+    page, _ = open_room(browser, live_stack, room, viewport=(1280, 800), wait_for=card("n-14"))
     node_action(page, "n-2", "StopKubelet")
     page.click('button[data-ctl="step"]')
     page.wait_for_selector(f"{CARD.format(node='n-2')} .kstate", timeout=20_000)
@@ -109,9 +147,9 @@ def test_presenter_view_dims_calm_nodes_and_highlights_the_broken_one(
 
 
 def test_the_room_reads_on_a_tablet(live_stack, room, browser) -> None:
-    page = browser.new_context(viewport={"width": 820, "height": 1180}).new_page()
-    page.goto(f"{live_stack}/rooms/{room.slug}/")
-    page.wait_for_selector(CARD.format(node="n-14"), timeout=20_000)
+    page, _ = open_room(
+        browser, live_stack, room, operator=False, viewport=(820, 1180), wait_for=card("n-14")
+    )
     # One column: nothing wider than the screen.
     assert page.evaluate("document.documentElement.scrollWidth") <= 820
     # A viewer's zone header has no buttons, and no stray "null" where they would be.

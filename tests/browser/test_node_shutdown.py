@@ -10,7 +10,10 @@ import pytest
 from controller.engine.versions import CURRENT_VERSION
 from controller.rooms import controls, create
 
-from .conftest import ARTIFACTS, node_action
+from .conftest import ARTIFACTS
+from .helpers import card, node_action, open_room
+
+READY_A1 = f"{card('a-1')}.ready"
 
 pytestmark = pytest.mark.browser
 
@@ -69,17 +72,8 @@ def old_room(live_stack):
     return make_room(OLD, "old")
 
 
-def open_room(live_stack, browser, room):
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector('article.node.ready[data-node="a-1"]', timeout=20_000)
-    return page, errors
-
-
 def test_shut_down_a_node_from_the_page(live_stack, room, browser) -> None:
-    page, errors = open_room(live_stack, browser, room)
+    page, errors = open_room(browser, live_stack, room, wait_for=READY_A1)
     card = 'article.node[data-node="a-1"]'
     node_action(page, "a-1", "ShutdownNode")
     page.wait_for_selector("#timeline >> text=ShutdownNode", timeout=20_000)
@@ -106,7 +100,7 @@ def test_shut_down_a_node_from_the_page(live_stack, room, browser) -> None:
 def test_no_shut_down_button_where_the_release_has_no_graceful_shutdown(
     live_stack, old_room, browser
 ):
-    page, errors = open_room(live_stack, browser, old_room)
+    page, errors = open_room(browser, live_stack, old_room, wait_for=READY_A1)
     card = 'article.node[data-node="a-1"]'
     assert page.locator(f'{card} button[data-fault="PowerOffNode"]').count() == 1
     assert page.locator(f'{card} button[data-fault="ShutdownNode"]').count() == 0

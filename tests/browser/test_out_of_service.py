@@ -11,7 +11,8 @@ import pytest
 from controller.engine.versions import CURRENT_VERSION
 from controller.rooms import controls, create
 
-from .conftest import ARTIFACTS, node_action
+from .conftest import ARTIFACTS
+from .helpers import card, node_action, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +40,6 @@ spec:
 """
 
 OLD = SCENARIO.replace(f'"{CURRENT_VERSION}"', '"1.18"')
-CARD = 'article.node[data-node="{node}"]'
 
 
 def make_room(text: str, name: str):
@@ -59,15 +59,10 @@ def old_room(live_stack):
     return make_room(OLD, "oos-old")
 
 
-def open_room(live_stack, browser, room):
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector(
-        f'{CARD.format(node="db-node")} [data-pod="default/db-0"]', timeout=20_000
+def open_db_room(live_stack, browser, room):
+    return open_room(
+        browser, live_stack, room, wait_for=f'{card("db-node")} [data-pod="default/db-0"]'
     )
-    return page, errors
 
 
 def step(page, times: int) -> None:
@@ -78,14 +73,14 @@ def step(page, times: int) -> None:
 
 
 def test_out_of_service_rescues_a_statefulset_pod_from_the_page(live_stack, room, browser) -> None:
-    page, errors = open_room(live_stack, browser, room)
+    page, errors = open_db_room(live_stack, browser, room)
     node_action(page, "db-node", "PowerOffNode")
     # 1.34: Unknown 50 s after the last lease (0 s), unreachable:NoExecute a pass later.
     step(page, 7)
-    page.wait_for_selector(f"{CARD.format(node='db-node')}.unknown", timeout=20_000)
-    title = page.locator(
-        f'{CARD.format(node="db-node")} button[data-fault="OutOfService"]'
-    ).get_attribute("title")
+    page.wait_for_selector(f"{card('db-node')}.unknown", timeout=20_000)
+    title = page.locator(f'{card("db-node")} button[data-fault="OutOfService"]').get_attribute(
+        "title"
+    )
     assert "PodGC force-deletes the node's Terminating pods" in title
     node_action(page, "db-node", "OutOfService")
     step(page, 3)
@@ -95,28 +90,29 @@ def test_out_of_service_rescues_a_statefulset_pod_from_the_page(live_stack, room
     assert "taint-eviction-controller" in timeline
     assert "has the node.kubernetes.io/out-of-service taint" in timeline
     page.wait_for_selector(
-        f'{CARD.format(node="spare-1")} [data-pod="default/db-0"], '
-        f'{CARD.format(node="spare-2")} [data-pod="default/db-0"]',
+        f'{card("spare-1")} [data-pod="default/db-0"], {card("spare-2")} [data-pod="default/db-0"]',
         timeout=20_000,
     )
-    assert page.locator(f'{CARD.format(node="db-node")} [data-pod="default/db-0"]').count() == 0
+    assert page.locator(f'{card("db-node")} [data-pod="default/db-0"]').count() == 0
     page.screenshot(path=ARTIFACTS / "13-out-of-service.png", full_page=True)
     node_action(page, "db-node", "RemoveOutOfService")
     step(page, 1)
     page.wait_for_selector("#timeline >> text=RemoveOutOfService, kubectl taint", timeout=20_000)
-    assert "out-of-service" not in page.inner_text(f"{CARD.format(node='db-node')} .taints")
+    assert "out-of-service" not in page.inner_text(f"{card('db-node')} .taints")
     page.screenshot(path=ARTIFACTS / "13-in-service.png", full_page=True)
     assert errors == []
 
 
 def test_under_1_18_the_action_is_only_a_noexecute_taint(live_stack, old_room, browser) -> None:
-    page, errors = open_room(live_stack, browser, old_room)
-    button = page.locator(f'{CARD.format(node="db-node")} button[data-fault="OutOfService"]')
-    assert button.count() == 1
-    assert "in 1.18 only a NoExecute taint" in button.get_attribute("title")
+    page, errors = open_db_room(live_stack, browser, old_room)
+    button = page.locator(f'{card("db-node")} button[data-fault="OutOfService"]')
+    # Offered only for a node that is down (the non-graceful shutdown procedure).
+    assert button.count() == 0
     node_action(page, "db-node", "PowerOffNode")
     step(page, 7)  # 1.18: Unknown 40 s after the last lease
-    page.wait_for_selector(f"{CARD.format(node='db-node')}.unknown", timeout=20_000)
+    page.wait_for_selector(f"{card('db-node')}.unknown", timeout=20_000)
+    assert button.count() == 1
+    assert "in 1.18 only a NoExecute taint" in button.get_attribute("title")
     node_action(page, "db-node", "OutOfService")
     step(page, 4)
     page.wait_for_selector("#timeline >> text=PodGC does not react", timeout=20_000)
@@ -126,6 +122,6 @@ def test_under_1_18_the_action_is_only_a_noexecute_taint(live_stack, old_room, b
     )
     # The taint manager deleted db-0, nothing force-deletes it: it stays on db-node.
     assert "PodGC gcTerminating" not in page.inner_text("#timeline")
-    assert page.locator(f'{CARD.format(node="db-node")} [data-pod="default/db-0"]').count() == 1
+    assert page.locator(f'{card("db-node")} [data-pod="default/db-0"]').count() == 1
     page.screenshot(path=ARTIFACTS / "13-out-of-service-1.18.png", full_page=True)
     assert errors == []

@@ -9,7 +9,8 @@ import pytest
 
 from controller.rooms import controls, create
 
-from .conftest import ARTIFACTS, node_action
+from .conftest import ARTIFACTS
+from .helpers import card, node_action, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -50,12 +51,8 @@ def room(live_stack):
 
 
 def test_operator_breaks_a_node_and_both_browsers_see_it(live_stack, room, browser) -> None:
-    operator = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    viewer = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    operator.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    viewer.goto(f"{live_stack}/rooms/{room.slug}/")
-    for page in (operator, viewer):
-        page.wait_for_selector('article.node[data-node="n-1"] .pod', timeout=20_000)
+    operator, _ = open_room(browser, live_stack, room, wait_for=f"{card('n-1')} .pod")
+    viewer, _ = open_room(browser, live_stack, room, operator=False, wait_for=f"{card('n-1')} .pod")
     assert pods_on(operator, "n-1") == 2
     assert viewer.locator("button.fault").count() == 0, "viewers get no fault buttons"
     assert operator.locator('button.fault[data-fault="StopKubelet"]').count() == 3

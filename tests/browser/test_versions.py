@@ -36,3 +36,19 @@ def test_the_release_chosen_on_the_form_is_in_the_room_header(live_stack, browse
         == "50s"
     )
     page.screenshot(path=str(ARTIFACTS / "8-version-current.png"))
+
+
+def test_a_node_card_shows_its_kubelet_release_where_it_differs(live_stack, browser) -> None:
+    """The upgrade lesson: a 1.32 control plane, b-1 and b-2 still on kubelet 1.30."""
+    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    page.goto(f"{live_stack}/")
+    page.select_option("select[name=scenario]", "26-lesson-upgrade-surprises")
+    page.locator("form:has(select[name=scenario]) button[type=submit]").first.click()
+    page.wait_for_selector('article.node[data-node="b-1"] .kver', timeout=30_000)
+    assert page.locator('article.node[data-node="b-1"] .kver').inner_text().strip() == (
+        "kubelet 1.30"
+    )
+    assert page.locator('article.node[data-node="b-2"] .kver').count() == 1
+    assert page.locator('article.node[data-node="a-1"] .kver').count() == 0
+    assert page.locator("#k8s-version").inner_text() == "Kubernetes 1.32"
+    page.screenshot(path=str(ARTIFACTS / "8-version-skew.png"))

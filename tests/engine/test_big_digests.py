@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from controller.bench_build import big_room_scenario
+from controller.bench.build import big_room_scenario
 from controller.engine.clock import SECOND
 from controller.engine.scenario import parse_scenario
 from controller.engine.simulation import Simulation

@@ -15,12 +15,13 @@ import yaml
 
 from controller.engine.scenario import ScenarioError, parse_scenario
 from controller.engine.simulation import Simulation
-from controller.exports import (
+from controller.kube_io.exports import (
     cluster_manifests_yaml,
     timeline_csv,
     timeline_events,
 )
-from controller.importer import import_cluster, nearest_profile
+from controller.kube_io.importer import import_cluster
+from controller.kube_io.nodes import nearest_profile
 from controller.whatif import what_if
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kubectl"
@@ -713,7 +714,7 @@ def test_cli_writes_scenario_and_report(tmp_path: Path) -> None:
     import io
 
     from controller.engine.scenario import load_scenario
-    from controller.importer import run_cli
+    from controller.kube_io.cli import run_cli
 
     kubelet = tmp_path / "kubelet.yaml"
     kubelet.write_text(KUBELET_CONFIG)

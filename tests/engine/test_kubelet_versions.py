@@ -470,3 +470,83 @@ def test_shutdown_kills_take_the_pod_workers_grace(
     assert sorted(t for name, t in failed_at.items() if name.startswith("web")) == [web_failed] * 2
     assert [t for name, t in failed_at.items() if name == "agent"] == agent_failed
     assert [e["t"] / 1000 for e in events(sim, "NodePoweredOff")] == [powered_off]
+
+
+# -- version skew: each kubelet its own release ------------------------------------------------
+def disk_node(name: str, **extra: Any) -> dict[str, Any]:
+    return node(
+        name,
+        images=[
+            {"name": "old:v1", "size": "10Gi", "inUse": False},
+            {"name": "cur:v1", "size": "5Gi", "inUse": True},
+        ],
+        **extra,
+    )
+
+
+def disk_full(name: str) -> dict[str, Any]:
+    return {"at": "100s", "type": "SetUsage", "node": name, "ephemeral-storage": "98Gi"}
+
+
+def test_a_1_36_control_plane_with_1_33_kubelets_words_image_gc_as_1_33() -> None:
+    """Two nodes fill their disks alike (as in test_free_disk_space_failed_by_release): the one
+    whose kubelet is 1.33 reports FreeDiskSpaceFailed in 1.33's words, the 1.36 one in 1.35's
+    (#132578); the controllers are the control plane's (1.36: nodeMonitorGracePeriod 50 s, so a
+    kubelet stopped at 100 s, last renewal 90 s, turns Unknown at 145 s, not 135 s)."""
+    sim = run(
+        "1.36",
+        {"evictionHard": {"memory.available": "100Mi"}},
+        [],
+        [
+            disk_full("old"),
+            disk_full("new"),
+            {"at": "100s", "type": "StopKubelet", "node": "quiet"},
+        ],
+        nodes=[disk_node("old", kubeletVersion="1.33"), disk_node("new"), node("quiet")],
+        duration=300,
+    )
+    by_node = {
+        e["object"]: e["message"]
+        for e in events(sim, "K8sEvent", reason="FreeDiskSpaceFailed")
+        if e["t"] == 300_000
+    }
+    assert by_node == {
+        "Node/old": free_space_failed_wanted_to_free(20 * GI, 10 * GI, 100, 100 * GI),
+        "Node/new": free_space_failed_insufficient_disk(20 * GI, 10 * GI, 100, 100 * GI),
+    }
+    assert [e["t"] / 1000 for e in events(sim, "NodeReady", node="quiet", status="Unknown")] == [
+        145.0
+    ]
+    assert (sim.config.profile.version, sim.kubelets["old"].profile.version) == ("1.36", "1.33")
+    assert sim.kubelets["new"].profile.version == "1.36"
+
+
+@pytest.mark.parametrize(
+    ("control_plane", "kubelet", "override", "failed_at"),
+    [
+        pytest.param("1.34", "1.31", 20, 70.0, id="1.34 control plane, 1.31 kubelet: max 20 s"),
+        pytest.param("1.34", "1.32", 5, 55.0, id="1.34 control plane, 1.32 kubelet: the pod's 5 s"),
+        pytest.param("1.31", "1.28", 20, 70.0, id="1.31 control plane, 1.28 kubelet: max 20 s"),
+    ],
+)
+def test_the_soft_eviction_cap_follows_the_kubelet(control_plane, kubelet, override, failed_at):
+    """The soft-eviction story of test_a_soft_evictions_kill_by_release (max 20 s, pod 5 s) on
+    a node whose kubelet is older than the control plane: #122890 (1.32) is the kubelet's."""
+    sim = run(
+        control_plane,
+        {
+            "evictionHard": {},
+            "evictionSoft": {"memory.available": "2Gi"},
+            "evictionSoftGracePeriod": {"memory.available": "30s"},
+            "evictionMaxPodGracePeriod": 20,
+        },
+        [
+            pod("burst", usage={"memory": "1Gi"}, requests={"memory": "512Mi"}, grace=5),
+            *HARD_PODS[1:],
+        ],
+        [node_usage(15, memory="4Gi")],
+        nodes=[node(kubeletVersion=kubelet)],
+        duration=100,
+    )
+    assert evicted(sim)[0] == (50.0, "burst", override)
+    assert failed(sim)[0] == (failed_at, "burst")

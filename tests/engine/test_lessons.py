@@ -267,6 +267,19 @@ BAD = [
         3,
         "spec.lesson.steps[0].checkpoint.tolerance: only a kind: time checkpoint",
     ),
+    (
+        "lesson.steps.0.checkpoint.wrong",
+        [1],
+        "spec.lesson.steps[0].checkpoint.wrong: only a kind: time checkpoint lists wrong answers",
+    ),
+    (f"{CP1}.wrong", ["soon"], "spec.lesson.steps[1].checkpoint.wrong[0]: "),
+    (f"{CP1}.wrong", 70, "spec.lesson.steps[1].checkpoint.wrong: must be a list"),
+    (
+        f"{CP1}.hide",
+        ["answers"],
+        "spec.lesson.steps[1].checkpoint.hide[0]: must be one of predictions, zoneRate, "
+        'got "answers"',
+    ),
 ]
 
 
@@ -406,7 +419,9 @@ def test_seven_builtin_lessons() -> None:
 
 
 PAUSES = {
-    "20-lesson-heartbeats": {"healthy": 60, "silence": 62, "unknown": 115, "back": 150},
+    # "unknown" asks what happens to web-1 before a-2 turns Unknown (at 115 s the answer, its
+    # not-Ready pod, would already be on every page).
+    "20-lesson-heartbeats": {"healthy": 60, "silence": 62, "unknown": 62, "back": 150},
     "21-lesson-taints-tolerations": {"pods": 10, "taints": 120, "web": 180, "daemonset": 420},
     "22-lesson-zones-rate-limits": {"one-node": 85, "partial": 145, "full": 245, "large-zone": 345},
     "23-lesson-eviction-order": {"pressure": 42, "leak": 60, "guaranteed": 92, "recovery": 144},
@@ -414,7 +429,7 @@ PAUSES = {
     "25-lesson-node-failure-tour": {
         "heartbeats": 60,
         "taint": 105,
-        "deployment": 410,
+        "deployment": 110,  # asked at the NoExecute taint, before the replacement is made
         "statefulset": 410,
         "partial": 475,
         "full": 585,
@@ -557,3 +572,146 @@ def test_an_event_before_the_last_pause_does_not_pause() -> None:
         "healthy": 30_000,
         "stop": 75_000,
     }
+
+
+def _check(tmp_path: Path, doc: dict[str, Any]) -> tuple[int, list[str]]:
+    f = tmp_path / "l.yaml"
+    f.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    code = run(str(f), None, "jsonl", None, True, out, err)
+    return code, [line for line in out.getvalue().splitlines() if line.startswith("FAIL")]
+
+
+# A step is shown from its begin (the first from 0), a question at its pause: a text that
+# names a later time tells the class what has not happened yet. In base(): "healthy" is shown
+# from 0 and asks at 30 s; "stop" is shown from 30 s and asks at 75 s; "taint" from 75 s, asks
+# at 80 s.
+AHEAD = [
+    pytest.param(
+        "lesson.steps.0.text",
+        "At 62 s a-2 stops.",
+        "spec.lesson.steps[0].text: names 62s, later than 0s when the step is shown",
+        id="first step: 'at 62 s' shown from 0",
+    ),
+    pytest.param(
+        "lesson.steps.1.text",
+        "a-2 is Unknown from 75 s.",
+        "spec.lesson.steps[1].text: names 75s, later than 30s",
+        id="'from 75 s' shown from 30 s",
+    ),
+    pytest.param(
+        "lesson.steps.1.title",
+        "Until 01:15",
+        "spec.lesson.steps[1].title: names 75s, later than 30s",
+        id="the clock's 01:15 in a title",
+    ),
+    pytest.param(
+        "lesson.steps.2.text",
+        "Tainted at 80, 90 and 100 s.",
+        "spec.lesson.steps[2].text: names 80s, later than 75s",
+        id="a list after 'at': its first late time",
+    ),
+    pytest.param(
+        "lesson.steps.2.text",
+        "80 + 300 = 380 s.",
+        "spec.lesson.steps[2].text: names 380s, later than 75s",
+        id="a sum's result",
+    ),
+    pytest.param(
+        "lesson.steps.2.text",
+        "Deleted by 6m20s.",
+        "spec.lesson.steps[2].text: names 380s, later than 75s",
+        id="minutes and seconds",
+    ),
+    pytest.param(
+        f"{CP1}.question",
+        "a-2 turns Unknown at 75 s. When is it tainted?",
+        None,
+        id="a question naming its own pause instant: fine",
+    ),
+    pytest.param(
+        f"{CP1}.question",
+        "When is a-2 tainted, at 80 s?",
+        "spec.lesson.steps[1].checkpoint.question: names 80s, later than 75s when the question is shown",
+        id="a question naming a time after its pause",
+    ),
+    pytest.param(
+        "lesson.steps.1.text",
+        "Its Lease lasts 40 s; the controller waits for 50 s, every 5 s (30 s in).",
+        None,
+        id="durations are not times",
+    ),
+    pytest.param(
+        "lesson.steps.1.text", "At 30 s a-2's kubelet stops.", None, id="the step's own begin: fine"
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "text", "want"), AHEAD)
+def test_check_flags_a_text_naming_a_time_not_yet_reached(
+    tmp_path: Path, path: str, text: str, want: str | None
+) -> None:
+    code, fails = _check(tmp_path, _set(base(), path, text))
+    if want is None:
+        assert (code, fails) == (0, [])
+    else:
+        assert code == 1
+        assert len(fails) == 1 and fails[0].startswith(f"FAIL {want}"), fails
+
+
+WRONG = [
+    pytest.param(
+        5,
+        [70, 80],
+        [
+            "FAIL spec.lesson.steps[1].checkpoint.tolerance: 5 s marks the wrong answer 70 right (answer 75, wrong[0])",
+            "FAIL spec.lesson.steps[1].checkpoint.tolerance: 5 s marks the wrong answer 80 right (answer 75, wrong[1])",
+        ],
+        id="tolerance 5 around 75 takes the wrong 70 and 80",
+    ),
+    pytest.param(4, [70, 80], [], id="tolerance 4: both wrong answers stay wrong"),
+    pytest.param(0, [74.9], [], id="no tolerance: 74.9 is wrong"),
+    pytest.param(
+        0.5,
+        [75.5],
+        [
+            "FAIL spec.lesson.steps[1].checkpoint.tolerance: 0.5 s marks the wrong answer 75.5 right (answer 75, wrong[0])"
+        ],
+        id="the tolerance is inclusive",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tolerance", "wrong", "want"), WRONG)
+def test_check_flags_a_tolerance_that_marks_a_listed_wrong_answer_right(
+    tmp_path: Path, tolerance: float, wrong: list[float], want: list[str]
+) -> None:
+    doc = _set(base(), f"{CP1}.tolerance", tolerance)
+    doc = _set(doc, f"{CP1}.wrong", wrong)
+    code, fails = _check(tmp_path, doc)
+    assert (code, fails) == (1 if want else 0, want)
+
+
+def test_hide_defaults_per_question_and_as_written() -> None:
+    s = load(base())
+    cps = {cp.id: cp for cp in s.lesson.checkpoints}
+    assert cps["healthy"].hide == ["predictions"]  # a question about a node
+    assert cps["taint"].hide == ["predictions", "zoneRate"]  # waits for a NoExecute taint
+    doc = _set(base(), f"{CP1}.hide", [])
+    assert load(doc).lesson.checkpoints[1].hide == []
+    doc = _set(base(), f"{CP1}.hide", ["zoneRate", "zoneRate"])
+    assert load(doc).lesson.checkpoints[1].hide == ["zoneRate"]
+    # Neither wrong answers nor the answer reach a page before the reveal.
+    d = load(_set(base(), f"{CP1}.wrong", [70])).lesson.checkpoints[1].to_dict(reveal=False)
+    assert "wrong" not in d and "answer" not in d and d["hide"] == ["predictions"]
+
+
+def test_builtin_time_questions_list_wrong_answers_their_tolerance_keeps_wrong() -> None:
+    """Every built-in time question names the answers a class gets wrong (the grace period's
+    100 s pass, the taint's instant...), and --check (test_builtin_lesson_check_passes) keeps
+    them wrong."""
+    for path in LESSONS:
+        for cp in load_scenario(path.read_text(encoding="utf-8")).lesson.checkpoints:
+            if cp.kind == "time":
+                assert cp.wrong, f"{path.stem}: {cp.path}"
+                assert not any(cp.is_right(w) for w in cp.wrong)

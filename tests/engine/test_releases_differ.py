@@ -9,14 +9,15 @@ reference (docs/behavior-current.md) lists for the releases in between:
   1.31) instead of the pod's own 30 s (the override 0 meant "none" to
   calculateEffectiveGracePeriod): gracePeriodSeconds 1, no ExceededGracePeriod warning (the
   10 s killPodNow timeout is not reached), the Failed status and its DisruptionTarget at the
-  kill's end (251 s, not 280 s). 1.30 and 1.29 simulate identically.
+  kill's end (251 s, not 280 s). 1.30 differs from 1.29 only in DefaultEvictionHard
+  (imagefs.inodesFree, #121834), which this failure (its evictionHard is set) does not show.
 - 1.31 -> 1.32: nodeMonitorGracePeriod 50 s (#126287): everything a-2's failure causes before
   the 450 s taint happens 10 s later.
 - 1.32 -> 1.33: the taint eviction queue forgets a fired pod (#129577): the 450 s taint
   schedules api-1 again, marked for deletion at 510 s.
 - 1.33 -> 1.36: no simulated rule of the controllers differs (1.35 and 1.36 changed nothing the
-  engine ports on that side); the timelines are byte-identical. The kubelet rows of the
-  reference say which kubelet rules differ, if any.
+  engine ports on that side); the timelines are byte-identical. On the kubelet side 1.35
+  rewords image GC's FreeDiskSpaceFailed (#132578), which this failure does not show.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import yaml
 
 from controller.engine import safe_yaml
 from controller.engine.scenario import ScenarioError, load_scenario
-from controller.importer import read_documents
+from controller.kube_io.documents import read_documents
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "controller" / "scenarios"
 
@@ -70,6 +70,13 @@ def pod_annotation_bomb(levels: int = 9) -> str:
         ),
         pytest.param(
             "x: " + "y" * 2000, {"max_bytes": 1000}, "", "2003 bytes, more than 1000", id="size"
+        ),
+        pytest.param(
+            "a: 1\nb: \ud800\n",
+            {},
+            "",
+            "a lone surrogate (\\ud800) at line 2 is not text",
+            id="a lone surrogate in the text (libyaml reads UTF-8; found by the fuzz target)",
         ),
         pytest.param(
             "a: 1\nb: {c: 2, c: 3}\n",

@@ -9,7 +9,7 @@ import json
 import pytest
 import yaml
 
-from controller.bench_build import big_room_text
+from controller.bench.build import big_room_text
 from controller.engine.scenario import (
     FAST_LOADER,
     MAX_NESTING,

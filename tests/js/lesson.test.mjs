@@ -2,8 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  answer, applyLessonMessage, applyLessonSnapshot, askedCheckpoint, bars, emptyLesson, focusSet, inFocus,
-  isRight, keyAction, lessonView, parseTimeGuess,
+  answer, applyLessonMessage, applyLessonSnapshot, askedCheckpoint, bars, emptyLesson, flowState, focusSet, inFocus,
+  isRight, keyAction, lessonView, parseTimeGuess, press, questionStep,
 } from "../../static/js/lesson.js";
 
 // As the server sends it: no answer, why or expect in the definition.
@@ -35,7 +35,11 @@ test("a step while the clock runs: title, paragraphs, progress; the operator may
   assert.equal(v.progress, "step 1 of 3");
   assert.deepEqual([v.canAnswer, v.canNext, v.canPrev, v.canReveal], [false, false, false, false]);
   const o = lessonView(ls, "operator");
-  assert.deepEqual([o.canNext, o.canPrev, o.canReveal, o.nextLabel], [true, false, false, "Next step"]);
+  // The clock leads: the next step's text waits until the clock reaches it.
+  assert.deepEqual([o.canNext, o.canPrev, o.canReveal, o.nextLabel], [false, false, false, "Next step"]);
+  assert.match(o.waiting, /clock leads/);
+  const ahead = lessonView(applyLessonSnapshot(emptyLesson(), def, { ...running, latest: 1 }), "operator");
+  assert.deepEqual([ahead.canNext, ahead.flow], [true, "back"]);
 });
 
 test("paused at a checkpoint: a viewer is asked, answers, and the message names the checkpoint", () => {
@@ -101,6 +105,8 @@ test("the reveal: the right answer, the class's bars with percentages, mine mark
   assert.equal(answer(ls, 2).message, null, "no answer after the reveal");
   const o = lessonView(ls, "operator");
   assert.deepEqual([o.canReveal, o.canNext, o.nextLabel], [false, true, "Next step (resume the clock)"]);
+  const asking = lessonView(applyLessonSnapshot(emptyLesson(), def, atStop), "operator");
+  assert.deepEqual([asking.canReveal, asking.canNext, asking.nextLabel, asking.nextKind], [true, true, "Reveal the answer", "reveal"]);
 });
 
 test("time questions: bars per distinct guess, right within the tolerance", () => {
@@ -147,17 +153,126 @@ test("revealed answer and why never come before the reveal, even if a message ca
   assert.ok(v.bars.every((b) => b.right === null));
 });
 
-test("names only to the operator", () => {
+test("names only to the operator's own view, never on the projector", () => {
   const ls = applyLessonMessage(applyLessonSnapshot(emptyLesson(), def, atStop), { ...atStop, names: [{ name: "Ada", answer: 2 }] });
   assert.deepEqual(lessonView(ls, "operator").names, [{ name: "Ada", answer: 2 }]);
+  assert.deepEqual(lessonView(ls, "operator", { presenter: true }).names, []);
   assert.deepEqual(lessonView(ls, "viewer").names, []);
 });
 
-test("keys: N, → and PageDown next, ←, B and PageUp back, only for the operator in the presenter view", () => {
-  const table = [["n", "operator", true, "lesson.next"], ["N", "operator", true, "lesson.next"], ["ArrowRight", "operator", true, "lesson.next"],
-    ["PageDown", "operator", true, "lesson.next"], ["ArrowLeft", "operator", true, "lesson.prev"], ["b", "operator", true, "lesson.prev"],
-    ["n", "viewer", true, null], ["n", "operator", false, null], ["x", "operator", true, null]];
-  for (const [key, role, presenter, want] of table) assert.equal(keyAction(key, role, presenter), want, `${key} ${role} ${presenter}`);
+test("keys: N, → and PageDown next, ←, B and PageUp back, for the operator in the presenter view or learning alone", () => {
+  const table = [["n", "operator", true, false, "next"], ["N", "operator", true, false, "next"], ["ArrowRight", "operator", true, false, "next"],
+    ["PageDown", "operator", true, false, "next"], ["ArrowLeft", "operator", true, false, "prev"], ["b", "operator", true, false, "prev"],
+    ["B", "operator", true, false, "prev"], ["PageUp", "operator", true, false, "prev"],
+    ["n", "viewer", true, false, null], ["n", "operator", false, false, null], ["n", "operator", false, true, "next"],
+    ["ArrowLeft", "viewer", false, true, null], ["x", "operator", true, false, null]];
+  for (const [key, role, presenter, solo, want] of table) assert.equal(keyAction(key, role, presenter, solo), want, `${key} ${role} ${presenter} ${solo}`);
+});
+
+// The flow's one rule, at every state and for every input: a question is never left
+// unrevealed. def has a checkpoint on step 1 ("stop") and step 2 ("pods").
+const at = (m) => applyLessonSnapshot(emptyLesson(), def, { type: "lesson", paused: false, counts: {}, answered: 0, revealed: false, checkpoint: null, ...m });
+const STATES = {
+  // name: [lesson message, flow state]
+  "reading the first step": [{ step: 0, latest: 0 }, "reading"],
+  "looking back while the clock runs": [{ step: 0, latest: 2 }, "back"],
+  "asking question 2": [{ step: 2, latest: 2, checkpoint: "pods", paused: true }, "asking"],
+  "asking question 2, step 1 looked at": [{ step: 1, latest: 2, checkpoint: "pods", paused: true }, "asking-back"],
+  "asking question 2, step 0 looked at": [{ step: 0, latest: 2, checkpoint: "pods", paused: true }, "asking-back"],
+  "question 2 revealed": [{ step: 2, latest: 2, checkpoint: "pods", paused: true, revealed: true, answer: 410 }, "revealed"],
+  "question 2 revealed, step 1 looked at": [{ step: 1, latest: 2, checkpoint: "pods", paused: true, revealed: true, answer: 410 }, "revealed-back"],
+  "asking question 1 (the first step with one)": [{ step: 1, latest: 1, checkpoint: "stop", paused: true }, "asking"],
+  "reading the last step": [{ step: 2, latest: 2 }, "reading"],
+};
+// input -> [kind, message type] per state; inputs: next (N, →, PageDown, the Next button),
+// prev (←, B, PageUp, Previous), reveal (the Reveal button), play (the room's Play), step.
+const R = "lesson.reveal", N = "lesson.next", P = "lesson.prev";
+const FLOW = {
+  "reading the first step": { next: ["none"], prev: ["none"], reveal: ["none"], play: ["pass"], step: ["pass"] },
+  "looking back while the clock runs": { next: ["forward", N], prev: ["none"], reveal: ["none"], play: ["pass"], step: ["pass"] },
+  "asking question 2": { next: ["reveal", R], prev: ["back", P], reveal: ["reveal", R], play: ["reveal", R], step: ["reveal", R] },
+  "asking question 2, step 1 looked at": { next: ["forward", N], prev: ["back", P], reveal: ["reveal", R], play: ["reveal", R], step: ["reveal", R] },
+  "asking question 2, step 0 looked at": { next: ["forward", N], prev: ["none"], reveal: ["reveal", R], play: ["reveal", R], step: ["reveal", R] },
+  "question 2 revealed": { next: ["close", N], prev: ["back", P], reveal: ["none"], play: ["pass"], step: ["pass"] },
+  "question 2 revealed, step 1 looked at": { next: ["forward", N], prev: ["back", P], reveal: ["none"], play: ["pass"], step: ["pass"] },
+  "asking question 1 (the first step with one)": { next: ["reveal", R], prev: ["back", P], reveal: ["reveal", R], play: ["reveal", R], step: ["reveal", R] },
+  "reading the last step": { next: ["none"], prev: ["back", P], reveal: ["none"], play: ["pass"], step: ["pass"] },
+};
+
+test("the flow: what each input does in each state (the operator)", () => {
+  for (const [name, [msg, state]] of Object.entries(STATES)) {
+    const ls = at(msg);
+    assert.equal(flowState(ls), state, name);
+    for (const [input, [kind, type]] of Object.entries(FLOW[name])) {
+      const r = press(ls, input, "operator");
+      assert.equal(r.kind, kind, `${name}: ${input}`);
+      assert.equal(r.message ? r.message.type : undefined, type, `${name}: ${input}`);
+    }
+  }
+});
+
+test("the flow: a viewer's presses never lead (Play and Step are the room's, refused by the server)", () => {
+  for (const [name, [msg]] of Object.entries(STATES)) {
+    for (const input of ["next", "prev", "reveal"]) assert.equal(press(at(msg), input, "viewer").message, null, `${name}: ${input}`);
+    for (const input of ["play", "step"]) assert.equal(press(at(msg), input, "viewer").kind, "pass", `${name}: ${input}`);
+  }
+});
+
+test("the rule: from any open question, no sequence of presses gets past it without a reveal", () => {
+  // A little server that trusts the page: next looking back moves the step shown forward,
+  // next at the question's step closes it (revealed or not) and shows the step after; reveal
+  // shows the question's step. (The real one, controller/lessons.py, also reveals first.)
+  const server = (ls, m) => {
+    const q = questionStep(ls);
+    if (m.type === "lesson.prev") return { step: Math.max(0, ls.step - 1), checkpoint: ls.checkpoint, revealed: ls.revealed };
+    if (m.type === "lesson.reveal") return { step: q, checkpoint: ls.checkpoint, revealed: true };
+    if (q >= 0 && ls.step < q) return { step: ls.step + 1, checkpoint: ls.checkpoint, revealed: ls.revealed };
+    return { step: q + 1, checkpoint: null, revealed: false, closed: ls.checkpoint, wasRevealed: ls.revealed };
+  };
+  const inputs = ["next", "prev", "reveal", "play", "step"];
+  // Every sequence of 5 presses from "asking question 2".
+  const walk = (ls, depth, trail) => {
+    if (depth === 0) return;
+    for (const input of inputs) {
+      const r = press(ls, input, "operator");
+      if (!r.message) continue;
+      const s = server(ls, r.message);
+      if (s.closed) assert.ok(s.wasRevealed, `closed unrevealed after ${[...trail, input].join(", ")}`);
+      if (s.closed) continue;
+      walk(at({ step: s.step, latest: 2, checkpoint: s.checkpoint, paused: true, revealed: s.revealed, answer: 410 }), depth - 1, [...trail, input]);
+    }
+  };
+  walk(at({ step: 2, latest: 2, checkpoint: "pods", paused: true }), 5, []);
+  walk(at({ step: 0, latest: 2, checkpoint: "pods", paused: true }), 5, []);
+});
+
+test("looking back at an open question: the earlier step's text, the question named as its own step's", () => {
+  const ls = at({ step: 1, latest: 2, checkpoint: "pods", paused: true });
+  const v = lessonView(ls, "operator");
+  assert.equal(v.step.id, "stop");
+  assert.equal(v.checkpoint.id, "pods", "the open question stays the one asked");
+  assert.equal(v.questionOf.index, 2);
+  assert.match(v.questionOf.label, /question of step 3, "Its pods"/);
+  assert.equal(v.nextLabel, "Back to the question");
+  assert.equal(questionStep(ls), 2);
+  assert.equal(lessonView(at({ step: 2, latest: 2, checkpoint: "pods", paused: true }), "operator").questionOf, null);
+});
+
+test("learning alone: the learner leads and answers; no counts before the reveal; keys work without the presenter view", () => {
+  const ls = at({ step: 1, latest: 1, checkpoint: "stop", paused: true, solo: true });
+  let v = lessonView(ls, "operator");
+  assert.deepEqual([v.phase, v.canAnswer, v.canReveal, v.showCounts, v.solo], ["question", true, true, false, true]);
+  const r = answer(ls, 2);
+  assert.deepEqual(r.message, { type: "lesson.answer", checkpoint: "stop", answer: 2 });
+  v = lessonView(r.state, "operator");
+  assert.equal(v.phase, "answered");
+  assert.equal(press(r.state, "next", "operator").kind, "reveal");
+  assert.equal(keyAction("n", "operator", false, true), "next");
+});
+
+test("a viewer waiting at an open question is told who goes on", () => {
+  assert.match(lessonView(at({ step: 1, latest: 1, checkpoint: "stop", paused: true }), "viewer").waiting, /presenter reveals/);
+  assert.equal(lessonView(at({ step: 1, latest: 1, checkpoint: "stop", paused: true, revealed: true, answer: 2 }), "viewer").waiting, "");
 });
 
 test("focus: the step's nodes and zones; everything when the step names none", () => {

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..objects import Node, Pod
+from ..values import INT64_MAX
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
@@ -69,7 +70,9 @@ class Leaks:
         leaks = self.by_target.get(target)
         if not leaks:
             return 0
-        return sum(leak.grown(now) for leak in leaks if leak.resource == resource)
+        # A usage stays within what a Quantity (and the stats' JSON) holds, however long a
+        # leak of up to 2^63-1 bytes per second ("99999Ei", capped by ParseQuantity) runs.
+        return min(INT64_MAX, sum(leak.grown(now) for leak in leaks if leak.resource == resource))
 
     def node_has_active_leak(self, node_name: str, now: int) -> bool:
         for target in self.by_node.get(node_name, ()):
@@ -104,7 +107,7 @@ def pod_usage(sim: Simulation, pod: Pod, resource: str, now: int) -> int:
     base = pod.usage.get(resource, 0)
     if not sim.leaks.by_target:
         return base
-    return base + sim.leaks.extra(("pod", pod.key), resource, now)
+    return min(INT64_MAX, base + sim.leaks.extra(("pod", pod.key), resource, now))
 
 
 def pods_usage(sim: Simulation, pods: list[Pod], now: int) -> tuple[int, int, int]:
@@ -126,6 +129,7 @@ def pods_usage(sim: Simulation, pods: list[Pod], now: int) -> tuple[int, int, in
                 mem += leaks.extra(target, "memory", now)
                 eph += leaks.extra(target, "ephemeral-storage", now)
                 pids += leaks.extra(target, "pids", now)
+        return min(INT64_MAX, mem), min(INT64_MAX, eph), min(INT64_MAX, pids)
     return mem, eph, pids
 
 
@@ -159,9 +163,8 @@ def leaked_pods_usage(sim: Simulation, pods: Iterable[Pod], now: int) -> tuple[i
 
 def node_own_usage(sim: Simulation, node: Node, resource: str, now: int) -> int:
     """The node's own, non-pod usage (system daemons, other files)."""
-    return node.resources.system_usage.get(resource, 0) + sim.leaks.extra(
-        ("node", node.name), resource, now
-    )
+    own = node.resources.system_usage.get(resource, 0)
+    return min(INT64_MAX, own + sim.leaks.extra(("node", node.name), resource, now))
 
 
 def images_bytes(node: Node) -> int:

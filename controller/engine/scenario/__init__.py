@@ -50,6 +50,7 @@ from .fields import (  # noqa: F401
     _no_unknown,
     _num,
     _qty,
+    _seconds,
     _show,
     _str,
     resources,

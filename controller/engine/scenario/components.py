@@ -4,12 +4,14 @@ own validation makes."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..config import (
     KubeletConfig,
     copy_config,
 )
+from ..values import INT32_MAX, rate_problem
 from .fields import (
     _bool,
     _dur,
@@ -18,6 +20,7 @@ from .fields import (
     _map,
     _no_unknown,
     _num,
+    _seconds,
     _show,
     _str,
 )
@@ -33,12 +36,12 @@ CM_FIELDS: dict[str, tuple[str, str]] = {
     "podEvictionTimeout": ("pod_eviction_timeout_ms", "duration"),
     "nodeEvictionRate": ("node_eviction_rate", "rate"),
     "secondaryNodeEvictionRate": ("secondary_node_eviction_rate", "rate"),
-    "largeClusterSizeThreshold": ("large_cluster_size_threshold", "int"),
+    "largeClusterSizeThreshold": ("large_cluster_size_threshold", "int32"),
     "unhealthyZoneThreshold": ("unhealthy_zone_threshold", "fraction"),
     "enableTaintManager": ("enable_taint_manager", "bool"),
 }
 KUBELET_FIELDS: dict[str, tuple[str, str]] = {
-    "nodeLeaseDurationSeconds": ("node_lease_duration_seconds", "int+"),
+    "nodeLeaseDurationSeconds": ("node_lease_duration_seconds", "int32+"),
     "nodeStatusUpdateFrequency": ("node_status_update_frequency_ms", "duration+"),
     "nodeStatusReportFrequency": ("node_status_report_frequency_ms", "duration+"),
     "evictionHard": ("eviction_hard", "thresholds"),
@@ -46,7 +49,7 @@ KUBELET_FIELDS: dict[str, tuple[str, str]] = {
     "evictionSoftGracePeriod": ("eviction_soft_grace_period", "durations"),
     "evictionMinimumReclaim": ("eviction_minimum_reclaim", "thresholds"),
     "evictionPressureTransitionPeriod": ("eviction_pressure_transition_period_ms", "duration"),
-    "evictionMaxPodGracePeriod": ("eviction_max_pod_grace_period", "int"),
+    "evictionMaxPodGracePeriod": ("eviction_max_pod_grace_period", "int32"),
     "enforceNodeAllocatable": ("enforce_node_allocatable", "strings"),
     "imageGCHighThresholdPercent": ("image_gc_high_threshold_percent", "percent"),
     "imageGCLowThresholdPercent": ("image_gc_low_threshold_percent", "percent"),
@@ -57,8 +60,8 @@ KUBELET_FIELDS: dict[str, tuple[str, str]] = {
     "shutdownGracePeriodByPodPriority": ("shutdown_grace_period_by_pod_priority", "shutdown"),
 }
 API_FIELDS: dict[str, tuple[str, str]] = {
-    "defaultNotReadyTolerationSeconds": ("default_not_ready_toleration_seconds", "int"),
-    "defaultUnreachableTolerationSeconds": ("default_unreachable_toleration_seconds", "int"),
+    "defaultNotReadyTolerationSeconds": ("default_not_ready_toleration_seconds", "seconds"),
+    "defaultUnreachableTolerationSeconds": ("default_unreachable_toleration_seconds", "seconds"),
     "disableAdmissionPlugins": ("disable_admission_plugins", "strings"),
 }
 GATE_FIELDS: dict[str, tuple[str, str]] = {
@@ -72,12 +75,18 @@ def _convert(kind: str, v: Any, path: str) -> Any:
         return _dur(v, path)
     if kind == "duration+":
         return _dur(v, path, minimum_ms=1)
-    if kind == "rate":
-        return _num(v, path, minimum=0.0)
-    if kind == "int":
-        return _int(v, path)
-    if kind == "int+":
-        return _int(v, path, minimum=1)
+    if kind == "rate":  # a float32 flag of kube-controller-manager
+        rate = _num(v, path, minimum=0.0)
+        why = rate_problem(rate, "--" + re.sub("([A-Z])", r"-\1", path.rsplit(".", 1)[-1]).lower())
+        if why:
+            raise ScenarioError(path, why)
+        return rate
+    if kind == "int32":
+        return _int(v, path, maximum=INT32_MAX)
+    if kind == "int32+":
+        return _int(v, path, minimum=1, maximum=INT32_MAX)
+    if kind == "seconds":
+        return _seconds(v, path)
     if kind == "fraction":
         return _num(v, path, minimum=0.0, maximum=1.0)
     if kind == "percent":
@@ -121,7 +130,7 @@ def _shutdown_priorities(v: Any, path: str) -> list[tuple[int, int]]:
         out.append(
             (
                 _int(d["priority"], f"{p}.priority", minimum=-(2**31), maximum=2**31 - 1),
-                _int(d["shutdownGracePeriodSeconds"], f"{p}.shutdownGracePeriodSeconds"),
+                _seconds(d["shutdownGracePeriodSeconds"], f"{p}.shutdownGracePeriodSeconds"),
             )
         )
     return out

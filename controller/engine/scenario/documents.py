@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .. import safe_yaml
+from .. import safe_yaml, values
 from .build import (
     parse_scenario,
 )
@@ -57,6 +57,11 @@ def load_scenario(text: str) -> Scenario:
             docs = _slow_parse_for_the_error(text)
     if not docs:
         raise ScenarioError("", "the file holds no YAML document")
+    if values.text_may_hide_problems(text):  # a NUL or a lone surrogate, written as an escape
+        for i, doc in enumerate(docs):
+            bad = values.first_problem(doc, "" if i == 0 else f"(document {i + 1})", False)
+            if bad:
+                raise ScenarioError(*bad)
     scen_docs = [d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"]
     if not scen_docs:
         raise ScenarioError("kind", 'no document has kind "Scenario"')

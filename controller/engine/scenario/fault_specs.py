@@ -33,6 +33,7 @@ from .fields import (
     _map,
     _no_unknown,
     _qty,
+    _seconds,
     _show,
     _str,
 )
@@ -226,7 +227,9 @@ def parse_fault(
     if ftype == "DeletePod":
         # The handlers get the checked values, not the text ("5" is 5).
         if "gracePeriodSeconds" in d:
-            args["gracePeriodSeconds"] = _int(d["gracePeriodSeconds"], f"{p}.gracePeriodSeconds")
+            args["gracePeriodSeconds"] = _seconds(
+                d["gracePeriodSeconds"], f"{p}.gracePeriodSeconds"
+            )
         if "force" in d:
             args["force"] = _bool(d["force"], f"{p}.force")
     if ftype == "ScaleWorkload":

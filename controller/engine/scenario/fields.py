@@ -8,6 +8,8 @@ import re
 from typing import Any
 
 from ..quantity import DurationError, QuantityError, milli_value, parse_duration_ms, quantity_to_int
+from ..values import INT32_MAX as INT32_MAX  # read from here by the other modules
+from ..values import INT64_MAX, INT64_MIN, MAX_SECONDS, number_problem
 from .model import (
     ScenarioError,
 )
@@ -39,15 +41,16 @@ def _str(v: Any, path: str) -> str:
     return v
 
 
-INT32_MAX = 2**31 - 1  # Kubernetes int32 fields (replicas)
-
-
 def _int(v: Any, path: str, minimum: int | None = 0, maximum: int | None = None) -> int:
+    """An integer field: an int64 in Kubernetes unless ``maximum`` says less (INT32_MAX for
+    an int32 field; MAX_SECONDS for seconds Kubernetes turns into a time.Duration)."""
     if isinstance(v, bool) or not isinstance(v, int):
-        if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()):
+        if isinstance(v, str) and re.fullmatch(r"-?\d{1,30}", v.strip()):
             v = int(v)
         else:
             raise ScenarioError(path, f"must be an integer, got {_show(v)}")
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise ScenarioError(path, number_problem(v))
     if minimum is not None and v < minimum:
         raise ScenarioError(path, f"must be >= {minimum}, got {v}")
     if maximum is not None and v > maximum:
@@ -58,6 +61,8 @@ def _int(v: Any, path: str, minimum: int | None = 0, maximum: int | None = None)
 def _num(v: Any, path: str, minimum: float | None = 0.0, maximum: float | None = None) -> float:
     if isinstance(v, bool) or not isinstance(v, int | float):
         raise ScenarioError(path, f"must be a number, got {_show(v)}")
+    if isinstance(v, int) and not INT64_MIN <= v <= INT64_MAX:
+        raise ScenarioError(path, number_problem(v))
     if not math.isfinite(v):
         raise ScenarioError(path, f"must be a finite number, got {v}")
     if minimum is not None and v < minimum:
@@ -90,7 +95,19 @@ def _qty(v: Any, path: str, milli: bool = False) -> int:
         raise ScenarioError(path, f"{_show(v)} is not a Kubernetes quantity") from None
     if n < 0:
         raise ScenarioError(path, f"must not be negative, got {_show(v)}")
+    if n > INT64_MAX:  # resource.Quantity: at most 2^63-1 (in milli-units where read so)
+        raise ScenarioError(
+            path, f"{_show(v)} is larger than a Kubernetes quantity holds (2^63-1{_MILLI[milli]})"
+        )
     return n
+
+
+_MILLI = {False: "", True: " milli-units"}
+
+
+def _seconds(v: Any, path: str, minimum: int | None = 0) -> int:
+    """Seconds that Kubernetes multiplies by time.Second (tolerationSeconds, grace periods)."""
+    return _int(v, path, minimum=minimum, maximum=MAX_SECONDS)
 
 
 def _show(v: Any) -> str:

@@ -69,7 +69,9 @@ def parse_nodes(
         if "generate" in entry:
             _no_unknown(entry, {"generate"}, p)
             gen = _map(entry["generate"], f"{p}.generate")
-            count = _int(gen.get("count"), f"{p}.generate.count", minimum=1)
+            count = gen.get("count")
+            if not (isinstance(count, int) and count > 20000):  # (past int64: the same)
+                count = _int(count, f"{p}.generate.count", minimum=1)
             if count > 20000:
                 raise ScenarioError(f"{p}.generate.count", f"at most 20000 nodes, got {count}")
             prefix = gen.get("namePrefix", "node-")

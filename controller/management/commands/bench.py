@@ -27,11 +27,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controller import bench
+from controller.bench import engine, live, rooms, stats, viewers
 
 ROWS = ("engine", "live", "rooms", "viewers", "build")
 
@@ -74,19 +75,19 @@ class Command(BaseCommand):
         if "engine" in rows:
             sizes = [int(s) for s in opts["sizes"].split(",") if s]
             leak_sizes = [int(s) for s in opts["leak_sizes"].split(",") if s]
-            for line in bench.format_rows(bench.run_all(sizes, leak_sizes)):
+            for line in engine.format_rows(engine.run_all(sizes, leak_sizes)):
                 self.stdout.write(line)
-            self.stdout.write(f"  [{bench.load_average()}]")
+            self.stdout.write(f"  [{stats.load_average()}]")
         if "build" in rows:
             from django.core.management import call_command
 
-            from controller.bench_build import format_build_rows, run_build_rows
+            from controller.bench.build import format_build_rows, run_build_rows
 
             call_command("migrate", verbosity=0, interactive=False)  # rooms live in the DB
             sizes = [int(s) for s in opts["build_sizes"].split(",") if s]
             for line in format_build_rows(run_build_rows(sizes)):
                 self.stdout.write(line)
-            self.stdout.write(f"  [{bench.load_average()}]")
+            self.stdout.write(f"  [{stats.load_average()}]")
         stack_rows = [r for r in rows if r not in ("engine", "build")]
         if stack_rows and not opts["use_redis_url"]:
             self._in_child_with_own_redis(stack_rows, opts)
@@ -94,19 +95,19 @@ class Command(BaseCommand):
         if stack_rows:
             self._ready()
         if "live" in rows:
-            r = bench.live_bench(
+            r = live.live_bench(
                 opts["live"], opts["live_ticks"], pods_per_node=opts["live_pods_per_node"]
             )
-            self.stdout.write(bench.format_live(r))
+            self.stdout.write(live.format_live(r))
         try:
             if "rooms" in rows:
-                r = bench.rooms_bench(
+                r = rooms.rooms_bench(
                     opts["rooms"], opts["room_nodes"], opts["workers"], opts["seconds"]
                 )
-                self.stdout.write(bench.format_rooms(r))
+                self.stdout.write(rooms.format_rooms(r))
             if "viewers" in rows:
-                r = bench.viewers_bench(opts["viewers"], opts["webs"], opts["actions"])
-                self.stdout.write(bench.format_viewers(r))
+                r = viewers.viewers_bench(opts["viewers"], opts["webs"], opts["actions"])
+                self.stdout.write(viewers.format_viewers(r))
         except RuntimeError as exc:
             raise CommandError(str(exc)) from None
 
@@ -114,7 +115,8 @@ class Command(BaseCommand):
         """Run ``rows`` in a child ``manage.py bench`` whose REDIS_URL is a private
         redis-server on a free port (stopped afterwards), and whose database is DATABASE_URL
         when set, else a private SQLite file."""
-        from controller.procs import REPO, free_port
+        from controller.bench.procs import REPO, BenchError
+        from controller.bench.stack import Stack
 
         binary = shutil.which("redis-server")
         if binary is None:
@@ -122,13 +124,7 @@ class Command(BaseCommand):
                 "redis-server is not installed: install it (make test does), or give "
                 "--use-redis-url to use the Redis on REDIS_URL"
             )
-        port = free_port()
         workdir = tempfile.mkdtemp(prefix="bench-redis-")
-        redis = subprocess.Popen(
-            [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--dir", workdir],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
         args = [sys.executable, str(REPO / "manage.py"), "bench", "--use-redis-url"]
         args += ["--only", ",".join(rows)]
         for name in (
@@ -144,16 +140,16 @@ class Command(BaseCommand):
             "actions",
         ):
             args += [f"--{name.replace('_', '-')}", str(opts[name])]
-        env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{port}/0"}
+        env = dict(os.environ)
         if not os.environ.get("DATABASE_URL"):
             # A private SQLite file (migrated by the child): the dev database's own running
             # rooms (make run's demo) would be ticked by the benchmark's workers too.
             env["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
         try:
-            code = subprocess.call(args, env=env, cwd=REPO)
-        finally:
-            redis.terminate()
-            redis.wait(timeout=10)
+            with Stack(env, Path(workdir), redis=binary) as stack:  # REDIS_URL: its own
+                code = subprocess.call(args, env=stack.env, cwd=REPO)
+        except BenchError as exc:
+            raise CommandError(str(exc)) from None
         if code:
             raise CommandError(f"the benchmark rows {', '.join(rows)} failed (exit {code})")
 

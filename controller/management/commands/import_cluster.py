@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from controller.importer import run_cli
+from controller.kube_io.cli import run_cli
 
 
 class Command(BaseCommand):

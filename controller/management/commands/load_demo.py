@@ -1,13 +1,16 @@
-"""``python manage.py load_demo``: make sure the demo room runs at 10x and the demo lesson waits
-for its class (used by ``make run``, which prints the links).
+"""``python manage.py load_demo``: make sure the demo room runs at 10x from 0 s and the demo
+lesson waits for its class (used by ``make run``, which prints the links).
 
-- ``demo``: the built-in demo scenario (00-demo.yaml), running at 10x.
+- ``/?solo``: where a newcomer starts, learning the demo lesson alone (printed first).
+- ``demo``: the built-in demo scenario (00-demo.yaml), running at 10x, from 0 s on each run
+  (rewound there: every event it shows is to come, whenever the last run stopped).
 - ``demo-lesson``: the tour a newcomer opens first (25-lesson-node-failure-tour.yaml), paused
   at its first step's question (the clock runs to the first checkpoint, as in any lesson room,
   and stops there), so a viewer who opens the link sees the question at once.
 
 Each is created only when no room of that slug exists. Output, one ``label: path`` per line:
-the demo room's operator link, then the demo lesson's viewer and operator links.
+the learn-alone link, the demo room's operator link, then the demo lesson's viewer and
+operator links.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from django.core.management.base import BaseCommand
 
 from controller.lessons import definition
 from controller.models import Room
-from controller.rooms import catalog, create, tick
+from controller.rooms import catalog, controls, create, tick
 
 DEMO_SLUG = "demo"
 DEMO_LESSON_SLUG = "demo-lesson"
@@ -52,14 +55,30 @@ def create_demo_lesson() -> Room:
     return room
 
 
+def restart_demo(room: Room) -> None:
+    """The demo room back at 0 s, running (its "what to watch for" speaks of the first
+    minutes: a room found at 40:00 has shown it all)."""
+    if room.sim_ms > 0 and room.build_state == Room.LIVE:
+        controls.room_rewind(room.pk, 0, "make run (load_demo)")
+    room.refresh_from_db()
+    if room.paused:
+        controls.room_control(room.pk, "resume", None, "make run (load_demo)")
+
+
 class Command(BaseCommand):
-    help = "Create the demo room (running at 10x) and the demo lesson room unless they exist."
+    help = (
+        "Create the demo room (running at 10x; rewound to 0 s when it exists) and the demo "
+        "lesson room unless they exist."
+    )
 
     def handle(self, *args: Any, **opts: Any) -> None:
+        self.stdout.write("new here? learn alone, at your own pace: /?solo")
         room = Room.objects.filter(slug=DEMO_SLUG).first()
         if room is None:
             text = (catalog.BUILTIN_DIR / "00-demo.yaml").read_text()
             room = create.room_create(DEMO_SLUG, text, None, 10.0)
+        else:
+            restart_demo(room)
         self.stdout.write(f"demo room: {_room_url(room, operator=True)}")
         lesson_room = create_demo_lesson()
         self.stdout.write(f"demo lesson (viewer link): {_room_url(lesson_room, operator=False)}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .bench import ZONES, bare_pods
+from .scenarios import ZONES, bare_pods
 
 
 def big_room_scenario(nodes: int, pods: int, bare_per_node: int | None = None) -> dict[str, Any]:
@@ -69,10 +69,10 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
 
     from django.db import transaction
 
-    from .engine.scenario import load_scenario
-    from .engine.simulation import Simulation
-    from .rooms import create, reading, runtime, tick
-    from .rooms.build import gc_paused
+    from ..engine.scenario import load_scenario
+    from ..engine.simulation import Simulation
+    from ..rooms import create, reading, runtime, tick
+    from ..rooms.build import gc_paused
 
     text = big_room_text(nodes, pods)
     clock = time.perf_counter
@@ -94,7 +94,7 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
         tick._persist(room, rt, fresh=True)
     t4 = clock()
     c4 = time.process_time()
-    from . import snapshots
+    from .. import snapshots
 
     runtime._snapshot(room, rt)  # what the room's lock is held for (a fork, for a big room)
     t5 = clock()
@@ -127,14 +127,14 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
 
 
 def run_build_rows(sizes: list[int], pods_per_node: int = 30) -> list[dict[str, Any]]:
-    """One fresh process per size (``python -m controller.bench_build N P``): its own peak
+    """One fresh process per size (``python -m controller.bench.build N P``): its own peak
     memory, and no engine of the previous size in memory."""
     import subprocess
     import sys
 
     rows = []
     for n in sizes:
-        args = [sys.executable, "-m", "controller.bench_build", str(n), str(n * pods_per_node)]
+        args = [sys.executable, "-m", "controller.bench.build", str(n), str(n * pods_per_node)]
         proc = subprocess.run(args, capture_output=True, text=True, check=True)
         rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     return rows

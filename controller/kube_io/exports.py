@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from .engine.objects import Pod
-from .engine.simulation import Simulation
-from .engine.timeline import _describe
+from ..engine.objects import Pod
+from ..engine.simulation import Simulation
+from ..engine.timeline import _describe
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # t=0 of an export that is given no wall time
 CSV_COLUMNS = ("t_seconds", "type", "subject", "node", "pod", "zone", "what", "fields")

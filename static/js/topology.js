@@ -1,0 +1,330 @@
+// The cluster as a class reads it from the back of the room: one band per zone (its state by
+// colour and word, its queue and token bucket), nodes as tiles coloured by Ready, taints as
+// badges, pods as small marks coloured by owner with their state as a shape and a sign, and
+// countdowns where a clock is running: a silent node's grace period, a pod's NoExecute
+// toleration. Only the tiles a delta touched are rebuilt; countdowns, heartbeat bars and
+// buckets are repainted from the views' timestamps (paint, four times a second). Past
+// Config.compactAbove nodes a canvas draws one square per node instead.
+import { fmtLeft, graceCountdown, tolerationCountdown } from "./countdown.js";
+import { h } from "./dom.js";
+import { leaks, nodeMenu } from "./faultmenu.js";
+import { Config, nodesByZone, podsByNode } from "./state.js";
+
+const FAULT_TITLES = {
+  StopKubelet: "the kubelet process stops: no Lease renewal, no status; containers keep running",
+  StartKubelet: "the kubelet starts: it renews its Lease and posts a fresh status at once",
+  PartitionNode: "cut the node off from the control plane: its kubelet keeps running its pods",
+  HealNode: "reconnect the node: the next status tick posts a fresh status",
+  PowerOffNode: "the machine is off: containers die too",
+  PowerOnNode: "the machine is on: the kubelet starts fresh",
+  SetNodeNotReady: "the container runtime is down: the kubelet posts Ready=False (KubeletNotReady)",
+  SetNodeReady: "the container runtime is back: the kubelet posts Ready=True",
+  Cordon: "kubectl cordon: spec.unschedulable",
+  Uncordon: "kubectl uncordon",
+  LeakMemory: "50Mi/s into the node's first pod that no DaemonSet owns",
+  FillDisk: "500Mi/s into the node's filesystem",
+  StopLeak: "stop the leaks running on this node and its pods",
+  DeleteNode: "kubectl delete node",
+  ShutdownNode: "systemctl poweroff: the kubelet's graceful node shutdown (shutdownGracePeriod), then power off",
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (non-graceful node shutdown): PodGC force-deletes the node's Terminating pods at its next 20 s pass while the node is not Ready",
+  RemoveOutOfService: "kubectl taint node.kubernetes.io/out-of-service-: take the mark off once the node is recovered",
+};
+// What a fault does differently in 1.18 (still offered there, to show the difference).
+const FAULT_TITLES_1_18 = {
+  OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute: in 1.18 only a NoExecute taint (pods deleted by the taint manager stay Terminating; PodGC's out-of-service rule came in 1.24, GA 1.28)",
+};
+const POD_MARKS = { terminating: "↓", failed: "×", pending: "…", notready: "!" };
+const OWNER_COLORS = ["#2e7dd7", "#8e44ad", "#16a085", "#d35400", "#2c3e50", "#c2185b", "#6d8b00", "#00838f", "#795548", "#5c6bc0"];
+
+// One colour per owner (by its name, so that every page and every tick agree).
+export function ownerColor(owner) {
+  if (!owner) return "#7f8c8d";
+  let x = 0;
+  for (const c of owner.split("/").slice(-1)[0].replace(/-[a-z0-9]{5,10}$/, "")) x = (x * 31 + c.charCodeAt(0)) >>> 0;
+  return OWNER_COLORS[x % OWNER_COLORS.length];
+}
+
+function readyClass(n) { return n.ready === "True" ? "ready" : n.ready === "False" ? "notready" : "unknown"; }
+function podClass(p) { return p.terminating ? "terminating" : p.phase === "Failed" ? "failed" : p.phase === "Pending" ? "pending" : p.ready ? "ok" : "notready"; }
+
+export class Topology {
+  // opts: {operator, state: () => state, showDetail(kind, key), focusNode(el, n), hideCountdowns: () => bool}
+  constructor(els, opts) {
+    this.els = els;
+    this.opts = opts;
+    this.nodeEls = new Map();
+    this.zoneEls = new Map();
+    this.openMenu = null;  // cards are rebuilt on every change to their node: which menu is open
+    this.compactHits = [];
+    els.compact.addEventListener("click", (ev) => this.compactClick(ev));
+  }
+
+  get state() { return this.opts.state(); }
+  compact() { return this.state.nodes.size > Config.compactAbove; }
+
+  renderAll() {
+    const state = this.state;
+    this.els.zones.replaceChildren(); this.nodeEls.clear(); this.zoneEls.clear();
+    const compact = this.compact();
+    this.els.compact.hidden = !compact;
+    this.els.zones.classList.toggle("compact", compact);
+    const byNode = podsByNode(state);
+    for (const [zone, nodes] of nodesByZone(state)) {
+      const band = this.zoneBand(zone);
+      if (compact) continue;
+      for (const n of nodes) {
+        const el = this.nodeTile(n, byNode.get(n.name) || []);
+        this.nodeEls.set(n.name, el); band.body.append(el);
+      }
+    }
+    this.renderZones();
+    if (compact) this.drawCompact();
+  }
+
+  renderChanged(changed) {
+    if (this.compact()) { this.renderZones(); this.drawCompact(); return; }
+    const state = this.state;
+    const byNode = podsByNode(state);
+    for (const name of changed.nodes) {
+      const old = this.nodeEls.get(name);
+      const n = state.nodes.get(name);
+      if (!n) { if (old) old.remove(); this.nodeEls.delete(name); continue; }
+      const fresh = this.nodeTile(n, byNode.get(name) || []);
+      if (old) old.replaceWith(fresh); else this.zoneBand(n.zone).body.append(fresh);
+      this.nodeEls.set(name, fresh);
+    }
+    if (changed.zones) this.renderZones();
+  }
+
+  // -- zones: one band each ------------------------------------------------------------------
+  zoneBand(zone) {
+    let z = this.zoneEls.get(zone);
+    if (z) return z;
+    const head = h("header", { class: "zone-head", title: "click for why, and what happens next" });
+    head.addEventListener("click", (ev) => { if (!ev.target.closest("button")) this.opts.showDetail("zone", zone); });
+    const queue = h("div", { class: "queue" });
+    const body = h("div", { class: "zone-body" });
+    const el = h("div", { class: "zone", "data-zone": zone }, h("div", { class: "zone-side" }, head, queue), body);
+    this.els.zones.append(el);
+    z = { el, head, queue, body, zoneData: null };
+    this.zoneEls.set(zone, z);
+    return z;
+  }
+
+  renderZones() {
+    const state = this.state;
+    // A zone whose last node was deleted leaves the list: drop its (empty) band.
+    const listed = new Set(state.zones.map((z) => z.zone));
+    for (const [zone, band] of this.zoneEls) {
+      if (!listed.has(zone) && !band.body.childElementCount) { band.el.remove(); this.zoneEls.delete(zone); }
+    }
+    const all = [...state.nodes.values()];
+    for (const z of state.zones) {
+      const band = this.zoneBand(z.zone);
+      band.el.dataset.state = z.state;
+      const nodes = all.filter((n) => n.zone === z.zone);
+      const ready = nodes.filter((n) => n.ready === "True").length;
+      const buttons = this.opts.operator ? h("span", { class: "zone-actions" },
+        h("button", { class: "fault", "data-fault": "ZoneOutage", "data-zone": z.zone, text: "zone outage" }),
+        h("button", { class: "fault", "data-fault": "ZoneRestore", "data-zone": z.zone, text: "restore" })) : null;
+      band.head.replaceChildren(h("strong", { class: "zone-name", text: `zone ${z.zone || "(none)"}` }), " ",
+        h("span", { class: `state s-${z.state}`, text: z.state }), " ",
+        h("span", { class: "zone-ready", text: `${ready}/${nodes.length} Ready` }), " ",
+        h("span", { class: "muted zone-rate", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
+      const bucket = z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
+        h("span", { class: "bucket-fill" }), h("span", { class: "bucket-text" })) : h("span", { class: "bucket stopped", text: "no tokens: evictions stopped" });
+      band.queue.replaceChildren(bucket, " ",
+        z.queue.length ? h("span", { class: "queue-list", title: z.queue.join(", "),
+          text: `waiting (${z.queue.length}): ${z.queue.slice(0, 8).join(", ")}${z.queue.length > 8 ? `, … ${z.queue.length - 8} more` : ""}` })
+          : h("span", { class: "muted", text: "queue empty" }));
+      band.zoneData = z;
+    }
+  }
+
+  // -- nodes ---------------------------------------------------------------------------------
+  faultTitle(type) {
+    const p = this.state.params;
+    const v = (p && p.kubernetesVersion) || "1.18";
+    return (v === "1.18" && FAULT_TITLES_1_18[type]) || FAULT_TITLES[type] || "";
+  }
+
+  // The node's actions, grouped, only those that apply to its state (faultmenu.js).
+  actionMenu(n, pods) {
+    const state = this.state;
+    const groups = nodeMenu(n, pods, { refused: (state.params && state.params.faultsRefused) || [], leaks: leaks(n.name, pods, state.events) });
+    const list = h("div", { class: "node-actions" }, ...groups.map((g) => {
+      const group = h("div", { class: "fault-group", role: "group", "data-group": g.group },
+        h("span", { class: "fault-group-name", text: g.group }),
+        ...g.items.map((i) => h("button", { class: `fault${i.type === "DeleteNode" ? " danger" : ""}`, "data-fault": i.type, "data-node": n.name, text: i.label,
+          title: i.why ? `${this.faultTitle(i.type)} (not now: ${i.why})` : this.faultTitle(i.type), disabled: Boolean(i.disabled) })));
+      group.setAttribute("aria-label", g.group);
+      return group;
+    }));
+    const menu = h("details", { class: "node-menu", open: this.openMenu === n.name },
+      h("summary", { text: "actions", title: `actions on ${n.name}` }), list);
+    menu.addEventListener("toggle", () => {
+      if (menu.open) {
+        // One menu open at a time.
+        for (const other of this.els.zones.querySelectorAll("details.node-menu[open]")) if (other !== menu) other.open = false;
+        this.openMenu = n.name;
+      } else if (this.openMenu === n.name) this.openMenu = null;
+    });
+    return menu;
+  }
+
+  closeMenus() {
+    for (const m of this.els.zones.querySelectorAll("details.node-menu[open]")) m.open = false;
+    this.openMenu = null;
+  }
+
+  nodeTile(n, pods) {
+    const buttons = this.opts.operator ? this.actionMenu(n, pods) : null;
+    const taints = h("div", { class: "taints" }, ...n.taints.map((t) => {
+      const short = t.key.replace("node.kubernetes.io/", "");
+      return h("span", { class: `chip badge ${t.effect}`, title: `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}${t.timeAdded !== undefined && t.timeAdded !== null ? ` since ${t.timeAdded} s` : ""}` },
+        short, h("span", { class: "badge-kind", text: `:${t.effect}` }));
+    }));
+    const conds = n.conditions.filter((c) => c.type !== "Ready" && c.status !== "False").map((c) => `${c.type}=${c.status}`).join(" ");
+    const grace = h("div", { class: "grace", hidden: true }, h("span", { class: "grace-text" }), h("div", { class: "hb" }, h("div", { class: "hb-bar" })));
+    const podBox = h("div", { class: "pods" }, ...pods.map((p) => this.podMark(p)));
+    // Nothing to look at (Ready, untainted, its kubelet running, its pods fine): the presenter
+    // view dims it so the nodes that matter stand out.
+    const calm = n.ready === "True" && !n.taints.length && !n.unschedulable && (!n.kubelet || n.kubelet.state === "Running")
+      && pods.every((p) => !p.terminating && p.phase === "Running" && p.ready !== false);
+    const kstate = n.kubelet && n.kubelet.state !== "Running" ? n.kubelet.state : null;
+    const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}${calm ? " calm" : ""}`, "data-node": n.name },
+      h("header", {}, h("strong", { class: "node-name", text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
+        kstate ? h("span", { class: "kstate", text: ` kubelet ${kstate}` }) : null,
+        n.unschedulable ? h("span", { class: "cordon-mark", text: " cordoned" }) : null,
+        n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null,
+        // Version skew: this node's kubelet is an older release than the control plane.
+        n.kubeletVersion ? h("span", { class: "kver", text: ` kubelet ${n.kubeletVersion}`,
+          title: `this node's kubelet runs Kubernetes ${n.kubeletVersion}: its rules are that release's` }) : null),
+      conds ? h("div", { class: "conds", text: conds }) : null, grace, taints, podBox, buttons);
+    el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) this.opts.showDetail("node", n.name); });
+    this.opts.focusNode(el, n);
+    el.tabIndex = 0;
+    el.addEventListener("keydown", (ev) => { if (ev.key === "Enter" && ev.target === el) this.opts.showDetail("node", n.name); });
+    return el;
+  }
+
+  podMark(p) {
+    const cls = podClass(p);
+    // State by shape and sign too, not colour alone; the owner by colour.
+    const mark = POD_MARKS[cls];
+    const owner = p.owner || "no owner";
+    const el = h("span", { class: `pod ${cls} q-${p.qosClass}`, "data-pod": p.key, tabIndex: 0, role: "button",
+      style: `--owner:${ownerColor(p.owner)}`,
+      title: `${p.key} (${owner}) ${p.terminating ? "Terminating" : p.phase}${p.reason ? " (" + p.reason + ")" : ""}${p.ready === false ? ", not Ready" : ""}` },
+      mark ? h("span", { class: "pod-mark", "aria-hidden": "true", text: mark }) : null,
+      h("span", { class: "pod-name", text: p.key.split("/")[1] }), h("span", { class: "countdown" }));
+    el.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.stopPropagation(); this.opts.showDetail("pod", p.key); } });
+    el.addEventListener("click", (ev) => { ev.stopPropagation(); this.opts.showDetail("pod", p.key); });
+    return el;
+  }
+
+  // -- countdowns, heartbeat bars, buckets (from timestamps; no message needed) -----------------
+  paint(t) {
+    const state = this.state;
+    const hide = this.opts.hideCountdowns();
+    if (!this.compact()) {
+      for (const el of this.nodeEls.values()) {
+        const n = state.nodes.get(el.dataset.node);
+        if (!n) continue;
+        this.paintGrace(el, n, t, hide);
+        if (!n.taints.length) { if (el.classList.contains("counting")) this.clearPods(el); continue; }
+        let counting = false;
+        for (const pe of el.querySelectorAll(".pod")) {
+          const c = hide ? null : tolerationCountdown(state.pods.get(pe.dataset.pod), n, t);
+          const text = pe.querySelector(".countdown");
+          if (c && !c.untolerated) {
+            counting = true;
+            pe.classList.add("evicting");
+            pe.style.setProperty("--left", `${c.seconds ? Math.min(100, (c.left / c.seconds) * 100) : 0}%`);
+            text.textContent = fmtLeft(c.left);
+            pe.dataset.evictAt = c.at;
+            pe.title = `${pe.dataset.pod}: deleted by the taint manager in ${fmtLeft(c.left)} (tolerates ${c.taint}:NoExecute ${c.seconds} s, from ${c.since} s)`;
+          } else if (pe.classList.contains("evicting")) {
+            pe.classList.remove("evicting"); text.textContent = ""; delete pe.dataset.evictAt;
+          }
+        }
+        el.classList.toggle("counting", counting);
+      }
+    }
+    this.paintBuckets(t);
+  }
+
+  clearPods(el) {
+    for (const pe of el.querySelectorAll(".pod.evicting")) { pe.classList.remove("evicting"); pe.querySelector(".countdown").textContent = ""; delete pe.dataset.evictAt; }
+    el.classList.remove("counting");
+  }
+
+  paintGrace(el, n, t, hide) {
+    const box = el.querySelector(".grace");
+    const g = hide ? null : graceCountdown(n, this.state.params, t);
+    if (!g) { if (!box.hidden) { box.hidden = true; el.classList.remove("in-grace"); delete el.dataset.unknownAt; } return; }
+    box.hidden = false;
+    el.classList.add("in-grace");
+    el.dataset.unknownAt = g.at;
+    box.querySelector(".grace-text").textContent = g.left > 0 ? `Unknown in ${fmtLeft(g.left)}` : "Unknown at this monitor pass";
+    const bar = box.querySelector(".hb-bar");
+    bar.style.width = `${Math.min(100, (g.elapsed / g.grace) * 100)}%`;
+    box.title = `silent for ${g.elapsed.toFixed(1)} s (last heartbeat at ${g.since} s); nodeMonitorGracePeriod ${g.grace} s, then Unknown at the next monitor pass (${g.at} s)`;
+  }
+
+  paintBuckets(t) {
+    for (const z of this.zoneEls.values()) {
+      const b = z.queue.querySelector(".bucket-fill");
+      if (!b || !z.zoneData) continue;
+      const tokens = bucketTokens(z.zoneData, t);
+      b.style.width = `${Math.min(100, (Math.max(0, tokens) / z.zoneData.burst) * 100)}%`;
+      z.queue.querySelector(".bucket-text").textContent = `bucket ${Math.max(0, tokens).toFixed(2)}/${z.zoneData.burst} token`;
+    }
+  }
+
+  // -- the canvas for big rooms ----------------------------------------------------------------
+  compactClick(ev) {
+    const c = this.els.compact, r = c.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top - 5;
+    for (const z of this.compactHits) {
+      const col = Math.floor((x - z.x0) / (z.size + z.gap)), row = Math.floor(y / (z.size + z.gap));
+      if (col < 0 || col >= z.perRow || row < 0) continue;
+      const n = z.nodes[row * z.perRow + col];
+      if (n) { this.opts.showDetail("node", n.name); return; }
+    }
+  }
+
+  drawCompact() {
+    const c = this.els.compact, zones = nodesByZone(this.state);
+    const width = this.els.zones.clientWidth || 1200, size = 6, gap = 1, perRow = Math.floor((width / Math.max(zones.size, 1) - 20) / (size + gap));
+    const rows = Math.max(...[...zones.values()].map((l) => Math.ceil(l.length / perRow)), 1);
+    c.width = width; c.height = rows * (size + gap) + 10;
+    const ctx = c.getContext("2d"); ctx.clearRect(0, 0, c.width, c.height);
+    let zi = 0;
+    this.compactHits = [];
+    for (const [, nodes] of zones) {
+      const x0 = zi * (width / zones.size);
+      this.compactHits.push({ x0, nodes, perRow, size, gap });
+      nodes.forEach((n, i) => {
+        ctx.fillStyle = compactColor(n);
+        ctx.fillRect(x0 + (i % perRow) * (size + gap), 5 + Math.floor(i / perRow) * (size + gap), size, size);
+      });
+      zi++;
+    }
+  }
+}
+
+// A node's square on the canvas: by Ready, and amber while its grace period runs (silent
+// but still Ready) or while it is tainted.
+export function compactColor(n) {
+  if (n.ready === "False") return "#c0392b";
+  if (n.ready !== "True") return "#7f8c8d";
+  const silent = n.kubelet && n.kubelet.state !== "Running";
+  return silent ? "#e67e22" : n.taints.length ? "#d9a400" : "#2e9d4f";
+}
+
+// Tokens now, from the bucket as the server last saw it, refilled at qps up to burst.
+function bucketTokens(z, t) {
+  if (!z.burst) return 0;
+  return Math.min(z.burst, z.tokens + Math.max(0, t - z.tokensAt) * z.qps);
+}
+

@@ -1,0 +1,69 @@
+"""What the browser tests do the same way: open a room's page (as its operator or a viewer)
+and wait until it shows the room, and use a node's action menu."""
+
+from __future__ import annotations
+
+from typing import Any
+
+CARD = 'article.node[data-node="{node}"]'
+
+
+def card(node: str) -> str:
+    """The selector of a node's tile."""
+    return CARD.format(node=node)
+
+
+def open_room(
+    browser: Any,
+    live_stack: str,
+    room: Any,
+    *,
+    operator: bool = True,
+    viewport: tuple[int, int] = (1400, 1000),
+    wait_for: str | None = None,
+    query: str = "",
+    context: dict[str, Any] | None = None,
+) -> tuple[Any, list[str]]:
+    """A person opens ``room``'s page in a fresh browser context: the operator link (with the
+    room's token) or the viewer link, then waits for ``wait_for`` (default: the first node's
+    tile, or the page's "live" mark when the room shows none). Returns the page and the list
+    its uncaught script errors go to."""
+    width, height = viewport
+    page = browser.new_context(
+        viewport={"width": width, "height": height}, **(context or {})
+    ).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    params = [f"token={room.operator_token}"] if operator else []
+    if query:
+        params.append(query)
+    page.goto(f"{live_stack}/rooms/{room.slug}/" + (f"?{'&'.join(params)}" if params else ""))
+    page.wait_for_selector(wait_for or "article.node, #conn.ok", timeout=20_000)
+    return page, errors
+
+
+def open_node_menu(page: Any, node: str) -> Any:
+    """Open a node's action menu (one click on its "actions"), if it is not open: the menu."""
+    menu = page.locator(f"{card(node)} details.node-menu")
+    if menu.get_attribute("open") is None:
+        page.click(f"{card(node)} details.node-menu > summary")
+    page.wait_for_selector(f"{card(node)} details.node-menu[open] .node-actions", timeout=10_000)
+    return menu
+
+
+def node_action(page: Any, node: str, fault: str) -> None:
+    """An operator's node action: open the node's menu, click the action (which the menu
+    offers once it applies to the node's state: the click waits for it)."""
+    open_node_menu(page, node)
+    page.click(f'{card(node)} button[data-fault="{fault}"]')
+
+
+def menu_faults(page: Any, node: str) -> dict[str, list[str]]:
+    """The node's menu as it offers it: {group: [fault types]}."""
+    open_node_menu(page, node)
+    return page.evaluate(
+        """(sel) => Object.fromEntries([...document.querySelectorAll(sel + ' .fault-group')].map(
+            (g) => [g.dataset.group,
+                    [...g.querySelectorAll('button.fault')].map((b) => b.dataset.fault)]))""",
+        card(node),
+    )

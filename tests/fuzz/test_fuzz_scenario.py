@@ -1,0 +1,88 @@
+"""Fuzz: the scenario loader (upload, form, CLI, room) with random YAML/JSON documents, random
+text, and one random change to a built-in scenario. Each is accepted, or refused with a
+ScenarioError; an accepted one also runs 10 simulated seconds and its timeline can be stored
+(orjson, as a room's tick stores it). None raises anything else, none takes a second."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.engine.scenario import ScenarioError, load_scenario
+from controller.engine.simulation import Simulation
+from controller.engine.state import node_state, pod_state
+from tests.fuzz.harness import EDGE_TEXT, JSON, SETTINGS, Tally, as_text, mutate
+
+BUILTINS = {
+    p.name: yaml.safe_load(p.read_text())
+    for p in sorted(
+        (Path(__file__).resolve().parents[2] / "controller" / "scenarios").glob("*.yaml")
+    )
+}
+SPEC_KEYS = [
+    "duration",
+    "kubernetesVersion",
+    "controllerManager",
+    "kubelet",
+    "apiServer",
+    "featureGates",
+    "nodes",
+    "objects",
+    "faults",
+    "expect",
+    "lesson",
+]
+
+
+def _load_and_run(text: str) -> None:
+    scenario = load_scenario(text)
+    sim = Simulation(scenario)
+    sim.run(min(scenario.duration_ms or 10_000, 10_000))
+    orjson.dumps(list(sim.timeline.events))
+    orjson.dumps([node_state(sim, n) for n in sim.cluster.nodes.values()])
+    orjson.dumps([pod_state(sim, p) for p in sim.cluster.pods.values()])
+
+
+def _run(tally: Tally, text: str) -> None:
+    tally.judge(text, lambda: _load_and_run(text), ScenarioError)
+
+
+def test_fuzz_random_documents() -> None:
+    tally = Tally("scenario: random YAML/JSON documents")
+
+    @SETTINGS
+    @given(st.data())
+    def one(data: st.DataObject) -> None:
+        shape = data.draw(st.sampled_from(["any", "scenario", "text"]), label="shape")
+        if shape == "text":
+            text = data.draw(st.one_of(st.text(max_size=200), EDGE_TEXT), label="text")
+        else:
+            doc = data.draw(JSON, label="doc")
+            if shape == "scenario":
+                spec = data.draw(
+                    st.dictionaries(st.sampled_from(SPEC_KEYS), JSON, max_size=5), label="spec"
+                )
+                doc = {"apiVersion": "playground/v1alpha1", "kind": "Scenario", "spec": spec}
+            text = as_text(doc, data)
+        _run(tally, text)
+
+    one()
+    tally.report()
+
+
+def test_fuzz_mutated_builtin_scenarios() -> None:
+    tally = Tally("scenario: mutations of the built-in scenarios")
+
+    @SETTINGS
+    @given(st.data())
+    def one(data: st.DataObject) -> None:
+        name = data.draw(st.sampled_from(sorted(BUILTINS)), label="scenario")
+        doc = mutate(BUILTINS[name], data)
+        _run(tally, as_text(doc, data))
+
+    one()
+    tally.report()
