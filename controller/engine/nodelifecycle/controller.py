@@ -201,6 +201,9 @@ class NodeLifecycleController:
     # -- the monitor pass's shortcut (lazy_health.py) ------------------------------------------
     def _lazy_health(self) -> LazyHealth | None:
         if not self.sim.shortcuts:
+            if self._lazy is not None and self._lazy.passes:  # switched off: health as it is
+                self._lazy.materialize_all(self._lazy.passes[-1])
+            self._lazy = None
             return None
         if self._lazy is None:
             self._lazy = LazyHealth(self)
