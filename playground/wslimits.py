@@ -6,7 +6,7 @@ check (controller/live) only ever sees messages within the limit.
 Daphne sets its websocket factory's options in ``Server.run`` and has no flag for this one;
 ``asgi.py`` is imported before that, and installs (once) a factory that adds autobahn's
 ``maxMessagePayloadSize`` and ``maxFramePayloadSize`` to the options Daphne sets. Every way of
-starting Daphne (the Procfile, the supervisor, the tests' and benchmarks' processes) loads
+starting Daphne (make run's supervisord, systemd units, the tests' and benchmarks' processes) loads
 ``playground.asgi``, so each gets the limit."""
 
 from __future__ import annotations

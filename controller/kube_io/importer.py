@@ -12,7 +12,8 @@ a ``KubeletConfiguration`` (kubelet.config.k8s.io/v1beta1), a
 ``KubeControllerManagerConfiguration`` (kubecontrollermanager.config.k8s.io/v1alpha1) and
 kube-controller-manager (or kube-apiserver) command-line flags.
 
-Owners follow workloads.py: a Deployment's ReplicaSet is created by the simulated Deployment
+Owners follow the engine's workload controllers (``controller/engine/workloads/``; here the
+module ``workloads``): a Deployment's ReplicaSet is created by the simulated Deployment
 controller as ``<deployment>-<pod-template-hash>`` from the engine's ComputeHash of the
 template, so such ReplicaSets are not imported and their pods are owned by the ReplicaSet the
 engine will create (their ``pod-template-hash`` label rewritten to its hash); the Deployment

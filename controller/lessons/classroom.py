@@ -36,6 +36,8 @@ def answer(room_id: int, client: str, content: dict[str, Any]) -> dict[str, Any]
     client = str(client or "")[:80]
     if not client:
         raise LessonError("lesson.answer: this page has no client id; reload it")
+    if values.text_problem(client):  # it is stored with the answer
+        raise LessonError(f"lesson.answer: the page's client id {values.text_problem(client)}")
     bad = values.first_problem(content, "lesson.answer", numbers=False)  # NUL, lone surrogate
     if bad is not None:
         raise LessonError(": ".join(bad))

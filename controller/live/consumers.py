@@ -133,7 +133,8 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         slug = self.scope["url_route"]["kwargs"]["slug"]
-        query = parse_qs(self.scope.get("query_string", b"").decode())
+        # (bytes that are not UTF-8 are replaced, not raised on)
+        query = parse_qs(self.scope.get("query_string", b"").decode("utf-8", "replace"))
         token = (query.get("token") or [""])[0]
         name = (query.get("name") or [""])[0].replace("\x00", "")  # unstorable on PostgreSQL
         self.display_name = (name or "anonymous")[:40]

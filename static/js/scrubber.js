@@ -6,11 +6,11 @@ import { h } from "./dom.js";
 import { fmtShort } from "./state.js";
 
 export const LANES = [
-  { kind: "fault", label: "faults", color: "#2e7dd7" },
-  { kind: "node", label: "nodes", color: "#7f8c8d" },
-  { kind: "taint", label: "taints", color: "#d9a400" },
-  { kind: "pod", label: "pods deleted", color: "#c0392b" },
-  { kind: "zone", label: "zones", color: "#8e44ad" },
+  { kind: "fault", label: "faults", one: "fault", color: "#2e7dd7" },
+  { kind: "node", label: "nodes", one: "node", color: "#7f8c8d" },
+  { kind: "taint", label: "taints", one: "taint", color: "#d9a400" },
+  { kind: "pod", label: "pods deleted", one: "pod deleted", color: "#c0392b" },
+  { kind: "zone", label: "zones", one: "zone", color: "#8e44ad" },
 ];
 
 // Which lane an event is marked in; null: not marked (pods created, scheduled, ready, ...).
@@ -39,6 +39,14 @@ export function scrubMarks(events, end, width, until = Infinity) {
     if (m) m.count++; else cols.set(key, { x, kind, count: 1, t: e.t });
   }
   return [...cols.values()].sort((a, b) => a.x - b.x || a.kind.localeCompare(b.kind));
+}
+
+// What the marks near pixel column `x` (within `radius`) stand for, for a hover readout:
+// "3 nodes, 1 taint" (lanes in their order), or "" where there is none.
+export function marksNear(marks, x, radius = 3) {
+  const counts = new Map();
+  for (const m of marks) if (Math.abs(m.x - x) <= radius) counts.set(m.kind, (counts.get(m.kind) || 0) + m.count);
+  return LANES.filter((l) => counts.has(l.kind)).map((l) => `${counts.get(l.kind)} ${counts.get(l.kind) === 1 ? l.one : l.label}`).join(", ");
 }
 
 // Where the lesson's checkpoints are: [{id, n, at, status}] with status "reached" (the room
@@ -106,7 +114,16 @@ export class Scrubber {
       this.range.addEventListener("change", () => { if (!this.viaKeys) commit(); });
       this.range.addEventListener("blur", () => { this.stop(); this.paint(this.now); });
     }
-    this.state = null; this.now = 0; this.pending = false;
+    this.state = null; this.now = 0; this.pending = false; this.marks = [];
+    // Hovering the track says when, and what the marks there are.
+    const track = this.range.parentElement;
+    track.addEventListener("pointermove", (ev) => {
+      const r = this.canvas.getBoundingClientRect();
+      const x = ev.clientX - r.left;
+      const t = Math.max(0, Math.min(this.end, (x / r.width) * this.end));
+      const what = marksNear(this.marks, Math.round(x * (this.canvas.width / r.width)));
+      track.title = `${fmtShort(Math.round(t))}${what ? `: ${what}` : ""}`;
+    });
   }
 
   stop() { this.dragging = false; this.viaKeys = false; this.el.classList.remove("dragging"); }
@@ -150,6 +167,7 @@ export class Scrubber {
     // An open question: nothing past its pause is marked (there is nothing yet, unless a
     // rewind left it; the marks must not tell).
     const marks = scrubMarks(events.values(), this.end, width, open ? open.at : Infinity);
+    this.marks = marks;
     this.canvas.width = width;
     const ctx = this.canvas.getContext("2d");
     ctx.clearRect(0, 0, width, this.canvas.height);

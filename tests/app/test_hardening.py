@@ -308,12 +308,15 @@ def test_lesson_next_at_the_owners_running_room_limit_is_refused_whole(db, setti
     room = tick(room, 20)  # paused at the first checkpoint
     ls = LessonState.objects.get(room=room)
     assert room.paused and ls.checkpoint
+    classroom.reveal(room.pk)  # (Next on an unrevealed question reveals it first)
+    ls = LessonState.objects.get(room=room)
     settings.PLAYGROUND_MAX_RUNNING_ROOMS = 1
     create.room_create("another, running", SCENARIO, None, 10.0)
     with pytest.raises(LimitError, match="^PLAYGROUND_MAX_RUNNING_ROOMS=1"):
         classroom.next_step(room.pk, "op")
     after = LessonState.objects.get(room=room)
-    assert (after.step, after.checkpoint) == (ls.step, ls.checkpoint)  # nothing moved
+    # nothing moved: the same step, the question still open and revealed
+    assert (after.step, after.checkpoint, after.revealed) == (ls.step, ls.checkpoint, True)
     assert Room.objects.get(pk=room.pk).paused
     runtime.forget_cache()
 
@@ -327,6 +330,12 @@ def test_lesson_next_at_the_owners_running_room_limit_is_refused_whole(db, setti
             {"answer": 2, "name": "\ud800"},
             "lesson.answer.name: contains a lone surrogate",
             id="a lone surrogate in the name",
+        ),
+        pytest.param(
+            "silent",
+            {"answer": 2, "client": "\ud800"},
+            "lesson.answer: the page's client id contains a lone surrogate",
+            id="a lone surrogate in the client id (found by the fuzz target)",
         ),
         pytest.param(
             "taint",
@@ -347,11 +356,13 @@ def test_a_lesson_answer_that_cannot_be_stored_is_refused_with_the_field(
 ) -> None:
     room = tick(create.room_create("lesson", LESSON, None, 10.0), 20)  # at "silent"
     if checkpoint == "taint":
+        classroom.reveal(room.pk)  # a question is never left unrevealed
         classroom.next_step(room.pk, "t")
         room = tick(Room.objects.get(pk=room.pk), 30)
     assert LessonState.objects.get(room=room).checkpoint == checkpoint
+    client = answer.pop("client", "c1")
     with pytest.raises(LessonError) as err:
-        classroom.answer(room.pk, "c1", {"checkpoint": checkpoint, **answer})
+        classroom.answer(room.pk, client, {"checkpoint": checkpoint, **answer})
     assert str(err.value).startswith(error)
     runtime.forget_cache()
 

@@ -8,6 +8,7 @@ import pytest
 from controller.rooms import controls, create, tick
 
 from .conftest import ARTIFACTS
+from .helpers import open_room
 
 pytestmark = pytest.mark.browser
 
@@ -50,9 +51,14 @@ def room(live_stack):
 
 
 def test_a_page_opened_at_twenty_minutes_charts_from_zero(live_stack, room, browser) -> None:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
-    page = context.new_page()
-    page.goto(f"{live_stack}/rooms/{room.slug}/")
+    page, _ = open_room(
+        browser,
+        live_stack,
+        room,
+        operator=False,
+        viewport=(1280, 900),
+        context={"accept_downloads": True},
+    )
     page.wait_for_function(
         "document.querySelectorAll('#charts .chart[data-from]').length >= 3", timeout=20_000
     )

@@ -11,7 +11,8 @@ import pytest
 
 from controller.rooms import actions, controls, create
 
-from .conftest import ARTIFACTS, node_action
+from .conftest import ARTIFACTS
+from .helpers import card, node_action, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -62,10 +63,7 @@ def step(page, times: int = 1) -> None:
 
 
 def test_scale_leak_and_zone_outage_from_the_page(live_stack, room, browser) -> None:
-    page = browser.new_context(viewport={"width": 1400, "height": 1100}).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
+    page, errors = open_room(browser, live_stack, room, viewport=(1400, 1100))
     assert "memory.available drops under 3Gi" in page.inner_text("#about")
     row = 'tr[data-workload="Deployment/default/web"]'
     page.wait_for_selector(f"{row} >> text=2 / 2 ready", timeout=20_000)
@@ -113,11 +111,7 @@ def test_scale_leak_and_zone_outage_from_the_page(live_stack, room, browser) -> 
 
 
 def test_add_node_from_the_page(live_stack, room, browser) -> None:
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector('article.node[data-node="a-1"]', timeout=20_000)
+    page, errors = open_room(browser, live_stack, room, wait_for=card("a-1"))
     page.click("#add-node")
     page.wait_for_selector("#timeline >> text=AddNode", timeout=20_000)
     added = page.locator('.zone[data-zone="zone-a"] article.node[data-node^="added-"]')
@@ -129,9 +123,7 @@ def test_add_node_from_the_page(live_stack, room, browser) -> None:
 
 
 def test_an_operator_sees_why_an_action_was_refused_at_its_instant(live_stack, room, browser):
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-    page.goto(f"{live_stack}/rooms/{room.slug}/?token={room.operator_token}")
-    page.wait_for_selector('article.node[data-node="b-1"]', timeout=20_000)
+    page, _ = open_room(browser, live_stack, room, wait_for=card("b-1"))
 
     def two_operators() -> None:
         """Both valid when sent, in one commit so that one tick applies both: bob's stop

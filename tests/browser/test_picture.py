@@ -7,6 +7,7 @@ multiples on whole-number axes, and the operator drags the time scrubber to rewi
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -89,6 +90,7 @@ def test_countdowns_bands_multiples_and_the_scrubber(live_stack, room, browser) 
     shown = float(page.get_attribute(card("a-1"), "data-unknown-at"))
     assert shown == engine(page, "s.nodes.get('a-1').unknownAt")
     page.screenshot(path=str(ARTIFACTS / "20-grace-period.png"), full_page=True)
+    page.locator(card("a-1")).screenshot(path=str(ARTIFACTS / "20-node-tile-grace.png"))
 
     # 1.34: Unknown 50 s after the last lease, tainted unreachable:NoExecute: the 300 s run.
     step(page, 6)
@@ -109,6 +111,7 @@ def test_countdowns_bands_multiples_and_the_scrubber(live_stack, room, browser) 
     assert page.locator(f"{card('a-1')} .grace").is_hidden(), "Unknown: the grace period is over"
     page.wait_for_selector(f"{card('a-1')} .chip.NoExecute")
     page.screenshot(path=str(ARTIFACTS / "21-pods-counting-down-300s.png"), full_page=True)
+    page.locator(card("a-1")).screenshot(path=str(ARTIFACTS / "21-node-tile-300s.png"))
 
     # zone-b all down: a FullDisruption band.
     page.click('.zone[data-zone="zone-b"] button[data-fault="ZoneOutage"]')
@@ -147,6 +150,10 @@ def test_countdowns_bands_multiples_and_the_scrubber(live_stack, room, browser) 
         "Number(document.querySelector('.scrub-marks').dataset.marks) > 3", timeout=20_000
     )
     assert viewer.locator(".scrub-range").is_disabled()
+    # Hovering the viewer's track at its start says when, and what the marks there are.
+    track = viewer.locator(".scrub-track").bounding_box()
+    viewer.mouse.move(track["x"] + 2, track["y"] + track["height"] / 2)
+    assert re.match(r"00:00: .*zone", viewer.get_attribute(".scrub-track", "title"))
     assert page.locator(".scrub-range").is_enabled()
     now = engine(page, "s.simT")
     page.locator("#scrubber").screenshot(path=str(ARTIFACTS / "24-scrubber.png"))

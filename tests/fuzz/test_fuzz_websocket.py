@@ -186,6 +186,10 @@ def test_fuzz_websocket_messages(settings) -> None:
     settings.PLAYGROUND_MAX_ACTIONS_PER_SECOND = 0
     settings.PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_ADDRESS = 0
     settings.PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_TOKEN = 0
+    # A room may grow to the server's limits (150,000 pods: a ScaleWorkload to that many takes
+    # seconds to schedule, by design); this target is about validation, with small limits.
+    settings.PLAYGROUND_MAX_PODS_PER_ROOM = 1000
+    settings.PLAYGROUND_MAX_NODES_PER_ROOM = 100
     room = create.room_create("fuzz", LESSON, None, 10.0)
     tally = Tally("websocket: every message type")
     loop = Loop()

@@ -2,7 +2,7 @@
 // marked in which lane, where, and where a lesson's checkpoints stand, giving nothing away.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { checkpointMarks, markKind, scrubEnd, scrubMarks } from "../../static/js/scrubber.js";
+import { checkpointMarks, markKind, marksNear, scrubEnd, scrubMarks } from "../../static/js/scrubber.js";
 
 test("markKind: faults, nodes, NoExecute taints, pods deleted, zone states; the rest unmarked", () => {
   const kinds = [
@@ -56,4 +56,11 @@ test("scrubEnd: from 0 to now (at least 1 s), or to a checkpoint's mark if later
   assert.equal(scrubEnd(0, []), 1);
   assert.equal(scrubEnd(250, [{ at: 70 }]), 250);
   assert.equal(scrubEnd(50, [{ at: 70 }]), 70);
+});
+
+test("marksNear: what the marks within a few pixels stand for, lanes in order", () => {
+  const marks = [{ x: 20, kind: "taint", count: 1 }, { x: 21, kind: "node", count: 2 }, { x: 22, kind: "node", count: 1 }, { x: 40, kind: "fault", count: 1 }];
+  assert.equal(marksNear(marks, 21), "3 nodes, 1 taint");
+  assert.equal(marksNear(marks, 41), "1 fault");
+  assert.equal(marksNear(marks, 30), "");
 });
