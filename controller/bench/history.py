@@ -14,6 +14,7 @@ from typing import Any
 from .procs import REPO
 
 LAST = REPO / ".bench" / "last.json"
+NOISE = 0.01  # a change under 1 % is called neither better nor worse
 # The figures compared: (key, label, unit, True when more is better).
 FIGURES = (
     ("run_s", "run", "s", False),
@@ -81,7 +82,7 @@ def compare(row: dict[str, Any], last: dict[str, Any] | None) -> str:
         if not isinstance(new, int | float) or not isinstance(old, int | float):
             continue
         change = "" if old == 0 else f" ({(new - old) / old * 100:+.0f}%)"
-        if new == old:
+        if old == 0 or abs(new - old) < abs(old) * NOISE:
             verdict = ""
         elif (new > old) == more_is_better:
             verdict = " better"

@@ -139,6 +139,14 @@ ROW = {
             id="a regression shows as worse",
         ),
         pytest.param(
+            {**ROW, "peak_mib": 139.9, "commit": "abc", "load": "load average 0.10 0.10 0.10"},
+            "  1000 nodes, zone outage at 10 min vs last (abc, load average 0.10 0.10 0.10): "
+            "run 2.0 -> 2.0 s (+0%); run CPU 1.9 -> 1.9 s (+0%); "
+            "sim s/wall s 1800.0 -> 1800.0 (+0%); setup 1.5 -> 1.5 s (+0%); "
+            "peak 139.9 -> 140.0 MiB (+0%)",
+            id="a change under 1 % is neither better nor worse",
+        ),
+        pytest.param(
             {"run_s": 2.5},
             "  1000 nodes, zone outage at 10 min vs last (?, load average ?): "
             "run 2.5 -> 2.0 s (-20%) better",
