@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from .versions import Profile
 
 
+LIVE_PHASES = ("Pending", "Running", "Unknown")  # the others are terminal (isPodTerminated)
+
+
 class Cluster:
     """API objects and the writes the components make to them."""
 
@@ -134,9 +137,29 @@ class Cluster:
         return True
 
     # -- pods -----------------------------------------------------------------------
+    @property
+    def terminated(self) -> dict[str, Pod]:
+        """The pods in a terminal phase (Failed, Succeeded), by key: PodGC's gcTerminated
+        index, kept on every phase write (made on first use: engines pickled before it
+        existed still load)."""
+        index = self.__dict__.get("_terminated")
+        if index is None:
+            index = {k: p for k, p in self.pods.items() if p.phase not in LIVE_PHASES}
+            self.__dict__["_terminated"] = index
+        return index
+
+    def _phase_written(self, pod: Pod) -> None:
+        if pod.phase not in LIVE_PHASES:
+            if self.pods.get(pod.key) is pod:
+                self.terminated[pod.key] = pod
+        elif self.terminated.get(pod.key) is pod:
+            del self.terminated[pod.key]
+
     def add_pod(self, pod: Pod, now_ms: int) -> None:
         """Create a pod (after admission). A pod with nodeName set is bound already."""
         self.pods[pod.key] = pod
+        if pod.phase not in LIVE_PHASES:
+            self.terminated[pod.key] = pod
         owner = pod.owner.ref() if pod.owner is not None else None
         self.timeline.emit(now_ms, "PodCreated", pod=pod.key, owner=owner)
         if pod.node_name:
@@ -177,6 +200,7 @@ class Cluster:
             return
         emit = pod.phase != phase or pod.reason != reason
         pod.phase, pod.reason, pod.message = phase, reason, message
+        self._phase_written(pod)
         if emit:
             self.timeline.emit(now_ms, "PodPhase", pod=pod.key, phase=phase, reason=reason)
         self.sim.on_pod_status_updated(pod, now_ms)
@@ -192,6 +216,7 @@ class Cluster:
         if pod.phase != phase or pod.reason != reason or pod.message != message:
             emit = pod.phase != phase or pod.reason != reason
             pod.phase, pod.reason, pod.message = phase, reason, message
+            self._phase_written(pod)
             if emit:
                 self.timeline.emit(now_ms, "PodPhase", pod=pod.key, phase=phase, reason=reason)
             changed = True
@@ -254,6 +279,8 @@ class Cluster:
         if self.pods.pop(pod.key, None) is None:
             return
         self.terminating.pop(pod.key, None)
+        if self.terminated.get(pod.key) is pod:
+            del self.terminated[pod.key]
         if pod.node_name:
             self.pods_by_node.get(pod.node_name, {}).pop(pod.key, None)
         self.timeline.emit(now_ms, "PodRemoved", pod=pod.key, node=pod.node_name)

@@ -27,6 +27,7 @@ PodGC issues its own DELETE with grace 0), then ``PodRemoved``.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from .clock import SECOND, next_on_grid
@@ -100,13 +101,51 @@ class PodGCController:
 
     # -- gc -------------------------------------------------------------------------------------
     def gc(self, now: int) -> None:
-        """Port of PodGCController.gc (gc_controller.go). Go lists every pod once and hands
-        the list to each step; here each step gets the pods it can act on, from the store's
-        indexes, in key order (the same result, without a scan of every pod every 20 s):
-        gcTerminated only runs when there are more pods than its threshold at all."""
+        """Port of PodGCController.gc (gc_controller.go): Go lists every pod once and hands
+        the list to each step (``gc_listed``, the straightforward loop). ``gc_indexed`` gives
+        each step, from the store's indexes, the same pods in the same (key) order, without a
+        scan of every pod every 20 s."""
         self._promote(now)
+        if self.sim.shortcuts:
+            self.gc_indexed(now)
+        else:
+            self.gc_listed(now)
+
+    def gc_listed(self, now: int) -> None:
+        """The steps over the list of every pod, sorted by key."""
         cluster = self.sim.cluster
-        terminating = [cluster.terminating[k] for k in sorted(cluster.terminating)]
+        pods = [cluster.pods[k] for k in sorted(cluster.pods)]
+        terminating = [p for p in pods if p.deletion_ms is not None]
+        orphans = [p for p in pods if p.node_name and p.node_name not in cluster.nodes]
+        if 0 < self.terminated_pod_threshold < len(pods):
+            self.gc_terminated(pods, now)
+        if self.sim.config.profile.pod_gc_out_of_service:
+            self.gc_terminating(terminating, now)
+        self.gc_orphaned(orphans, now)
+        self.gc_unscheduled_terminating(terminating, now)
+
+    def gc_indexed(self, now: int) -> None:
+        """The steps over the pods they can act on: gcTerminated runs only when the pods in a
+        terminal phase (the store's ``terminated`` index) are more than its threshold;
+        gcTerminating gets the terminating pods of the not-Ready nodes with the
+        out-of-service taint (pods by node name); gcOrphaned the pods bound to a name no
+        node has; gcUnscheduledTerminating the terminating pods with no node. Each list is
+        made before the first step runs, as Go's one list is."""
+        cluster = self.sim.cluster
+        by_key = attrgetter("key")
+        out_of_service: list[Pod] = []
+        if self.sim.config.profile.pod_gc_out_of_service:
+            out_of_service = sorted(
+                (
+                    pod
+                    for name, node in cluster.nodes.items()
+                    if any(t.key == TAINT_OUT_OF_SERVICE for t in node.taints)
+                    and not _node_ready(node)
+                    for pod in cluster.pods_by_node.get(name, {}).values()
+                    if pod.deletion_ms is not None
+                ),
+                key=by_key,
+            )
         orphans = sorted(
             (
                 pod
@@ -114,14 +153,18 @@ class PodGCController:
                 if name not in cluster.nodes
                 for pod in pods.values()
             ),
-            key=lambda p: p.key,
+            key=by_key,
         )
-        if 0 < self.terminated_pod_threshold < len(cluster.pods):
-            self.gc_terminated([cluster.pods[k] for k in sorted(cluster.pods)], now)
+        unscheduled = sorted(
+            (p for p in cluster.terminating.values() if not p.node_name), key=by_key
+        )
+        threshold = self.terminated_pod_threshold
+        if 0 < threshold < len(cluster.pods) and len(cluster.terminated) > threshold:
+            self.gc_terminated([cluster.terminated[k] for k in sorted(cluster.terminated)], now)
         if self.sim.config.profile.pod_gc_out_of_service:
-            self.gc_terminating(terminating, now)
+            self.gc_terminating(out_of_service, now)
         self.gc_orphaned(orphans, now)
-        self.gc_unscheduled_terminating(terminating, now)
+        self.gc_unscheduled_terminating(unscheduled, now)
 
     def gc_terminated(self, pods: list[Pod], now: int) -> None:
         """Port of PodGCController.gcTerminated: keep at most terminatedPodThreshold pods in

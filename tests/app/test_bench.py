@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from controller import affinity
-from controller.bench import live, rooms, stack, stats, viewers
+from controller.bench import history, live, rooms, stack, stats, viewers
 from controller.locks import redis_client
 from controller.models import Room
 from controller.rooms import broadcast
@@ -84,3 +84,89 @@ def test_process_rows_refuse_while_other_workers_are_announced(redis_server) -> 
             stack.check_stack()
     finally:
         redis_client().zrem(affinity.WORKERS_KEY, "someone@else")
+
+
+# -- the engine row's comparison with its previous run (.bench/last.json) ---------------------
+ROW = {
+    "nodes": 1000,
+    "pods": 30000,
+    "scenario": "zone outage at 10 min",
+    "setup_s": 1.5,
+    "run_s": 2.0,
+    "run_cpu_s": 1.9,
+    "sim_s_per_wall_s": 1800.0,
+    "events": 128352,
+    "peak_mib": 140.0,
+}
+
+
+@pytest.mark.parametrize(
+    ("last", "expected"),
+    [
+        pytest.param(
+            None,
+            "  1000 nodes, zone outage at 10 min: no previous run stored",
+            id="first run of the row",
+        ),
+        pytest.param(
+            {
+                **ROW,
+                "run_s": 4.0,
+                "run_cpu_s": 3.8,
+                "sim_s_per_wall_s": 900.0,
+                "commit": "abc1234",
+                "load": "load average 1.00 2.00 3.00",
+            },
+            "  1000 nodes, zone outage at 10 min vs last (abc1234, load average 1.00 2.00 3.00): "
+            "run 4.0 -> 2.0 s (-50%) better; run CPU 3.8 -> 1.9 s (-50%) better; "
+            "sim s/wall s 900.0 -> 1800.0 (+100%) better; setup 1.5 -> 1.5 s (+0%); "
+            "peak 140.0 -> 140.0 MiB (+0%)",
+            id="faster: better",
+        ),
+        pytest.param(
+            {
+                **ROW,
+                "run_s": 1.0,
+                "sim_s_per_wall_s": 3600.0,
+                "peak_mib": 100.0,
+                "commit": "def",
+                "load": "load average 0.10 0.10 0.10",
+            },
+            "  1000 nodes, zone outage at 10 min vs last (def, load average 0.10 0.10 0.10): "
+            "run 1.0 -> 2.0 s (+100%) worse; run CPU 1.9 -> 1.9 s (+0%); "
+            "sim s/wall s 3600.0 -> 1800.0 (-50%) worse; setup 1.5 -> 1.5 s (+0%); "
+            "peak 100.0 -> 140.0 MiB (+40%) worse",
+            id="a regression shows as worse",
+        ),
+        pytest.param(
+            {**ROW, "peak_mib": 139.9, "commit": "abc", "load": "load average 0.10 0.10 0.10"},
+            "  1000 nodes, zone outage at 10 min vs last (abc, load average 0.10 0.10 0.10): "
+            "run 2.0 -> 2.0 s (+0%); run CPU 1.9 -> 1.9 s (+0%); "
+            "sim s/wall s 1800.0 -> 1800.0 (+0%); setup 1.5 -> 1.5 s (+0%); "
+            "peak 139.9 -> 140.0 MiB (+0%)",
+            id="a change under 1 % is neither better nor worse",
+        ),
+        pytest.param(
+            {"run_s": 2.5},
+            "  1000 nodes, zone outage at 10 min vs last (?, load average ?): "
+            "run 2.5 -> 2.0 s (-20%) better",
+            id="a row stored before a figure existed compares what it has",
+        ),
+    ],
+)
+def test_an_engine_row_is_compared_with_its_last_run(last, expected) -> None:
+    assert history.compare(ROW, last) == expected
+
+
+def test_the_last_run_of_each_row_is_stored_and_read_back(tmp_path) -> None:
+    path = tmp_path / ".bench" / "last.json"
+    assert history.load(path) == {}
+    other = {**ROW, "nodes": 5000}
+    history.store([ROW, other], "abc1234", "load average 1.00 1.00 1.00", path)
+    history.store([{**ROW, "run_s": 9.0}], "def5678+", "load average 2.00 2.00 2.00", path)
+    stored = history.load(path)
+    assert stored[history.row_key(ROW)]["run_s"] == 9.0
+    assert stored[history.row_key(ROW)]["commit"] == "def5678+"
+    assert stored[history.row_key(other)]["commit"] == "abc1234"  # other rows stay
+    path.write_text("{not json")
+    assert history.load(path) == {}

@@ -139,7 +139,7 @@ def random_scenario(seed: int) -> Scenario:
                 "Cordon",
                 "LeakMemory",
             ]
-            + (["ShutdownNode"] if version == "1.34" else [])
+            + (["ShutdownNode", "OutOfService", "RemoveOutOfService"] if version == "1.34" else [])
         )
         fault: dict[str, Any] = {"at": at, "type": kind}
         if kind in ("ZoneOutage", "ZoneRestore"):
@@ -213,13 +213,21 @@ def run(seed: int, shortcuts: bool, checkpoints: list[int]) -> tuple[list[str], 
     """The timeline (one JSON line per event) and the cluster state at each checkpoint of the
     random scenario ``seed``, with the shortcuts or without. A fault whose target is gone by
     its instant is refused and changes nothing (as a live room's action)."""
-    scenario = random_scenario(seed)  # fresh: SetParameters changes the scenario's config
-    sim = Simulation(scenario)
-    sim.shortcuts = shortcuts
-    sim.apply_fault = lambda fault: sim.apply_action(fault, 0)  # type: ignore[method-assign]
+    sim = make_sim(seed, shortcuts)
     states = []
     for t in checkpoints:
         sim.run(t)
         states.append(json.dumps(cluster_state(sim), sort_keys=True))
-    sim.run(scenario.duration_ms)
+    sim.run(sim.scenario.duration_ms)
     return [to_json(e) for e in sim.timeline.events], states
+
+
+def make_sim(seed: int, shortcuts: bool) -> Simulation:
+    """The simulation of the random scenario ``seed``, made afresh (SetParameters changes
+    the scenario's config); odd seeds lower PodGC's terminatedPodThreshold."""
+    sim = Simulation(random_scenario(seed))
+    sim.shortcuts = shortcuts
+    if seed % 2:
+        sim.pod_gc.terminated_pod_threshold = seed % 5 + 1  # gcTerminated at work
+    sim.apply_fault = lambda fault: sim.apply_action(fault, 0)  # type: ignore[method-assign]
+    return sim

@@ -3,13 +3,17 @@ stand for: seeded random clusters and faults (random_clusters.py), run with
 ``Simulation.shortcuts`` on and off, give the same timeline byte for byte and the same
 cluster state (with each node's probe timestamp) at two instants of the run.
 
-Shortcuts covered: the monitor pass's parked nodes (nodelifecycle/lazy_health.py)."""
+Shortcuts covered: the monitor pass's parked nodes (nodelifecycle/lazy_health.py); PodGC's
+indexes (podgc.gc_indexed against gc_listed; half the seeds lower terminatedPodThreshold); the
+eviction loop's kept sum of the pods' declared usage (EvictionLoop.pods_usage)."""
 
 from __future__ import annotations
 
 import pytest
 
-from .random_clusters import random_scenario, run
+from controller.engine.timeline import to_json
+
+from .random_clusters import make_sim, random_scenario, run
 
 SEEDS = range(40)
 
@@ -29,3 +33,17 @@ def test_the_random_runs_reach_what_the_shortcuts_skip() -> None:
         lines, _states = run(seed, True, [])
         types |= {line.split('"type":"')[1].split('"')[0] for line in lines}
     assert {"NodeReady", "TaintAdded", "TaintRemoved", "ZoneState", "PodDeleted"} <= types
+
+
+@pytest.mark.parametrize("seed", [37, 49], ids=lambda s: f"seed {s}")
+def test_switching_the_shortcuts_off_mid_run_keeps_the_timeline(seed: int) -> None:
+    """The parked nodes' health is brought up to date when the shortcut is switched off, so
+    the straightforward loop goes on from where the shortcut was (these seeds' timelines
+    differ when it is not)."""
+    checkpoints = [random_scenario(seed).duration_ms // 2]
+    straight = run(seed, False, checkpoints)
+    sim = make_sim(seed, True)
+    sim.run(checkpoints[0])
+    sim.shortcuts = False
+    sim.run(sim.scenario.duration_ms)
+    assert [to_json(e) for e in sim.timeline.events] == straight[0]

@@ -34,7 +34,14 @@ from .eviction.manager import (
     SyncResult,
 )
 from .image_gc import UNLIMITED, free_space
-from .resources import images_bytes, node_own_usage, pod_usage, pods_usage
+from .resources import (
+    declared_pods_usage,
+    images_bytes,
+    leaked_pods_usage,
+    node_own_usage,
+    pod_usage,
+    pods_usage,
+)
 
 if TYPE_CHECKING:
     from .node_status import Kubelet
@@ -95,6 +102,9 @@ class EvictionLoop:
         # Evictions of one sync after the first: killPodNow blocks, so they follow one another.
         self.pending: list[Handle] = []
         self.in_sync = False
+        # The sum of the pods' declared usage (pods_usage's shortcut), None when it may
+        # have changed.
+        self.usage_base: tuple[int, int, int] | None = None
 
     # -- timing ---------------------------------------------------------------------------
     def start(self, now: int, fresh: bool = False) -> None:
@@ -113,6 +123,7 @@ class EvictionLoop:
 
     def wake(self, now: int) -> None:
         """Stats changed: make sure the next sync on the loop's grid runs."""
+        self.usage_base = None  # the pods' declared usage may have changed
         if not self.kubelet.alive or self.in_sync:
             return  # a sync in progress schedules its successor itself
         self._schedule(next_on_grid(now, self.base_ms, EVICTION_MONITORING_PERIOD_MS))
@@ -373,9 +384,7 @@ class EvictionLoop:
         node = self.kubelet.node
         assert node is not None
         res = node.resources
-        pods_mem, pods_disk, pods_pids = pods_usage(
-            self.sim, self.sim.cluster.pods_on_node(node.name), now
-        )
+        pods_mem, pods_disk, pods_pids = self.pods_usage(now)
         images = images_bytes(node) + res.dead_containers
         nodefs_cap = res.capacity.get("ephemeral-storage", 0)
         nodefs_used = node_own_usage(self.sim, node, "ephemeral-storage", now) + pods_disk
@@ -402,6 +411,24 @@ class EvictionLoop:
                 res.imagefs_capacity, images, res.imagefs_capacity // INODE_BYTES, 0
             )
         return stats
+
+    def pods_usage(self, now: int) -> tuple[int, int, int]:
+        """resources.pods_usage over the node's pods (the pods cgroup's stats). The shortcut
+        (issue #27) keeps the sum of their declared usage from one change of the node's
+        usage to the next (every change calls ``wake``, as the loop's own skipping of quiet
+        syncs requires) and adds the leaks, which grow with time, at each read."""
+        sim = self.sim
+        if not sim.shortcuts:
+            return pods_usage(sim, sim.cluster.pods_on_node(self.kubelet.node_name), now)
+        pods = sim.cluster.pods_by_node.get(self.kubelet.node_name, {}).values()
+        base = self.__dict__.get("usage_base")
+        if base is None:
+            base = self.usage_base = declared_pods_usage(pods)
+        if not sim.leaks.by_target:
+            return base
+        mem, eph, pids = base
+        extra = leaked_pods_usage(sim, pods, now)
+        return mem + extra[0], eph + extra[1], pids + extra[2]
 
     def pod_stats(self, pod: Pod, now: int) -> PodStats:
         """The pod's spec resources and usage; the engine tracks usage per pod, so the first

@@ -4,6 +4,7 @@ usage computed from the scenario's declared usage plus the growing usage of faul
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -129,6 +130,34 @@ def pods_usage(sim: Simulation, pods: list[Pod], now: int) -> tuple[int, int, in
                 eph += leaks.extra(target, "ephemeral-storage", now)
                 pids += leaks.extra(target, "pids", now)
         return min(INT64_MAX, mem), min(INT64_MAX, eph), min(INT64_MAX, pids)
+    return mem, eph, pids
+
+
+def declared_pods_usage(pods: Iterable[Pod]) -> tuple[int, int, int]:
+    """pods_usage without the leaks: the running pods' declared memory, ephemeral-storage
+    and pids."""
+    mem = eph = pids = 0
+    for pod in pods:
+        if not pod.started:
+            continue
+        u = pod.usage
+        if u:
+            mem += u.get("memory", 0)
+            eph += u.get("ephemeral-storage", 0)
+            pids += u.get("pids", 0)
+    return mem, eph, pids
+
+
+def leaked_pods_usage(sim: Simulation, pods: Iterable[Pod], now: int) -> tuple[int, int, int]:
+    """What the running pods' leaks add to pods_usage at ``now``."""
+    mem = eph = pids = 0
+    leaks = sim.leaks
+    for pod in pods:
+        if pod.started and ("pod", pod.key) in leaks.by_target:
+            target = ("pod", pod.key)
+            mem += leaks.extra(target, "memory", now)
+            eph += leaks.extra(target, "ephemeral-storage", now)
+            pids += leaks.extra(target, "pids", now)
     return mem, eph, pids
 
 

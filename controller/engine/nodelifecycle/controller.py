@@ -201,6 +201,9 @@ class NodeLifecycleController:
     # -- the monitor pass's shortcut (lazy_health.py) ------------------------------------------
     def _lazy_health(self) -> LazyHealth | None:
         if not self.sim.shortcuts:
+            if self._lazy is not None and self._lazy.passes:  # switched off: health as it is
+                self._lazy.materialize_all(self._lazy.passes[-1])
+            self._lazy = None
             return None
         if self._lazy is None:
             self._lazy = LazyHealth(self)
@@ -214,7 +217,8 @@ class NodeLifecycleController:
         return self.node_health.get(name)
 
     def node_written(self, name: str) -> None:
-        """The node's status or taints were written (the store calls this)."""
+        """Something a visit of the node reads changed: its status or taints (the store calls
+        this), or its place in its zone queue's set."""
         if self._lazy is not None:
             self._lazy.node_written(name)
 
@@ -254,6 +258,8 @@ class NodeLifecycleController:
         )
         self._emit_zone_state(zone, ZoneState.INITIAL, now)
         self._emit_zone_rate(zone, now)
+        if self._lazy is not None:
+            self._lazy.zone_queue_replaced(zone)
 
     def try_update_node_health(
         self, node: Node, now: int
@@ -422,6 +428,7 @@ class NodeLifecycleController:
         queue = self.zone_queues.get(node.zone_key)
         if queue is not None and node.name in queue:
             queue.remove(node.name)
+            self.node_written(node.name)  # a parked node out of its queue's set is visited
 
     def do_no_execute_tainting_pass(self, now: int) -> None:
         """Port of Controller.doNoExecuteTaintingPass."""

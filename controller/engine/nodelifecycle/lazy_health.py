@@ -10,7 +10,10 @@ is not visited, and its ``NodeHealth`` is brought up to date (``materialize``) o
 someone reads it or it must be visited again, in closed form: after the passes up to
 ``through``, the saved lease is the Lease's renewTime at ``through`` and the probe timestamp
 is the first pass that saw it (renewTime is the instant of the write, so the first pass at or
-after it).
+after it). A node Ready=False or Unknown (taint manager on) is parked too once it sits in its
+zone queue's set without the other status's taint (and, in releases that requeue, with its
+own): markNodeForTainting's Add is refused, so its visits change nothing either (an Unknown one has no deadline: nothing
+more is written to it).
 
 A parked node is visited again (unparked) when:
 
@@ -23,7 +26,9 @@ A parked node is visited again (unparked) when:
 - its kubelet is about to stop, start, be partitioned or healed (``lease_changing``: the
   health is brought up to date with the old renewal schedule, and the deadline is set from
   the probe, then refined when it comes);
-- it is deleted (``node_deleted``: its health stays as the last pass left it).
+- it is deleted (``node_deleted``: its health stays as the last pass left it);
+- it leaves its zone queue's set (markNodeAsReachable of "master disruption mode");
+- its zone gets a new, empty queue (``zone_queue_replaced``) while it is in the old one.
 
 Same-instant order is kept: a pass visits the unparked nodes in the lister's (name) order,
 and a node unparked during a pass before its turn is visited in it. ``Simulation.shortcuts``
@@ -37,7 +42,7 @@ from bisect import bisect_left
 from typing import TYPE_CHECKING
 
 from ..clock import next_on_grid
-from ..objects import READY, TRUE, Node
+from ..objects import FALSE, READY, TRUE, UNKNOWN, Node
 from .taints import NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE
 
 if TYPE_CHECKING:
@@ -52,9 +57,10 @@ class LazyHealth:
     def __init__(self, ctl: NodeLifecycleController) -> None:
         self.ctl = ctl
         self.parked: dict[str, int] = {}  # name -> last pass its NodeHealth reflects
-        self.parked_zone: dict[str, str | None] = {}  # name -> zone it counts in (None: none)
-        self.zone_parked: dict[str, int] = {}  # zone -> parked nodes counted in the zone
-        self.pass_true: dict[str, int] = {}  # this pass: zone -> parked nodes not visited
+        # name -> (zone it counts in (None: none), its Ready status)
+        self.parked_as: dict[str, tuple[str | None, str]] = {}
+        self.zone_parked: dict[tuple[str, str], int] = {}  # (zone, status) -> parked nodes
+        self.pass_parked: dict[tuple[str, str], int] = {}  # the same, this pass, not visited
         self.active: set[str] = set()  # nodes visited every pass
         self.deadline: dict[str, int] = {}  # name -> probe + grace (the live heap entry)
         self.heap: list[tuple[int, str]] = []
@@ -86,7 +92,7 @@ class LazyHealth:
         if grace != self.grace:
             self.grace = grace
             for name in self.parked:
-                self._set_deadline(name, self.ctl.node_health[name].probe_ms + grace)
+                self._set_deadline(name, self._threshold(name, self.ctl.node_health[name].probe_ms))
         passes = self.passes
         prev = passes[-1] if passes else None
         if prev is not None and len(passes) >= MAX_PASSES:
@@ -111,7 +117,7 @@ class LazyHealth:
         index = self.index
         self.todo = [(index[name], name) for name in self.active]
         heapq.heapify(self.todo)
-        self.pass_true = dict(self.zone_parked)
+        self.pass_parked = dict(self.zone_parked)
         self.cursor = -1
 
     def next_node(self) -> Node | None:
@@ -131,25 +137,28 @@ class LazyHealth:
         nodes = ctl.cluster.nodes
         for name in list(self.active):
             node = nodes.get(name)
-            if node is not None and self._clean(node):
-                self.active.discard(name)
-                self.parked[name] = now
-                zone = None if node.excluded_from_disruption else node.zone_key
-                self.parked_zone[name] = zone
-                if zone is not None:
-                    self.zone_parked[zone] = self.zone_parked.get(zone, 0) + 1
-                health = ctl.node_health[name]
-                self._set_deadline(name, self._threshold(name, health.probe_ms))
+            status = self._steady(node) if node is not None else None
+            if status is None:
+                continue
+            assert node is not None
+            self.active.discard(name)
+            self.parked[name] = now
+            zone = None if node.excluded_from_disruption else node.zone_key
+            self.parked_as[name] = (zone, status)
+            if zone is not None:
+                key = (zone, status)
+                self.zone_parked[key] = self.zone_parked.get(key, 0) + 1
+            self._set_deadline(name, self._threshold(name, ctl.node_health[name].probe_ms))
 
     def add_zone_conds(self, zone_conds: dict[str, list[str | None]]) -> None:
-        """Add the Ready statuses of the nodes this pass did not visit (all True) to
+        """Add the Ready statuses of the nodes this pass did not visit to
         handleDisruption's zones."""
-        for zone, k in self.pass_true.items():
+        for (zone, status), k in self.pass_parked.items():
             if k:
                 conds = zone_conds.get(zone)
                 if conds is None:
                     conds = zone_conds[zone] = []
-                conds.extend([TRUE] * k)
+                conds.extend([status] * k)
 
     def can_skip_classify(self, nodes: list[Node]) -> bool:
         """classifyNodes finds nothing when the list is the one of the last pass (every node
@@ -164,13 +173,13 @@ class LazyHealth:
             return
         before_turn = self._before_turn(name)
         self.materialize(name, self.through(name))
-        zone = self._unpark(name)
+        zone, status = self._unpark(name)
         self.active.add(name)
         if before_turn:
             # During a pass, before the node's turn: it is visited in this pass.
             heapq.heappush(self.todo, (self.index[name], name))
             if zone is not None:
-                self.pass_true[zone] -= 1
+                self.pass_parked[(zone, status)] -= 1
 
     def lease_changing(self, name: str) -> None:
         """The node's kubelet is about to change its renewal schedule: bring the health up to
@@ -178,7 +187,15 @@ class LazyHealth:
         if name not in self.parked:
             return
         self.materialize(name, self.through(name))
-        self._set_deadline(name, self.ctl.node_health[name].probe_ms + self.grace)
+        if self.parked_as[name][1] != UNKNOWN:
+            self._set_deadline(name, self.ctl.node_health[name].probe_ms + self.grace)
+
+    def zone_queue_replaced(self, zone: str) -> None:
+        """A zone got a new, empty queue (addPodEvictorForNewZone): its parked nodes that
+        were in the old one's set are visited again."""
+        for name, (_zone, status) in list(self.parked_as.items()):
+            if status != TRUE and self.ctl.cluster.nodes[name].zone_key == zone:
+                self.node_written(name)
 
     def node_deleted(self, name: str) -> None:
         if name in self.parked:
@@ -220,9 +237,12 @@ class LazyHealth:
 
     def _threshold(self, name: str, probe_ms: int) -> int | None:
         """When ``now > probe + grace`` could first hold, or None if never while the kubelet
-        keeps its schedule: a kubelet that reaches the API renews at anchor + k * period from
-        the first grid instant after it became active, each renewal is seen by the first
-        pass at or after it, so from then on probe >= renewTime > now - period >= now - grace."""
+        keeps its schedule (or the node is Unknown already: nothing more to write). A kubelet
+        that reaches the API renews at anchor + k * period from the first grid instant after
+        it became active, each renewal is seen by the first pass at or after it, so from then
+        on probe >= renewTime > now - period >= now - grace."""
+        if self.parked_as[name][1] == UNKNOWN:
+            return None
         thr = probe_ms + self.grace
         kubelet = self.ctl.sim.kubelets.get(name)
         if kubelet is None or not kubelet.reaches_api or kubelet.lease_period_ms > self.grace:
@@ -237,35 +257,57 @@ class LazyHealth:
         self.deadline[name] = thr
         heapq.heappush(self.heap, (thr, name))
 
-    def _unpark(self, name: str) -> str | None:
-        """Take the node off the parked ones; returns the zone it was counted in."""
+    def _unpark(self, name: str) -> tuple[str | None, str]:
+        """Take the node off the parked ones; returns the zone it was counted in and its
+        status."""
         self.parked.pop(name)
         self.deadline.pop(name, None)
-        zone = self.parked_zone.pop(name)
+        zone, status = self.parked_as.pop(name)
         if zone is not None:
-            self.zone_parked[zone] -= 1
-        return zone
+            self.zone_parked[(zone, status)] -= 1
+        return zone, status
 
-    def _clean(self, node: Node) -> bool:
-        """Whether a visit now would change nothing but the lease and probe: Ready=True seen
-        at the last visit, neither NoExecute taint of the controller, in no zone queue, and
-        (taint manager off) unmarked."""
+    def _steady(self, node: Node) -> str | None:
+        """The node's Ready status if a visit now would change nothing but the lease and the
+        probe, else None. Ready=True: neither NoExecute taint of the controller, in no zone
+        queue, and (taint manager off) unmarked. Ready=False or Unknown (taint manager on
+        only): in its zone queue's set, so markNodeForTainting's Add is refused, without the
+        taint of the other status (processTaintBaseEviction would swap them) and, in later
+        releases, with the taint of its own (they requeue a node without it). And in both cases the status seen at
+        the last visit (same heartbeat)."""
         ctl = self.ctl
         current = node.condition(READY)
-        if current is None or current.status != TRUE:
-            return False
+        if current is None:
+            return None
         health = ctl.node_health.get(node.name)
         if health is None:
-            return False
+            return None
         saved = health.saved_ready
         if saved is None or saved.last_heartbeat_ms != current.last_heartbeat_ms:
-            return False
+            return None
+        status = current.status
         queue = ctl.zone_queues.get(node.zone_key)
-        if queue is not None and node.name in queue:
-            return False
-        if ctl.taint_mode:
-            for t in (UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE):
-                if node.has_taint(t.key, t.effect):
-                    return False
-            return True
-        return ctl.node_eviction_map.get(node.name) == "unmarked"
+        queued = queue is not None and node.name in queue
+        if status == TRUE:
+            if queued:
+                return None
+            if ctl.taint_mode:
+                for t in (UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE):
+                    if node.has_taint(t.key, t.effect):
+                        return None
+                return status
+            return status if ctl.node_eviction_map.get(node.name) == "unmarked" else None
+        if not ctl.taint_mode or not queued:
+            return None
+        if status == UNKNOWN:
+            own, other = UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE
+        elif status == FALSE:
+            own, other = NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE
+        else:
+            return None
+        if node.has_taint(other.key, other.effect):
+            return None
+        requeues = ctl.sim.config.profile.mark_node_for_tainting_requeues
+        if requeues and not node.has_taint(own.key, own.effect):
+            return None
+        return status

@@ -3,6 +3,7 @@
 Rows (``--only ROW[,ROW]`` runs some alone; all by default):
 
 - ``engine``: one simulated hour per cluster size (speed, memory), each in a fresh process;
+  each row is compared with its previous run (``.bench/last.json``, bench/history.py);
 - ``build``: room creation at ``--build-sizes`` nodes (30 pods each), seconds by phase
   (validate, parse, engine t=0, store -> live; the first snapshot), each in a fresh process;
 - ``live``: a live room of ``--live`` nodes at 10x: tick mean/p95/max, bytes per tick;
@@ -32,7 +33,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controller.bench import engine, live, rooms, stats, viewers
+from controller.bench import engine, history, live, rooms, stats, viewers
 
 ROWS = ("engine", "live", "rooms", "viewers", "build")
 
@@ -75,9 +76,16 @@ class Command(BaseCommand):
         if "engine" in rows:
             sizes = [int(s) for s in opts["sizes"].split(",") if s]
             leak_sizes = [int(s) for s in opts["leak_sizes"].split(",") if s]
-            for line in engine.format_rows(engine.run_all(sizes, leak_sizes)):
+            engine_rows = engine.run_all(sizes, leak_sizes)
+            load_avg = stats.load_average()
+            for line in engine.format_rows(engine_rows):
                 self.stdout.write(line)
-            self.stdout.write(f"  [{stats.load_average()}]")
+            self.stdout.write(f"  [{load_avg}]")
+            # Each row against its previous run (.bench/last.json), then this run is stored.
+            last = history.load()
+            for r in engine_rows:
+                self.stdout.write(history.compare(r, last.get(history.row_key(r))))
+            history.store(engine_rows, history.commit(), load_avg)
         if "build" in rows:
             from django.core.management import call_command
 
