@@ -219,6 +219,14 @@ def test_unique_queue_stays_small_under_churn() -> None:
         pytest.param(0.1, 2, [0, 0, 10_000], [1, 9_999], id="burst 2 starts with two tokens"),
         pytest.param(1000.0, 1, [0, 1, 2], [], id="1000/s: one per millisecond"),
         pytest.param(0.1, 0, [], [0, 10_000], id="burst 0 never accepts"),
+        pytest.param(
+            0.0,
+            1,
+            [5_000],
+            [5_001, 10_000, 3_600_000],
+            id="0/s: the burst is spent once, never refilled",
+        ),
+        pytest.param(0.0, 2, [0, 0], [1, 60_000], id="0/s with burst 2: two tokens in all"),
     ],
 )
 def test_token_bucket_timing(
@@ -257,6 +265,7 @@ def test_the_bucket_is_full_whenever_first_used() -> None:
         pytest.param(0.01, [0], 1, 100_001, id="0.01/s float32: 100 s and 1 ms"),
         pytest.param(0.3, [0], 1, 3_334, id="0.3/s: ceil of 3333.33 ms"),
         pytest.param(5.5, [0], 0, 182, id="5.5/s: ceil of 181.8 ms"),
+        pytest.param(0.0, [], 7, 7, id="0/s: a fresh bucket accepts now (its burst)"),
     ],
 )
 def test_next_accept_ms(qps: float, accepted_at: list[int], now: int, expected: int) -> None:
@@ -265,6 +274,15 @@ def test_next_accept_ms(qps: float, accepted_at: list[int], now: int, expected: 
         assert bucket.try_accept(t)
     assert bucket.next_accept_ms(now) == expected
     assert bucket.try_accept(expected)
+
+
+def test_a_zero_rate_bucket_never_accepts_again_once_its_burst_is_spent() -> None:
+    # reserveN's lim.limit == 0 branch: the token comes out of the burst itself.
+    bucket = TokenBucket(0.0)
+    assert bucket.try_accept(0) and bucket.burst == 0
+    assert bucket.next_accept_ms(1) is None
+    assert not bucket.try_accept(3_600_000)
+    assert bucket.available_tokens(3_600_000) == 0.0
 
 
 def test_next_accept_ms_is_the_first_accepting_millisecond() -> None:
@@ -421,3 +439,38 @@ def test_skipping_idle_passes_changes_nothing(seed: int) -> None:
     skipping = _run(seed, skip_idle=True)
     assert skipping, "the script does some work"
     assert skipping == _run(seed, skip_idle=False)
+
+
+@pytest.mark.parametrize("version", ["1.18", "1.34"])
+def test_a_zone_at_node_eviction_rate_zero_taints_one_node_and_no_more(version: str) -> None:
+    # nodeEvictionRate: 0 (was a ZeroDivisionError): the zone's first NoExecute taint takes the
+    # limiter's burst, the second silent node is never tainted.
+    from tests.engine.conftest import simulate, times
+
+    sim = simulate(
+        f"""
+        apiVersion: playground/v1alpha1
+        kind: Scenario
+        spec:
+          kubernetesVersion: "{version}"
+          duration: 600s
+          controllerManager: {{nodeEvictionRate: 0}}
+          nodes:
+            - {{name: a-1, labels: {{topology.kubernetes.io/zone: z}}}}
+            - {{name: a-2, labels: {{topology.kubernetes.io/zone: z}}}}
+            - {{name: a-3, labels: {{topology.kubernetes.io/zone: z}}}}
+          faults:
+            - {{at: 10s, type: StopKubelet, node: a-1}}
+            - {{at: 10s, type: StopKubelet, node: a-2}}
+        """
+    )
+    tainted = [
+        e["node"]
+        for e in sim.timeline.events
+        if e["type"] == "TaintAdded" and e["effect"] == "NoExecute"
+    ]
+    assert tainted == ["a-1"]
+    grace_s = 40 if version == "1.18" else 50
+    assert times(sim, "TaintAdded", node="a-1", effect="NoExecute") == [
+        10 + grace_s
+    ]  # Unknown, then tainted in the same instant

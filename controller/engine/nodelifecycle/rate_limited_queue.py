@@ -64,6 +64,12 @@ class TokenBucket:
     ``burst`` is itself a float computation (0.1/s: 0.9999999999 tokens, still accepted
     because the missing 1e-10 token is worth less than 1 ns); it is kept as Go does it.
 
+    A zero limit (``nodeEvictionRate: 0``) follows reserveN's ``lim.limit == 0`` branch
+    (golang.org/x/time/rate, vendored by every release from 1.27): each accepted token is taken
+    from the burst itself, so the first ``burst`` calls succeed and none after. The x/time of
+    1.18 had no such branch (its float division by zero gave platform-dependent durations); the
+    engine uses the later branch in every profile.
+
     Assumes ``burst / qps`` is below 292 years (Go's float-to-Duration conversion overflows
     beyond that; the eviction rates are >= 0.001/s in practice).
     """
@@ -116,6 +122,12 @@ class TokenBucket:
 
         On success the token is taken and ``last`` becomes ``now``; a refusal only keeps
         ``last = min(last, now)``, i.e. changes nothing while time runs forward."""
+        if self.limit == 0:
+            # reserveN's zero-limit branch: the burst is spent once, never refilled.
+            if self.burst >= 1:
+                self.burst -= 1
+                return True
+            return False
         now_ns = now_ms * NS_PER_MS
         ok, last, tokens = self._reserve(now_ns)
         if ok:
@@ -126,10 +138,15 @@ class TokenBucket:
         return ok
 
     def _would_accept(self, now_ms: int) -> bool:
+        if self.limit == 0:
+            return self.burst >= 1
         return self._reserve(now_ms * NS_PER_MS)[0]
 
     def available_tokens(self, now_ms: int) -> float:
-        """The tokens ``advance`` would find at ``now_ms`` (for display)."""
+        """The tokens ``advance`` would find at ``now_ms`` (for display); at a zero limit, the
+        burst left."""
+        if self.limit == 0:
+            return float(self.burst)
         return self._advance(now_ms * NS_PER_MS)[1]
 
     def next_accept_ms(self, now_ms: int) -> int | None:
