@@ -116,6 +116,18 @@ def fault(f: str) -> str:
             id="a pod's priority: an int32",
         ),
         pytest.param(
+            HEAD.replace("duration: 30s", "duration: 1" + "0" * 300) + NODES,
+            "spec.duration",
+            "",
+            id="a duration of 10^300 seconds (found by make fuzz: OverflowError)",
+        ),
+        pytest.param(
+            fault("{at: 5s, type: SetNodeCondition, node: n-1, condition: [1], status: 'True'}"),
+            "spec.faults[0].condition",
+            "must be one of",
+            id="a condition that is a list (found by make fuzz: unhashable)",
+        ),
+        pytest.param(
             fault("{at: 5s, type: DeletePod, pod: default/p, gracePeriodSeconds: 1e400}"),
             "spec.faults[0].gracePeriodSeconds",
             "must be an integer",
