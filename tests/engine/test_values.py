@@ -7,6 +7,8 @@ JSON (orjson, as bulk.py stores it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 
@@ -141,6 +143,15 @@ def test_a_value_that_cannot_be_stored_or_is_out_of_its_kubernetes_range_is_refu
     with pytest.raises(ScenarioError) as err:
         load_scenario(text)
     assert (err.value.path, why in err.value.why) == (path, True), err.value
+
+
+def test_a_lesson_choice_too_large_for_a_number_is_refused_with_its_path() -> None:
+    # Found by make fuzz (a mutation of a built-in lesson): f"{10**400:g}" raised OverflowError.
+    lesson = Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.yaml"
+    text = lesson.read_text().replace("choices: [", "choices: [1" + "0" * 400 + ", ", 1)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(text)
+    assert err.value.why == "a number too large" and err.value.path.endswith(".choices[0]")
 
 
 @pytest.mark.parametrize(
