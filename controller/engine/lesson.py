@@ -336,7 +336,10 @@ def _checkpoint(v: Any, step_id: str, begin_ms: int | None, p: str) -> Checkpoin
         raw_choices = _list(d.get("choices"), f"{p}.choices")
         for i, c in enumerate(raw_choices):
             if isinstance(c, int | float) and not isinstance(c, bool):
-                c = f"{c:g}"
+                try:
+                    c = f"{c:g}"
+                except OverflowError:  # an int past float's range (found by make fuzz)
+                    raise ScenarioError(f"{p}.choices[{i}]", "a number too large") from None
             choices.append(_text(c, f"{p}.choices[{i}]"))
         if len(choices) < 2:
             raise ScenarioError(f"{p}.choices", "a choice question needs at least 2 choices")

@@ -305,7 +305,7 @@ def parse_duration_ms(s: str | int | float) -> int:
     if isinstance(s, bool) or not isinstance(s, str | int | float):
         raise _duration_error(s)
     if isinstance(s, int | float):
-        if not math.isfinite(s):
+        if isinstance(s, float) and not math.isfinite(s):  # (an int of any size is exact)
             raise _duration_error(s)
         ns = Fraction(repr(s)) * 1_000_000_000
     elif _BARE_SECONDS.fullmatch(s):

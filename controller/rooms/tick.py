@@ -9,8 +9,9 @@ import time
 from datetime import datetime
 from typing import Any
 
+import redis
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from .. import bulk, timeline_store
@@ -42,6 +43,8 @@ from .runtime import (
 )
 
 log = logging.getLogger(__name__)
+# Errors of the services a tick uses, not of the room or an action: the tick is retried.
+TRANSIENT = (OperationalError, InterfaceError, redis.RedisError)
 # A new room's first delta with more events, nodes and pods than this is not broadcast: a
 # resync notice is (room_went_live).
 FIRST_DELTA_MAX = 2000
@@ -70,6 +73,12 @@ def room_advance(
     applied: list[int] = []
     try:
         return _advance(room_id, wall_now or timezone.now(), extra_ms, applied)
+    except TRANSIENT:
+        # The database or Redis did not answer (SQLite busy, a restart): nobody's fault; the
+        # rolled-back tick is tried again by the next beat, from a rebuilt engine.
+        _CACHE.pop(room_id, None)
+        log.warning("room %s: tick not done (the database or Redis)", room_id, exc_info=True)
+        raise
     except Exception as exc:
         _CACHE.pop(room_id, None)
         cause_id = exc.action_id if isinstance(exc, ActionFailed) else None

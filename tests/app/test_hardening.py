@@ -190,6 +190,29 @@ def test_a_tick_that_fails_with_no_action_to_blame_pauses_the_room_saying_why(
     assert note.error == "the room could not advance (ValueError: a bug in persist); it is paused"
 
 
+def test_a_tick_the_database_cannot_store_blames_nobody_and_is_tried_again(
+    room: Room, monkeypatch
+) -> None:
+    from django.db import OperationalError
+
+    from controller.rooms import tick as t
+
+    real = t._persist
+    action = actions.action_submit(room, {"type": "Cordon", "node": "n-1"}, "op")
+
+    def busy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(t, "_persist", busy)
+    with pytest.raises(OperationalError):
+        tick(room, 2)
+    r = Room.objects.get(pk=room.pk)
+    assert not r.paused and Action.objects.get(pk=action.pk).status == Action.PENDING
+    monkeypatch.setattr(t, "_persist", real)
+    assert tick(r, 3).sim_ms == 30_000
+    assert Action.objects.get(pk=action.pk).status == Action.APPLIED
+
+
 # -- 4 and 12: frames and paths the consumer must survive ----------------------------------------
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(

@@ -32,19 +32,23 @@ spec:
 
 
 def _pids(conf: Path) -> dict[str, int]:
-    """supervisorctl status: program -> pid of the RUNNING ones."""
-    out = subprocess.run(
-        [str(REPO / ".venv/bin/supervisorctl"), "-c", str(conf), "status"],
-        capture_output=True,
-        text=True,
-        timeout=20,
-    ).stdout
-    pids = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) >= 4 and parts[1] == "RUNNING" and parts[2] == "pid":
-            pids[parts[0]] = int(parts[3].rstrip(","))
-    return pids
+    """program -> pid of the RUNNING ones, asked over supervisord's socket (XML-RPC, as
+    supervisorctl does, without starting a process per question)."""
+    import xmlrpc.client
+
+    from supervisor.xmlrpc import SupervisorTransport
+
+    sock = conf.parent / "supervisor.sock"
+    if not sock.exists():
+        return {}
+    proxy = xmlrpc.client.ServerProxy(
+        "http://127.0.0.1", transport=SupervisorTransport(None, None, f"unix://{sock}")
+    )
+    try:
+        infos = proxy.supervisor.getAllProcessInfo()
+    except (OSError, xmlrpc.client.Fault):
+        return {}
+    return {i["name"]: i["pid"] for i in infos if i["statename"] == "RUNNING"}
 
 
 def _healthy(port: int) -> bool:

@@ -7,6 +7,8 @@ JSON (orjson, as bulk.py stores it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import orjson
 import pytest
 
@@ -116,6 +118,18 @@ def fault(f: str) -> str:
             id="a pod's priority: an int32",
         ),
         pytest.param(
+            HEAD.replace("duration: 30s", "duration: 1" + "0" * 300) + NODES,
+            "spec.duration",
+            "",
+            id="a duration of 10^300 seconds (found by make fuzz: OverflowError)",
+        ),
+        pytest.param(
+            fault("{at: 5s, type: SetNodeCondition, node: n-1, condition: [1], status: 'True'}"),
+            "spec.faults[0].condition",
+            "must be one of",
+            id="a condition that is a list (found by make fuzz: unhashable)",
+        ),
+        pytest.param(
             fault("{at: 5s, type: DeletePod, pod: default/p, gracePeriodSeconds: 1e400}"),
             "spec.faults[0].gracePeriodSeconds",
             "must be an integer",
@@ -129,6 +143,15 @@ def test_a_value_that_cannot_be_stored_or_is_out_of_its_kubernetes_range_is_refu
     with pytest.raises(ScenarioError) as err:
         load_scenario(text)
     assert (err.value.path, why in err.value.why) == (path, True), err.value
+
+
+def test_a_lesson_choice_too_large_for_a_number_is_refused_with_its_path() -> None:
+    # Found by make fuzz (a mutation of a built-in lesson): f"{10**400:g}" raised OverflowError.
+    lesson = Path(__file__).resolve().parents[1] / "fixtures" / "lesson-heartbeat.yaml"
+    text = lesson.read_text().replace("choices: [", "choices: [1" + "0" * 400 + ", ", 1)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(text)
+    assert err.value.why == "a number too large" and err.value.path.endswith(".choices[0]")
 
 
 @pytest.mark.parametrize(

@@ -188,11 +188,13 @@ def parse_fault(
             _str(d[key], f"{p}.{key}")
     if ftype == "SetNodeCondition":
         cond = d.get("condition")
-        if cond not in NODE_CONDITIONS_SETTABLE:
+        if (
+            not isinstance(cond, str) or cond not in NODE_CONDITIONS_SETTABLE
+        ):  # (a list: unhashable)
             raise ScenarioError(
                 f"{p}.condition", f"must be one of {sorted(NODE_CONDITIONS_SETTABLE)}"
             )
-        if d.get("status") not in ("True", "False", "Unknown"):
+        if not isinstance(d.get("status"), str) or d["status"] not in ("True", "False", "Unknown"):
             raise ScenarioError(f"{p}.status", 'must be "True", "False" or "Unknown"')
     if ftype in ("Taint", "Untaint"):
         taints = d.get("taints")
