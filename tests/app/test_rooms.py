@@ -374,17 +374,13 @@ def test_invalid_parameter_is_refused_with_the_same_message_everywhere(admin_cli
     # The admin form.
     from controller.admin import ParametersForm
 
-    form = ParametersForm(
-        data={
-            "room": room.pk,
-            "controller_manager": '{"nodeEvictionRate": -1}',
-            "kubelet": "{}",
-            "api_server": "{}",
-        },
-        instance=room.parameters,
-    )
+    # One field per setting of the room's release, each holding the value in force.
+    blank = ParametersForm(instance=room.parameters)
+    data = {name: blank.fields[name].initial for name in blank.setting_fields}
+    data["controllerManager__nodeEvictionRate"] = "-1"
+    form = ParametersForm(data=data, instance=room.parameters)
     assert not form.is_valid()
-    assert expected in form.errors["controller_manager"][0]
+    assert expected in form.errors["controllerManager__nodeEvictionRate"][0]
 
     # The websocket.
     async def scenario() -> None:
