@@ -27,6 +27,7 @@ class RedisServer:
         self.port = _free_port()
         self.dir = tempfile.mkdtemp(prefix="pg-redis-")
         self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0  # how many times it was started: a test that restarts it changes this
 
     @property
     def url(self) -> str:
@@ -34,6 +35,7 @@ class RedisServer:
 
     def start(self) -> None:
         assert REDIS_BIN, "redis-server is not installed (make test installs it)"
+        self.starts += 1
         self.proc = subprocess.Popen(
             [
                 REDIS_BIN,

@@ -118,6 +118,26 @@ def celery_beat_proc(
     proc.wait(timeout=10)
 
 
+@pytest.fixture(autouse=True)
+def celery_connections_after_a_redis_restart() -> Iterator[None]:
+    """A test that stops and starts the test Redis leaves this process's Celery connections
+    dead: the broker pool's (a later ``app.control.ping`` reads "Connection closed by server")
+    and the result backend's subscription (a later ``result.get`` never hears its result). After
+    such a test they are dropped, so the next test starts with fresh ones, as a new process
+    would."""
+    starts = TEST_REDIS.starts
+    yield
+    if TEST_REDIS.starts != starts:
+        from kombu import pools
+
+        from playground.celery import app
+
+        pools.reset()  # closes every pooled connection and forgets the pools
+        app._pool = None
+        app.amqp._producer_pool = None
+        app._local.__dict__.pop("backend", None)
+
+
 @pytest.fixture
 def fresh_channel_layer() -> Iterator[None]:
     """A new channels_redis layer for the test, and again after it. The layer is a process
