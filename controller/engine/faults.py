@@ -348,8 +348,10 @@ def _updated_parameters(sim: Simulation, a: dict[str, Any]) -> tuple[list[Any], 
 
 def parameter_changes(sim: Simulation, a: dict[str, Any]) -> list[str]:
     """What a SetParameters changes, as ``section.field: old -> new`` (the scenario format's
-    spelling: durations as Go prints them), in the order given; a field set to the value it
-    already has is left out. Kubelet fields as the scenario's kubelet settings have them."""
+    spelling: durations as Go prints them), by field name within each section (not in the order
+    given: PostgreSQL's jsonb does not keep the order of a stored action's keys, and a replay must
+    write the same row); a field set to the value it already has is left out. Kubelet fields as
+    the scenario's kubelet settings have them."""
     from .scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields
 
     out = []
@@ -361,7 +363,7 @@ def parameter_changes(sim: Simulation, a: dict[str, Any]) -> list[str]:
         if not isinstance(a.get(key), dict):
             continue
         updated = apply_fields(target, a[key], table, key)
-        for field_name in a[key]:
+        for field_name in sorted(a[key]):
             attr, kind = table[field_name]
             old, new = getattr(target, attr), getattr(updated, attr)
             if old != new:
