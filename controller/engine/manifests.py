@@ -157,7 +157,7 @@ def pod_from_manifest(
         for i, t in enumerate(_list(spec.get("tolerations"), f"{path}.spec.tolerations"))
     ]
     priority_class = spec.get("priorityClassName", "")
-    if priority_class:
+    if priority_class not in ("", None):  # an empty {} or [] is no name either (found by make fuzz)
         _str(priority_class, f"{path}.spec.priorityClassName")
     if priority_class and priority_class not in PRIORITY_CLASSES:
         raise ScenarioError(
@@ -175,7 +175,7 @@ def pod_from_manifest(
         for k, v in _map(spec.get("nodeSelector"), f"{path}.spec.nodeSelector").items()
     }
     node_name = spec.get("nodeName", "")
-    if node_name:
+    if node_name not in ("", None):
         _str(node_name, f"{path}.spec.nodeName")
     return Pod(
         namespace=ns,

@@ -1040,6 +1040,18 @@ CASES = [
         id="kind list",
     ),
     pytest.param(
+        objects(pod("{name: x}", "{priorityClassName: {}, containers: [{name: c}]}")),
+        "spec.objects[0].spec.priorityClassName",
+        "non-empty string, got a mapping",
+        id="priorityClassName an empty mapping (found by make fuzz: unhashable)",
+    ),
+    pytest.param(
+        objects(pod("{name: x}", "{nodeName: [], containers: [{name: c}]}")),
+        "spec.objects[0].spec.nodeName",
+        "non-empty string, got a list",
+        id="nodeName an empty list (found by make fuzz: unhashable)",
+    ),
+    pytest.param(
         objects("{kind: Service, metadata: {name: x}}"),
         "spec.objects[0].kind",
         "must be one of Pod",
