@@ -1,21 +1,7 @@
-"""Workload controllers of kube-controller-manager (v1.18): Deployment -> ReplicaSet -> Pods,
-DaemonSet, StatefulSet; and the availability metrics the page charts.
-
-Each controller is level-triggered, as in Kubernetes: an informer event (a pod of the
-workload changed, a node changed, the object was applied or scaled) marks the workload
-dirty, and every dirty workload is synced once at the WORKLOADS phase of that instant, in a
-fixed order (Deployments, ReplicaSets, StatefulSets, DaemonSets; then by name), until
-nothing is dirty. Nothing polls.
-
-Names are generated the way the API server and the controllers do (``<rs>-<5 chars>`` from
-the safe alphabet, ``<deploy>-<pod-template-hash>``, ``<sts>-<ordinal>``), from hashes of
-stable inputs, so runs are reproducible.
-
-Left out: adoption and release of pods by label selector (a controller owns the pods it
-created, and manifests' pods whose controller ownerReference names it), matchExpressions,
-minReadySeconds and progress deadlines, revision history cleanup, StatefulSet and DaemonSet
-rolling updates (a changed template applies to pods created afterwards, as with OnDelete).
-"""
+"""WorkloadControllers: the four workload controllers (their parts in deployment.py,
+replicaset.py, statefulset.py, daemon.py) over one shared pod index, with the informer hooks,
+the level-triggered sync loop and the pod writes they share. How they are triggered, how names
+are generated and what is left out: the package's docstring (``__init__.py``)."""
 
 from __future__ import annotations
 
