@@ -111,16 +111,8 @@ def pod_usage(sim: Simulation, pod: Pod, resource: str, now: int) -> int:
 
 
 def pods_usage(sim: Simulation, pods: list[Pod], now: int) -> tuple[int, int, int]:
-    """Sum of memory, ephemeral-storage and pids over the running pods (one pass)."""
-    mem = eph = pids = 0
-    for pod in pods:
-        if not pod.started:
-            continue
-        u = pod.usage
-        if u:
-            mem += u.get("memory", 0)
-            eph += u.get("ephemeral-storage", 0)
-            pids += u.get("pids", 0)
+    """Sum of memory, ephemeral-storage and pids over the running pods, leaks included."""
+    mem, eph, pids = declared_pods_usage(pods)
     leaks = sim.leaks
     if leaks.by_target:
         for pod in pods:
