@@ -204,7 +204,9 @@ class AdmittedIndex:
     def __init__(
         self, bound: dict[str, Pod], waiting: Collection[str], phase_of: Callable[[Pod], str]
     ) -> None:
-        self.pods: dict[str, tuple[Pod, tuple[int, ...]]] = {}  # key -> (pod, its NodeInfo part)
+        # key -> pod counted (its NodeInfo part is the one kept on it: node_info_contribution;
+        # no tuple per pod, for the garbage collector's sake)
+        self.pods: dict[str, Pod] = {}
         self.dirty: set[str] = set()  # pods to look at again
         self.n = self.cpu = self.mem = self.eph = 0
         for p in bound.values():
@@ -213,14 +215,15 @@ class AdmittedIndex:
 
     def _add(self, p: Pod) -> None:
         c = p.nodeinfo_vec or node_info_contribution(p)
-        self.pods[p.key] = (p, c)
+        self.pods[p.key] = p
         self.n += 1
         self.cpu += c[0]
         self.mem += c[1]
         self.eph += c[2]
 
     def _remove(self, key: str) -> None:
-        _p, c = self.pods.pop(key)
+        c = self.pods.pop(key).nodeinfo_vec
+        assert c is not None  # set by _add
         self.n -= 1
         self.cpu -= c[0]
         self.mem -= c[1]
@@ -238,7 +241,7 @@ class AdmittedIndex:
         for key in self.dirty:
             cur = bound.get(key)
             kept = pods.get(key)
-            if kept is not None and (cur is not kept[0] or not _admitted(cur, waiting, phase_of)):
+            if kept is not None and (cur is not kept or not _admitted(cur, waiting, phase_of)):
                 self._remove(key)
                 kept = None
             if kept is None and cur is not None and _admitted(cur, waiting, phase_of):
@@ -246,8 +249,9 @@ class AdmittedIndex:
         self.dirty.clear()
         n, cpu, mem, eph = self.n, self.cpu, self.mem, self.eph
         kept = pods.get(pod.key)
-        if kept is not None and kept[0] is pod:  # the pod itself is left out
-            c = kept[1]
+        if kept is pod:  # the pod itself is left out
+            c = pod.nodeinfo_vec
+            assert c is not None  # set by _add
             n, cpu, mem, eph = n - 1, cpu - c[0], mem - c[1], eph - c[2]
         return n, (cpu, mem, eph)
 
