@@ -322,8 +322,9 @@ def _write(
         timeline_store.write(room.pk, start, events)
         force_snapshot = True
     elif events:
-        # Rows from event_count on: none exist. Their JSON's bytes: the lower bound begins.
-        size += bulk.insert_events(room.pk, start, events)
+        # From event_count on: none stored yet (many at once in chunks, as a new room's).
+        # Their JSON's bytes: the delta's lower bound begins.
+        size += timeline_store.write(room.pk, start, events)
     # A fresh room's views are all of them (below): which objects its events touched is moot.
     nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
