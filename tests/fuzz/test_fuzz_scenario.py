@@ -47,12 +47,8 @@ def _load_and_run(text: str) -> None:
     orjson.dumps([pod_state(sim, p) for p in sim.cluster.pods.values()])
 
 
-def _run(tally: Tally, text: str) -> None:
-    tally.judge(text, lambda: _load_and_run(text), ScenarioError)
-
-
 def test_fuzz_random_documents() -> None:
-    tally = Tally("scenario: random YAML/JSON documents")
+    tally = Tally("scenario: random YAML/JSON documents", _load_and_run, ScenarioError)
 
     @SETTINGS
     @given(st.data())
@@ -68,21 +64,19 @@ def test_fuzz_random_documents() -> None:
                 )
                 doc = {"apiVersion": "playground/v1alpha1", "kind": "Scenario", "spec": spec}
             text = as_text(doc, data)
-        _run(tally, text)
+        tally.judge(text)
 
-    one()
-    tally.report()
+    tally.fuzz(one)
 
 
 def test_fuzz_mutated_builtin_scenarios() -> None:
-    tally = Tally("scenario: mutations of the built-in scenarios")
+    tally = Tally("scenario: mutations of the built-in scenarios", _load_and_run, ScenarioError)
 
     @SETTINGS
     @given(st.data())
     def one(data: st.DataObject) -> None:
         name = data.draw(st.sampled_from(sorted(BUILTINS)), label="scenario")
         doc = mutate(BUILTINS[name], data)
-        _run(tally, as_text(doc, data))
+        tally.judge(as_text(doc, data))
 
-    one()
-    tally.report()
+    tally.fuzz(one)
