@@ -128,7 +128,7 @@ def _checked_scenario(
         scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
     _refuse_nul_in_scenario(scenario_yaml)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
-    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
+    limits.check_scenario_counts(scenario)
     _scenario_kubelet(scenario_yaml, scenario)
     return scenario_yaml, scenario
 

@@ -98,7 +98,7 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
         refuse_unstorable(mapping, "", ScenarioError, numbers=False)
     check_nesting(mapping, "")
     scenario = parse_scenario(mapping)
-    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
+    limits.check_scenario_counts(scenario)
     _scenario_kubelet(scenario_yaml, scenario)
     with transaction.atomic():
         locked = Room.objects.select_for_update().get(pk=room.pk)

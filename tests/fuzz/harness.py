@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
-SLOW_S = 1.0
+SLOW_S = float(os.environ.get("FUZZ_SLOW_S", "1.0"))  # lower it to hunt what is slowest
 REPO = Path(__file__).resolve().parents[2]
 
 
