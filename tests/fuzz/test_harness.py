@@ -3,6 +3,7 @@ can replay it (FUZZ_REPLAY); the report names the file."""
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from pathlib import Path
@@ -72,3 +73,31 @@ def test_a_slow_or_unhandled_input_is_saved_and_named_in_the_report(
     assert [harness.load_input(p) for p in saved] == [1, 2]
     monkeypatch.setenv("FUZZ_REPLAY", str(tmp_path / "inputs"))
     assert sorted(harness.replayed("t: x")) == [1, 2]
+
+
+def test_a_full_garbage_collection_is_not_charged_to_the_input(tmp_path: Path, monkeypatch) -> None:
+    """A full collection walks the whole process (Hypothesis's record of every example): its
+    CPU is reported apart; the input's own work is still counted."""
+    monkeypatch.setenv("FUZZ_INPUTS", str(tmp_path))
+    monkeypatch.delenv("FUZZ_REPLAY", raising=False)
+    heap = [(i,) for i in range(1_000_000)]  # what a long run holds
+    start = time.process_time()
+    gc.collect()
+    full = time.process_time() - start
+    monkeypatch.setattr(harness, "SLOW_S", full / 2)
+
+    def run(what: str) -> None:
+        if what == "collects":
+            gc.collect()
+        else:  # as much CPU as the collection, spent by the input
+            end = time.process_time() + full
+            while time.process_time() < end:
+                pass
+
+    tally = harness.Tally("t: gc", run, KeyError)
+    tally.judge("collects")
+    assert tally.slow == []
+    assert tally.full_gc >= full / 2
+    tally.judge("works")
+    assert len(tally.slow) == 1 and "'works'" in tally.slow[0]
+    del heap
