@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -262,6 +263,14 @@ def _persist(
         force_snapshot = True
     elif events:
         bulk.insert_events(room.pk, start, events)  # rows from event_count on: none exist
+    if fresh and len(events) > FIRST_DELTA_MAX:
+        # A big new room: its first delta is a resync notice (room_went_live), so its views
+        # are not kept for it; they go straight into the database as they are made (on
+        # PostgreSQL the server stores each while the next is made).
+        bulk.insert_views(room.pk, _all_views(sim))
+        getattr(sim, "observed_nodes", set()).clear()
+        empty = {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
+        return _saved(room, rt, start, events, fresh, empty, force_snapshot)
     # A fresh room's views are all of them (below): which objects its events touched is moot.
     nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
@@ -318,6 +327,34 @@ def _persist(
         bulk.insert_views(room.pk, upserts)
     elif upserts:
         bulk.upsert_views(room.pk, upserts)
+    return _saved(room, rt, start, events, fresh, changes, force_snapshot)
+
+
+def _all_views(sim: Simulation) -> Iterator[tuple[str, str, Any]]:
+    """Every view of a new room, as _persist stores them: nodes, pods (by name), the zones,
+    the parameters, the workloads' replicas."""
+    for name in sorted(sim.cluster.nodes):
+        yield ("node", name, node_state(sim, sim.cluster.nodes[name]))
+    for key in sorted(sim.cluster.pods):
+        yield ("pod", key, pod_state(sim, sim.cluster.pods[key]))
+    yield ("zone", "*", zone_states(sim))
+    yield ("params", "*", parameters_view(sim))
+    if sim.cluster.pods:
+        yield ("metrics", "workloads", {r: list(v) for r, v in sim.workloads.metrics().items()})
+
+
+def _saved(
+    room: Room,
+    rt: Runtime,
+    start: int,
+    events: list[dict[str, Any]],
+    fresh: bool,
+    changes: dict[str, Any],
+    force_snapshot: bool,
+) -> dict[str, Any]:
+    """The end of _persist: the series, the room's counters and clock saved, a snapshot when
+    due, the delta."""
+    sim = rt.sim
     _persist_series(room, sim)
     room.event_count = start + len(events)
     room.seq += 1
