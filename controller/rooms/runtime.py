@@ -31,6 +31,7 @@ from ..models import (
     EngineSnapshot,
     Room,
 )
+from . import phases
 
 log = logging.getLogger(__name__)
 SNAPSHOT_EVERY_S = 30.0
@@ -193,6 +194,11 @@ def _fork_snapshot(rt: Runtime, stamps: snapshots.Stamps) -> None:
     engine as the tick left it). While the room's previous child (or too many) still runs,
     the snapshot is due again at the next tick; if the fork fails, it is taken here."""
 
+    with phases.moved("commit", "snapshot"):
+        _fork(rt, stamps)
+
+
+def _fork(rt: Runtime, stamps: snapshots.Stamps) -> None:
     def done(child: snapshots.Child) -> None:
         if not child.error:
             rt.snapshot_cost = child.seconds
