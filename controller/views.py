@@ -7,6 +7,7 @@ import json
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -175,7 +176,7 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "controller/room_building.html",
             {
                 "room": room,
-                "importing": not room.scenario_yaml,
+                "importing": not room.scenario_yaml and not _compared(room),
                 "import_report": import_report_of(room.scenario_yaml)
                 if is_imported(room.scenario_yaml)
                 else None,
@@ -198,6 +199,8 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "token": token if operator else "",
             "viewer_url": viewer_url,
             "operator_url": f"{viewer_url}?token={room.operator_token}" if operator else "",
+            # A class's viewer can take the same built-in lesson again alone, at their pace.
+            "learn_alone": None if operator else catalog.builtin_lesson_of(room),
         },
     )
 
@@ -212,14 +215,25 @@ def room_build(request: HttpRequest, slug: str) -> JsonResponse:
     )
 
 
+def _compared(room: Room) -> bool:
+    return Comparison.objects.filter(Q(left=room) | Q(right=room)).exists()
+
+
 def _not_imported_yet(room: Room) -> HttpResponse | None:
     """A big import's room has no scenario until the worker has imported it (or when that
     failed): nothing to export yet."""
     if room.scenario_yaml:
         return None
-    state = "could not be imported" if room.build_state == Room.FAILED else "is not imported yet"
+    if _compared(room):  # a big comparison's side: its worker reads the scenario
+        what = "scenario"
+        state = "could not be read" if room.build_state == Room.FAILED else "is not read yet"
+    else:
+        what = "cluster"
+        state = (
+            "could not be imported" if room.build_state == Room.FAILED else "is not imported yet"
+        )
     return HttpResponse(
-        f"The room's cluster {state}: nothing to export.\n",
+        f"The room's {what} {state}: nothing to export.\n",
         status=409,
         content_type="text/plain; charset=utf-8",
     )

@@ -30,10 +30,18 @@ def encoded_size(message: dict[str, Any]) -> int:
 def bounded(delta: dict[str, Any]) -> dict[str, Any]:
     """``delta`` itself when it fits, else the resync notice that stands for it: the same
     ``seq`` (so clients keep their order), the clock, the refusals for the operator, and why."""
+    if delta["type"] == "resync":
+        return delta  # the tick knew it would not fit before making it (tick._persist)
     size = encoded_size(delta)
     limit = max_bytes()
     if size <= limit:
         return delta
+    return resync_notice(delta, size, limit, len(delta.get("events") or []))
+
+
+def resync_notice(delta: dict[str, Any], size: int, limit: int, events: int) -> dict[str, Any]:
+    """The notice that stands for ``delta`` (its seq, clock and refusals; it has ``size``
+    bytes or more, and ``events`` events)."""
     notice = {
         "type": "resync",
         "seq": delta["seq"],
@@ -42,7 +50,7 @@ def bounded(delta: dict[str, Any]) -> dict[str, Any]:
         "paused": delta["paused"],
         "bytes": size,
         "limit": limit,
-        "events": len(delta.get("events") or []),
+        "events": events,
     }
     if delta.get("refused"):
         notice["refused"] = delta["refused"]

@@ -3,11 +3,8 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import redis
@@ -20,10 +17,10 @@ from ..engine.simulation import Simulation
 from ..locks import RoomLock, redis_client
 from ..models import Comparison, PendingImport, Room
 from .controls import lockstep_ids
-from .create import room_prepare, room_went_live
+from .create import room_prepare, room_went_live, side_finish
 from .errors import REFUSALS
 from .imports import import_finish, import_pending, import_scenario
-from .runtime import Runtime
+from .runtime import Runtime, gc_paused
 from .tick import _persist
 
 log = logging.getLogger(__name__)
@@ -241,8 +238,8 @@ def room_build(room_id: int) -> None:
             room = Room.objects.filter(pk=room_id, build_state=Room.BUILDING).first()
             if room is None or room.build_progress == WAITING:
                 return
-            if not room.scenario_yaml:  # a big import: its kubectl output first
-                scenario = import_finish(room, lambda m: _progress(room_id, m))
+            if not room.scenario_yaml:  # a big import's kubectl output, a comparison's side
+                scenario = _pending_finish(room)
             else:
                 _progress(room_id, "parsing the scenario")
                 scenario = load_scenario(room.scenario_yaml)
@@ -259,7 +256,7 @@ def room_build(room_id: int) -> None:
                 Room.objects.filter(pk=room_id, build_state=Room.BUILDING).update(
                     build_state=Room.FAILED, build_progress="", build_error=error[:2000]
                 )
-                PendingImport.objects.filter(room_id=room_id).delete()
+                PendingImport.objects.filter(room_id__in=lockstep_ids(room_id)).delete()
                 # The other room of a comparison does not go live alone.
                 Room.objects.filter(
                     pk__in=lockstep_ids(room_id), build_state=Room.BUILDING
@@ -274,18 +271,12 @@ def room_build(room_id: int) -> None:
             keeper.done.set()
 
 
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while an engine's objects are created and its first rows
-    stored: every collection would walk all of them again (~15% of the engine's t=0, ~25% of
-    the store); turned back on after."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+def _pending_finish(room: Room) -> Scenario:
+    """A room stored without its scenario: a big import (imports.import_finish) or a side of
+    a big comparison (create.side_finish) gets it now."""
+    options = PendingImport.objects.filter(room=room).values_list("options", flat=True).first()
+    finish = side_finish if isinstance(options, dict) and "compare" in options else import_finish
+    return finish(room, lambda message: _progress(room.pk, message))
 
 
 def _build(room: Room, scenario: Scenario) -> None:
