@@ -199,6 +199,8 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "token": token if operator else "",
             "viewer_url": viewer_url,
             "operator_url": f"{viewer_url}?token={room.operator_token}" if operator else "",
+            # A class's viewer can take the same built-in lesson again alone, at their pace.
+            "learn_alone": None if operator else catalog.builtin_lesson_of(room),
         },
     )
 
