@@ -20,7 +20,7 @@ from ..models import Comparison, PendingImport, Room
 from .controls import lockstep_ids
 from .create import room_prepare, room_went_live, side_finish
 from .errors import REFUSALS
-from .imports import import_finish, import_pending, import_scenario
+from .imports import import_finish, import_pending, import_scenario, preview_form
 from .runtime import ENGINE_VERSION, Runtime, gc_paused
 from .tick import _persist
 
@@ -138,6 +138,17 @@ def import_start(
         flags=options.get("flags") or None,
     )
     return room_start(name, scenario_yaml, owner, speed, creator=creator, inline_max=inline_max)
+
+
+def preview_create(preview_id: str, owner: Any = None, creator: str = "") -> Room | None:
+    """ "Create the room" on a Preview's page: import_start with the text and the fields the
+    form gave the Preview (a long text: stored, imported by the worker); None when the Preview
+    is unknown or expired."""
+    kept = preview_form(preview_id)
+    if kept is None:
+        return None
+    text, form = kept
+    return import_start(form["name"], text, form["options"], owner, form["speed"], creator)
 
 
 def comparison_start(
