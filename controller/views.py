@@ -135,6 +135,11 @@ def import_create(request: HttpRequest) -> HttpResponse:
             "flags": data.get("flags") or None,
         }
         try:
+            if "preview" in request.POST and len(data["text"]) > build.IMPORT_INLINE_MAX_CHARS:
+                # Too long to import in the request: a worker does, its page polls.
+                form_fields = {"name": options["name"], "options": options, "speed": data["speed"]}
+                preview_id = imports.preview_start(data["text"], form_fields)
+                return redirect(reverse("import-preview", args=[preview_id]))
             if "preview" in request.POST:
                 preview, report = imports.import_preview(data["text"], **options)
             else:
@@ -161,6 +166,38 @@ def import_create(request: HttpRequest) -> HttpResponse:
         import_report=report,
         import_preview=preview,
     )
+
+
+def import_preview_page(request: HttpRequest, preview_id: str) -> HttpResponse:
+    """A long kubectl output's Preview, imported by a worker: its progress (the page polls
+    ``import_preview_json``), then the summary and the report, or the error naming the item
+    and the field; its "Create the room" imports it again for the room (build.preview_create)."""
+    if request.method == "POST":
+        room = build.preview_create(
+            preview_id,
+            request.user,
+            creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
+        )
+        if room is None:
+            raise Http404("this preview has expired")
+        tokens = request.session.get("operator_tokens", {})
+        tokens[room.slug] = room.operator_token
+        request.session["operator_tokens"] = tokens
+        return redirect(f"{reverse('room', args=[room.slug])}?token={room.operator_token}")
+    state = imports.preview_state(preview_id)
+    if state is None:
+        raise Http404("no such preview (they are kept an hour)")
+    return render(
+        request, "controller/import_preview.html", {"state": state, "preview_id": preview_id}
+    )
+
+
+@require_GET
+def import_preview_json(request: HttpRequest, preview_id: str) -> JsonResponse:
+    state = imports.preview_state(preview_id)
+    if state is None:
+        raise Http404("no such preview")
+    return JsonResponse({"state": state["state"]})
 
 
 def room_page(request: HttpRequest, slug: str) -> HttpResponse:
