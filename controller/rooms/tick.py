@@ -45,6 +45,7 @@ from .runtime import (
     _runtime,
     _schedule_action,
     _snapshot,
+    keep_engines_frozen,
 )
 
 log = logging.getLogger(__name__)
@@ -191,6 +192,7 @@ def _advance(
         if room.build_state != Room.LIVE:
             return None  # still being built by a worker (build.py), or its build failed
         rt = _runtime(room)
+        keep_engines_frozen()
         sim = rt.sim
         pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
         target = _now_target(room, wall_now) + extra_ms
