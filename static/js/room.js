@@ -7,6 +7,7 @@ import { inFocus } from "./lesson.js";
 import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
 import { timed } from "./perf.js";
+import { fetchSnapshot } from "./snapshot-fetch.js";
 import { Scrubber } from "./scrubber.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, podsByNode, resyncReplay, shownTime, why } from "./state.js";
 import { Topology } from "./topology.js";
@@ -81,13 +82,14 @@ function resync(notice) {
   if (resyncBuffer) return;  // one fetch at a time; its snapshot is at least as new
   resyncBuffer = [];
   // With the token: while a lesson's question is open, a viewer's snapshot is held back.
-  fetch(`/rooms/${slug}/snapshot.json${token ? `?token=${encodeURIComponent(token)}` : ""}`)
-    .then((r) => { if (!r.ok) throw new Error(`snapshot.json: ${r.status}`); return r.json(); })
-    .then((snap) => {
+  // Fetched, parsed and applied in pieces off the main thread (snapshot-fetch.js).
+  fetchSnapshot(`/rooms/${slug}/snapshot.json${token ? `?token=${encodeURIComponent(token)}` : ""}`, () => state)
+    .then(({ head, state: built }) => {
       const buffered = resyncBuffer; resyncBuffer = null;
-      const replay = resyncReplay(notice, snap, buffered);
+      const replay = resyncReplay(notice, head, buffered);
       if (replay === null) { send({ type: "snapshot" }); return; }
-      handle({ ...snap, role: state.role });
+      built.role = state.role;
+      timed("room:snapshot", () => handleSnapshot({ ...head, role: state.role }, built));
       for (const d of replay) handle(d);
     })
     .catch(() => { resyncBuffer = null; send({ type: "snapshot" }); });
@@ -114,8 +116,9 @@ function handle(m) {
   }
 }
 
-function handleSnapshot(m) {
-  state = timed("room:snapshot:apply", () => applySnapshot(state, m)); lastWall = performance.now(); explain(state.events);
+// built: the state already made of it (a resync's, built in pieces), else made here.
+function handleSnapshot(m, built = null) {
+  state = built || timed("room:snapshot:apply", () => applySnapshot(state, m)); lastWall = performance.now(); explain(state.events);
   if (m.lesson !== undefined) lessonPanel.snapshot(m.lesson);  // not in snapshot.json
   timed("room:snapshot:render", () => renderAll());
   charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
