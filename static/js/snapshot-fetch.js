@@ -26,8 +26,9 @@ export function fetchSnapshot(url, current) {
       else if (m.part === "nodes") builder.nodes(m.list);
       else if (m.part === "pods") builder.pods(m.list);
       else if (m.part === "events") builder.events(m.list);
-      else if (m.part === "done") { done(); resolve({ head, state: builder.finish() }); }
-      else if (m.part === "error") { done(); reject(new Error(m.message)); }
+      else if (m.part === "done") { done(); resolve({ head, state: builder.finish() }); return; }
+      else if (m.part === "error") { done(); reject(new Error(m.message)); return; }
+      worker.postMessage({ id, ack: true });  // the next chunk, in a task of its own
     };
     worker.addEventListener("message", on);
     worker.postMessage({ id, url: href });
