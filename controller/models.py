@@ -127,7 +127,10 @@ class RoomScenario(models.Model):
 class PendingImport(models.Model):
     """A big cluster import waiting for its worker (build.py, issue #14): the kubectl output
     and the import form's options, parsed into the room's scenario by the worker that builds
-    the room (a parse of several MB of YAML takes seconds); deleted once parsed."""
+    the room (a parse of several MB of YAML takes seconds); deleted once parsed. Or a side of
+    a big comparison (issue #27): the scenario's text and, in ``options["compare"]``, the side
+    (left/right), its label, its changes and the comparison's given name (rooms.create
+    .side_finish)."""
 
     room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="pending_import")
     text = models.TextField()

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import bisect
 import zlib
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -33,24 +35,35 @@ def write(room_id: int, start: int, events: list[dict[str, Any]]) -> int:
     bound of their size in a delta, which adds each one's idx)."""
     if len(events) < CHUNK_MIN:
         return bulk.insert_events(room_id, start, events)
-    chunks = []
-    written = 0
-    for lo in range(0, len(events), CHUNK):
-        part = events[lo : lo + CHUNK]
-        text = orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS)
-        written += len(text)
-        chunks.append(
-            TimelineChunk(
-                room_id=room_id,
-                first_idx=start + lo,
-                count=len(part),
-                first_t_ms=part[0]["t"],
-                last_t_ms=part[-1]["t"],
-                blob=zlib.compress(text, 1),
-            )
-        )
-    TimelineChunk.objects.bulk_create(chunks, batch_size=20)
-    return written
+    written = [0]
+    bulk._insert(
+        TimelineChunk._meta.db_table,
+        ("room_id", "first_idx", "count", "first_t_ms", "last_t_ms", "blob"),
+        _chunks(room_id, start, events, written),
+        binary_types=("int8", "int8", "int4", "int8", "int8", "bytea"),
+    )
+    return written[0]
+
+
+def _chunks(
+    room_id: int, start: int, events: list[dict[str, Any]], written: list[int]
+) -> Iterator[tuple[Any, ...]]:
+    """The chunk rows of ``events`` (their JSON's bytes added to ``written[0]``). Each chunk's
+    JSON is compressed by a thread while the next one is encoded (zlib lets go of the GIL: a
+    third of a 1,000-node room's timeline time)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="timeline-zlib") as pool:
+        pending: list[tuple[tuple[Any, ...], Future[bytes]]] = []
+        for lo in range(0, len(events), CHUNK):
+            part = events[lo : lo + CHUNK]
+            text = orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS)
+            written[0] += len(text)
+            head = (room_id, start + lo, len(part), part[0]["t"], part[-1]["t"])
+            pending.append((head, pool.submit(zlib.compress, text, 1)))
+            if len(pending) > 1:
+                done, blob = pending.pop(0)
+                yield (*done, blob.result())
+        for done, blob in pending:
+            yield (*done, blob.result())
 
 
 def _decode(chunk: TimelineChunk) -> list[Row]:

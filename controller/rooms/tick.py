@@ -4,12 +4,9 @@ changed (timeline rows, views, series, the clock) and broadcast it after commit.
 
 from __future__ import annotations
 
-import gc
 import logging
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -45,6 +42,7 @@ from .runtime import (
     _runtime,
     _schedule_action,
     _snapshot,
+    gc_paused,
     keep_engines_frozen,
 )
 
@@ -78,7 +76,7 @@ def room_advance(
     the operator sees why. With no action to blame, the room is paused with the reason."""
     applied: list[int] = []
     try:
-        with _gc_paused():
+        with gc_paused():
             return _advance(room_id, wall_now or timezone.now(), extra_ms, applied)
     except TRANSIENT:
         # The database or Redis did not answer (SQLite busy, a restart): nobody's fault; the
@@ -93,32 +91,6 @@ def room_advance(
         log.exception("room %s: tick failed (action %s)", room_id, cause_id)
         _tick_failed(room_id, cause_id, exc)
         return None
-
-
-_GC_LOCK = threading.Lock()
-_GC = {"pauses": 0, "enabled": True}  # ticks of this process's threads with it paused
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector waits for the tick's end. What a tick allocates lives
-    until its end (the engine's new events until they are stored, the views until they are
-    sent): collections during it found nothing to free, promoted it all, and a big tick (a
-    zone's nodes and pods changing at once) then set off a collection of the whole engine (a
-    million objects at 5,000 nodes: ~0.5 s). Afterwards one young collection sees only what
-    the tick left alive."""
-    with _GC_LOCK:
-        if _GC["pauses"] == 0:
-            _GC["enabled"] = gc.isenabled()
-            gc.disable()
-        _GC["pauses"] += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC["pauses"] -= 1
-            if _GC["pauses"] == 0 and _GC["enabled"]:
-                gc.enable()
 
 
 def _tick_failed(room_id: int, cause_id: int | None, exc: BaseException) -> None:
@@ -325,6 +297,14 @@ def _write(
         # From event_count on: none stored yet (many at once in chunks, as a new room's).
         # Their JSON's bytes: the delta's lower bound begins.
         size += timeline_store.write(room.pk, start, events)
+    if fresh and len(events) > FIRST_DELTA_MAX:
+        # A big new room: its first delta is a resync notice (room_went_live), so its views
+        # are not kept for it; they go straight into the database as they are made (on
+        # PostgreSQL the server stores each while the next is made).
+        bulk.insert_views(room.pk, _all_views(sim))
+        getattr(sim, "observed_nodes", set()).clear()
+        empty = {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
+        return _saved(room, rt, start, events, fresh, empty, force_snapshot, size, limit)
     # A fresh room's views are all of them (below): which objects its events touched is moot.
     nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
@@ -392,6 +372,36 @@ def _write(
         bulk.insert_views(room.pk, upserts)
     elif upserts:
         bulk.upsert_views(room.pk, upserts)
+    return _saved(room, rt, start, events, fresh, changes, force_snapshot, size, limit)
+
+
+def _all_views(sim: Simulation) -> Iterator[tuple[str, str, Any]]:
+    """Every view of a new room, as _write stores them: nodes, pods (by name), the zones,
+    the parameters, the workloads' replicas."""
+    for name in sorted(sim.cluster.nodes):
+        yield ("node", name, node_state(sim, sim.cluster.nodes[name]))
+    for key in sorted(sim.cluster.pods):
+        yield ("pod", key, pod_state(sim, sim.cluster.pods[key]))
+    yield ("zone", "*", zone_states(sim))
+    yield ("params", "*", parameters_view(sim))
+    if sim.cluster.pods:
+        yield ("metrics", "workloads", {r: list(v) for r, v in sim.workloads.metrics().items()})
+
+
+def _saved(
+    room: Room,
+    rt: Runtime,
+    start: int,
+    events: list[dict[str, Any]],
+    fresh: bool,
+    changes: dict[str, Any],
+    force_snapshot: bool,
+    size: int,
+    limit: int | None,
+) -> tuple[dict[str, Any], bool]:
+    """The end of _write: the series, the room's counters and clock saved; the delta (a
+    resync notice when ``size`` passed ``limit``)."""
+    sim = rt.sim
     _persist_series(room, sim)
     room.event_count = start + len(events)
     room.seq += 1
