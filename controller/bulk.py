@@ -106,8 +106,9 @@ def insert_events(room_id: int, start: int, events: list[dict[str, Any]]) -> int
 def upsert_views(room_id: int, rows: list[tuple[str, str, Any]]) -> None:
     """ObjectView rows (kind, key, data: a value or its ``Encoded`` JSON) of a room: inserted,
     or their data replaced where the (room, kind, key) row exists (a tick's changed nodes and
-    pods: 18,000 of them when a zone of a 5,000-node room goes dark). One INSERT ... ON CONFLICT DO UPDATE, run for every row,
-    on SQLite and PostgreSQL; model instances on other databases."""
+    pods: 18,000 of them when a zone of a 5,000-node room goes dark). One INSERT ... ON
+    CONFLICT DO UPDATE, run for every row, on SQLite and PostgreSQL; model instances on other
+    databases."""
     if connection.vendor not in ("sqlite", "postgresql"):
         ObjectView.objects.bulk_create(
             [ObjectView(room_id=room_id, kind=k, key=key, data=_decoded(d)) for k, key, d in rows],

@@ -9,6 +9,7 @@ import gc
 import hashlib
 import logging
 import pickle
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -42,20 +43,33 @@ SNAPSHOT_COST_FACTOR = 50
 CONTROL_KINDS = ("speed", "pause", "resume", "step", "rewind")
 
 
+_GC_LOCK = threading.Lock()
+_GC = {"pauses": 0, "enabled": True}  # blocks of this process's threads with it paused
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection while an engine's objects are created and its first rows
     stored: every collection would walk all of them again (~15% of the engine's t=0, ~25% of
     the store); nor while a snapshot's 31,000 rows are read (the collections those rows
     set off walk whatever else the process holds: 0.4 s of a 0.55 s snapshot.json with a
-    1,000-node engine in memory). Turned back on after."""
-    was = gc.isenabled()
-    gc.disable()
+    1,000-node engine in memory); nor during a tick: what it allocates lives until its end
+    (the engine's new events until stored, the views until sent), so collections during it
+    found nothing to free, promoted it all, and a big tick (a zone's nodes and pods changing
+    at once) set off a collection of the whole engine. Turned back on after the last of
+    this process's threads in such a block leaves it."""
+    with _GC_LOCK:
+        if _GC["pauses"] == 0:
+            _GC["enabled"] = gc.isenabled()
+            gc.disable()
+        _GC["pauses"] += 1
     try:
         yield
     finally:
-        if was:
-            gc.enable()
+        with _GC_LOCK:
+            _GC["pauses"] -= 1
+            if _GC["pauses"] == 0 and _GC["enabled"]:
+                gc.enable()
 
 
 # -- the in-process engine cache ------------------------------------------------------------

@@ -4,12 +4,9 @@ changed (timeline rows, views, series, the clock) and broadcast it after commit.
 
 from __future__ import annotations
 
-import gc
 import logging
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -45,6 +42,7 @@ from .runtime import (
     _runtime,
     _schedule_action,
     _snapshot,
+    gc_paused,
     keep_engines_frozen,
 )
 
@@ -78,7 +76,7 @@ def room_advance(
     the operator sees why. With no action to blame, the room is paused with the reason."""
     applied: list[int] = []
     try:
-        with _gc_paused():
+        with gc_paused():
             return _advance(room_id, wall_now or timezone.now(), extra_ms, applied)
     except TRANSIENT:
         # The database or Redis did not answer (SQLite busy, a restart): nobody's fault; the
@@ -93,32 +91,6 @@ def room_advance(
         log.exception("room %s: tick failed (action %s)", room_id, cause_id)
         _tick_failed(room_id, cause_id, exc)
         return None
-
-
-_GC_LOCK = threading.Lock()
-_GC = {"pauses": 0, "enabled": True}  # ticks of this process's threads with it paused
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic garbage collector waits for the tick's end. What a tick allocates lives
-    until its end (the engine's new events until they are stored, the views until they are
-    sent): collections during it found nothing to free, promoted it all, and a big tick (a
-    zone's nodes and pods changing at once) then set off a collection of the whole engine (a
-    million objects at 5,000 nodes: ~0.5 s). Afterwards one young collection sees only what
-    the tick left alive."""
-    with _GC_LOCK:
-        if _GC["pauses"] == 0:
-            _GC["enabled"] = gc.isenabled()
-            gc.disable()
-        _GC["pauses"] += 1
-    try:
-        yield
-    finally:
-        with _GC_LOCK:
-            _GC["pauses"] -= 1
-            if _GC["pauses"] == 0 and _GC["enabled"]:
-                gc.enable()
 
 
 def _tick_failed(room_id: int, cause_id: int | None, exc: BaseException) -> None:
@@ -322,8 +294,9 @@ def _write(
         timeline_store.write(room.pk, start, events)
         force_snapshot = True
     elif events:
-        # Rows from event_count on: none exist. Their JSON's bytes: the lower bound begins.
-        size += bulk.insert_events(room.pk, start, events)
+        # From event_count on: none stored yet (many at once in chunks, as a new room's).
+        # Their JSON's bytes: the delta's lower bound begins.
+        size += timeline_store.write(room.pk, start, events)
     if fresh and len(events) > FIRST_DELTA_MAX:
         # A big new room: its first delta is a resync notice (room_went_live), so its views
         # are not kept for it; they go straight into the database as they are made (on

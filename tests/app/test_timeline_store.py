@@ -1,6 +1,7 @@
-"""A room's stored timeline (controller/timeline_store.py): a big room's first instant goes in
-compressed chunks, everything later in rows, and every reader (the events endpoint, a
-client's snapshot, exports, lessons) sees one timeline in idx order, the engine's own."""
+"""A room's stored timeline (controller/timeline_store.py): many events at once (a big room's
+first instant, a tick in which a zone changed) go in compressed chunks, the others in rows,
+and every reader (the events endpoint, a client's snapshot, exports, lessons) sees one
+timeline in idx order, the engine's own."""
 
 from __future__ import annotations
 
@@ -134,6 +135,50 @@ def test_at_finds_an_instant_in_chunks_and_rows(room) -> None:
     assert [r[0] for r in got] == [*range(11_000, 12_000), 12_000]
     assert [r[0] for r in timeline_store.at(room, 9)] == list(range(9_000, 10_000))
     assert timeline_store.at(room, 99) == []
+
+
+def _interleaved(room: Room) -> None:
+    """Rows 0..99 (ticks), a tick's 12,000 events at once in chunks 100..10099 and
+    10100..12099 (t = 1 + (idx - 100) // 1000 ms), rows 12100..12199 (t = 13 ms) after it."""
+    timeline_store.write(room.pk, 0, _synthetic(100))
+    timeline_store.write(room.pk, 100, _synthetic(12_000, t=1))
+    timeline_store.write(room.pk, 12_100, _synthetic(100, t=13))
+
+
+@pytest.mark.parametrize(
+    ("since", "limit", "first", "last"),
+    [
+        (-1, None, 0, 12_199),
+        (-1, 150, 0, 149),  # rows, then into the first chunk
+        (50, 100, 51, 150),
+        (10_090, 20, 10_091, 10_110),  # across the chunks' boundary
+        (12_090, 20, 12_091, 12_110),  # from the last chunk into the later rows
+        (12_150, None, 12_151, 12_199),  # rows only
+    ],
+)
+def test_a_ticks_chunks_between_rows_read_in_order(room, since, limit, first, last) -> None:
+    _interleaved(room)
+    assert TimelineChunk.objects.filter(room=room).count() == 2
+    assert TimelineEvent.objects.filter(room=room).count() == 200
+    assert timeline_store.count(room) == 12_200
+    got = [r[0] for r in timeline_store.after(room, since, limit)]
+    assert got == list(range(first, last + 1))
+
+
+@pytest.mark.parametrize(
+    ("n", "first"),
+    [(50, 12_150), (300, 11_900), (12_150, 50), (20_000, 0)],
+)
+def test_last_reads_back_over_a_ticks_chunks_between_rows(room, n, first) -> None:
+    _interleaved(room)
+    assert [r[0] for r in timeline_store.last(room, n)] == list(range(first, 12_200))
+
+
+def test_at_finds_an_instant_in_a_ticks_chunks_and_the_rows_around_them(room) -> None:
+    _interleaved(room)
+    assert [r[0] for r in timeline_store.at(room, 0)] == list(range(100))
+    assert [r[0] for r in timeline_store.at(room, 11)] == list(range(10_100, 11_100))
+    assert [r[0] for r in timeline_store.at(room, 13)] == list(range(12_100, 12_200))
 
 
 def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(db, client) -> None:
