@@ -9,6 +9,8 @@ come out as (idx, t_ms, type, data) in idx order."""
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import orjson
@@ -29,20 +31,29 @@ def write(room_id: int, start: int, events: list[dict[str, Any]]) -> None:
     if len(events) < CHUNK_MIN:
         bulk.insert_events(room_id, start, events)
         return
-    chunks = []
-    for lo in range(0, len(events), CHUNK):
-        part = events[lo : lo + CHUNK]
-        chunks.append(
-            TimelineChunk(
-                room_id=room_id,
-                first_idx=start + lo,
-                count=len(part),
-                first_t_ms=part[0]["t"],
-                last_t_ms=part[-1]["t"],
-                blob=zlib.compress(orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS), 1),
-            )
-        )
-    TimelineChunk.objects.bulk_create(chunks, batch_size=20)
+    bulk._insert(
+        TimelineChunk._meta.db_table,
+        ("room_id", "first_idx", "count", "first_t_ms", "last_t_ms", "blob"),
+        _chunks(room_id, start, events),
+        binary_types=("int8", "int8", "int4", "int8", "int8", "bytea"),
+    )
+
+
+def _chunks(room_id: int, start: int, events: list[dict[str, Any]]) -> Iterator[tuple[Any, ...]]:
+    """The chunk rows of ``events``. Each chunk's JSON is compressed by a thread while the next
+    one is encoded (zlib lets go of the GIL: a third of a 1,000-node room's timeline time)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="timeline-zlib") as pool:
+        pending: list[tuple[tuple[Any, ...], Future[bytes]]] = []
+        for lo in range(0, len(events), CHUNK):
+            part = events[lo : lo + CHUNK]
+            text = orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS)
+            head = (room_id, start + lo, len(part), part[0]["t"], part[-1]["t"])
+            pending.append((head, pool.submit(zlib.compress, text, 1)))
+            if len(pending) > 1:
+                done, blob = pending.pop(0)
+                yield (*done, blob.result())
+        for done, blob in pending:
+            yield (*done, blob.result())
 
 
 def _decode(chunk: TimelineChunk) -> list[Row]:

@@ -209,3 +209,28 @@ def test_a_ticks_views_are_upserted_changed_rows_replaced_new_ones_added(room) -
         (room.pk, "pod", "p"): {"v": 1},
         (other.pk, "node", "n-1"): {"ready": "True"},
     }
+
+
+def test_a_big_new_rooms_views_stored_as_they_are_made_are_the_engines_views(db) -> None:
+    """A new room over FIRST_DELTA_MAX events stores its views as they are made (tick._persist,
+    bulk.insert_views, several statements or a streamed COPY): every node, pod, the zones,
+    the parameters and the workloads' replicas, as the engine's state gives them at t=0."""
+    from controller.engine.state import node_state, parameters_view, pod_state, zone_states
+    from controller.models import ObjectView
+
+    room = create.room_create("chunked", BIG, None, 10.0)
+    sim = Simulation(load_scenario(BIG))
+    sim.run(0)
+    assert len(sim.timeline.events) > tick.FIRST_DELTA_MAX
+    expected = {("node", n): node_state(sim, node) for n, node in sim.cluster.nodes.items()}
+    expected |= {("pod", k): pod_state(sim, pod) for k, pod in sim.cluster.pods.items()}
+    expected[("zone", "*")] = zone_states(sim)
+    expected[("params", "*")] = parameters_view(sim)
+    expected[("metrics", "workloads")] = {r: list(v) for r, v in sim.workloads.metrics().items()}
+    stored = {(v.kind, v.key): v.data for v in ObjectView.objects.filter(room=room)}
+    assert len(stored) == 12 + 600 + 3
+    assert stored == expected
+    # What a page gets: every node and pod, in name order.
+    snap = reading.room_snapshot(room)
+    assert [n["name"] for n in snap["nodes"]] == sorted(sim.cluster.nodes)
+    assert [p["key"] for p in snap["pods"]] == sorted(sim.cluster.pods)
