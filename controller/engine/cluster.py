@@ -149,6 +149,7 @@ class Cluster:
         return index
 
     def _phase_written(self, pod: Pod) -> None:
+        self.sim.admission_changed(pod)
         if pod.phase not in LIVE_PHASES:
             if self.pods.get(pod.key) is pod:
                 self.terminated[pod.key] = pod
@@ -164,6 +165,7 @@ class Cluster:
         self.timeline.emit(now_ms, "PodCreated", pod=pod.key, owner=owner)
         if pod.node_name:
             self.pods_by_node.setdefault(pod.node_name, {})[pod.key] = pod
+            self.sim.admission_changed(pod)
         self.sim.on_pod_added(pod, now_ms)
 
     def bind_pod(self, pod: Pod, node_name: str, now_ms: int) -> None:
@@ -171,6 +173,7 @@ class Cluster:
         pod.node_name = node_name
         pod.unschedulable_reason = ""
         self.pods_by_node.setdefault(node_name, {})[pod.key] = pod
+        self.sim.admission_changed(pod)
         self.timeline.emit(now_ms, "PodScheduled", pod=pod.key, node=node_name)
         self.record_event(
             now_ms,
@@ -267,6 +270,7 @@ class Cluster:
         grace = check_graceful_delete(pod, grace_s)
         pod.deletion_ms = now_ms
         self.terminating[pod.key] = pod
+        self.sim.admission_changed(pod)
         pod.deletion_grace_s = grace
         self.timeline.emit(
             now_ms, "PodDeleted", pod=pod.key, node=pod.node_name, by=by, reason=reason
@@ -283,6 +287,7 @@ class Cluster:
             del self.terminated[pod.key]
         if pod.node_name:
             self.pods_by_node.get(pod.node_name, {}).pop(pod.key, None)
+            self.sim.admission_changed(pod)
         self.timeline.emit(now_ms, "PodRemoved", pod=pod.key, node=pod.node_name)
         self.sim.on_pod_removed(pod, now_ms)
 

@@ -341,6 +341,7 @@ class Simulation:
             self.taint_manager.handle_pod_removed(pod, now)
         if pod.started:
             pod.started = False
+            self.admission_changed(pod)
             self.on_usage_changed(pod.node_name, now)
         self.workloads.on_pod_changed(pod, now)
         self.kube_scheduler.wake(now)
@@ -371,6 +372,7 @@ class Simulation:
                 if waiting[pod.key] > now:
                     return
                 del waiting[pod.key]
+                self.admission_changed(pod)
             else:
                 if not self._kubelet_admits(kubelet, pod, now):
                     return
@@ -385,11 +387,13 @@ class Simulation:
                     return
                 waiting.pop(pod.key, None)
             pod.started = True
+            self.admission_changed(pod)
             kubelet.status.set_pod_status(pod, now, "Running", ready=True)
             self.on_usage_changed(pod.node_name, now)
         elif kubelet.status.phase_of(pod) == "Running":
             if not pod.started:
                 pod.started = True  # containers restarted after a reboot
+                self.admission_changed(pod)
                 self.on_usage_changed(pod.node_name, now)
             # A status this kubelet process has cached already is not sent again
             # (updateStatusInternal ignores the same status); an API Ready=False written by
@@ -431,6 +435,7 @@ class Simulation:
             # The containers stop, but the API cannot be told: the pod stays Terminating.
             if pod.started and kubelet is not None and kubelet.alive:
                 pod.started = False
+                self.admission_changed(pod)
                 self.on_usage_changed(pod.node_name, self.now_ms)
             return
         self.cluster.remove_pod(pod, self.now_ms)
@@ -450,12 +455,23 @@ class Simulation:
         for pod in self.cluster.pods_on_node(kubelet.node_name):
             if pod.started:
                 pod.started = False
+                self.admission_changed(pod)
                 changed = True
             handle = self._terminations.pop(pod.key, None)
             if handle is not None:
                 handle.cancel()
         if changed:
             self.on_usage_changed(kubelet.node_name, now)
+
+    def admission_changed(self, pod: Pod) -> None:
+        """Whether ``pod`` counts among its kubelet's admitted pods may have changed: its
+        kubelet's AdmittedIndex (kubelet/predicate.py) looks at it again."""
+        if pod.node_name:
+            kubelet = self.kubelets.get(pod.node_name)
+            if kubelet is not None:
+                index = kubelet.__dict__.get("admitted_index")
+                if index is not None:
+                    index.dirty.add(pod.key)
 
     def on_usage_changed(self, node_name: str, now: int) -> None:
         kubelet = self.kubelets.get(node_name)

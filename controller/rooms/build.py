@@ -193,7 +193,8 @@ def scenario_of_blob(blob: bytes | None) -> Scenario | None:
     version, _, body = blob.partition(b"\n")
     if version != ENGINE_VERSION.encode():
         return None
-    scenario = pickle.loads(body)  # written by this app's own processes (form, worker)
+    with gc_paused():  # a collection per 700 new objects would walk them all again
+        scenario = pickle.loads(body)  # written by this app's own processes (form, worker)
     return scenario if isinstance(scenario, Scenario) else None
 
 

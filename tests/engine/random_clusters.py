@@ -75,6 +75,57 @@ def _node(name: str, zone: str, rng: random.Random, version: str) -> dict[str, A
     return node
 
 
+def _more_admissions(
+    seed: int, names: list[str], objects: list[Any], faults: list[Any], duration: int
+) -> None:
+    """Work for the kubelets' admission (its kept sums, kubelet/predicate.AdmittedIndex): a
+    Deployment whose pods fill nodes (some do not fit and wait), critical pods applied later
+    to nodes by name (their admission preempts running pods), deletions of them. From a
+    random source of its own, drawn last: what the seeds drew before stays as it was."""
+    more = random.Random(seed * 7919 + 3)
+    if more.random() < 0.6:
+        objects.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "fill", "namespace": "default"},
+                "spec": {
+                    "replicas": more.randint(2, 14),
+                    "selector": {"matchLabels": {"app": "fill"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "fill"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "c",
+                                    "resources": {
+                                        "requests": {
+                                            "cpu": more.choice(["700m", "1500m"]),
+                                            "memory": more.choice(["512Mi", "2Gi"]),
+                                        }
+                                    },
+                                }
+                            ]
+                        },
+                    },
+                },
+            }
+        )
+    for i in range(more.randint(0, 4)):
+        pod = _pod(f"crit-{i}", more.choice(names), more)
+        pod["spec"]["priorityClassName"] = "system-node-critical"
+        at = more.randrange(0, duration)
+        faults.append({"at": f"{at}s", "type": "Apply", "object": pod})
+        if more.random() < 0.3:
+            faults.append(
+                {
+                    "at": f"{more.randrange(at, duration)}s",
+                    "type": "DeletePod",
+                    "pod": f"default/crit-{i}",
+                }
+            )
+
+
 def random_scenario(seed: int) -> Scenario:
     """A random cluster and fault list, the same for the same seed."""
     rng = random.Random(seed)
@@ -180,6 +231,7 @@ def random_scenario(seed: int) -> Scenario:
         else:
             fault["node"] = node
         faults.append(fault)
+    _more_admissions(seed, names[: len(nodes)], objects, faults, duration)
     spec: dict[str, Any] = {
         "kubernetesVersion": version,
         "duration": f"{duration}s",

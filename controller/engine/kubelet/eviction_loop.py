@@ -118,6 +118,7 @@ class EvictionLoop:
             self._pending().clear()
             # a new process admits its pods anew (no HandlePodAdditions left blocked)
             self.kubelet.__dict__.pop("admission_done_ms", None)
+            self.kubelet.drop_admitted_index()
         self.base_ms = self.kubelet.anchor_ms
         self.wake(now)
 
@@ -356,6 +357,7 @@ class EvictionLoop:
         self.sim.leaks.forget_pod(key, now)
         if pod is not None and pod.started:
             pod.started = False
+            self.sim.admission_changed(pod)
             self.sim.on_usage_changed(pod.node_name, now)
         held = self._kill_status().pop(key, None)
         if held is not None and pod is not None and self.kubelet.alive:

@@ -25,7 +25,7 @@ from ..objects import (
     NodeCondition,
     Pod,
 )
-from .predicate import kubelet_predicate_admit
+from .predicate import drop_admitted_index, kubelet_predicate_admit
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
@@ -438,6 +438,10 @@ class Kubelet:
         if not result[0]:
             return result
         return self.shutdown.admit()
+
+    def drop_admitted_index(self) -> None:
+        """predicate.drop_admitted_index: unsent statuses or waiting admissions are gone."""
+        drop_admitted_index(self)
 
     def usage_changed(self, now_ms: int) -> None:
         self.eviction.wake(now_ms)

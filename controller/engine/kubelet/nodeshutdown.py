@@ -209,6 +209,7 @@ class ShutdownManager:
         self.sim.leaks.forget_pod(pod.key, now)
         if pod.started:
             pod.started = False
+            self.sim.admission_changed(pod)
             self.sim.on_usage_changed(pod.node_name, now)
         # The status goes through the status manager: sent at once, or, while the API cannot
         # be reached, at the first syncBatch after a heal (lost if the machine powers off first).

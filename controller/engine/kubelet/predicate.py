@@ -179,6 +179,85 @@ def admitted_usage(
     return n, (cpu, mem, eph)
 
 
+def _admitted(p: Pod, waiting: Collection[str], phase_of: Callable[[Pod], str]) -> bool:
+    """Whether ``admitted_pods`` counts ``p`` (the pod being admitted aside)."""
+    phase = phase_of(p)
+    if phase == "Failed" or phase == "Succeeded":
+        return False
+    return p.started or (phase == "Running" and p.deletion_ms is None) or p.key in waiting
+
+
+class AdmittedIndex:
+    """The pods ``admitted_usage`` counts on one kubelet's node and their summed requests,
+    kept from one admission to the next (issue #27; ``Simulation.shortcuts``): the shortcut
+    for the loops HandlePodAdditions runs for every new pod, filterOutTerminatedPods (1.18) /
+    the allocated pods (1.34) over all the kubelet's pods, then NewNodeInfo(pods...) adding
+    each one's requests (NodeInfo.AddPod, calculateResource). Every write that can change
+    whether a pod counts (bound, removed, deletionTimestamp, phase, started, a status not yet
+    sent, an admission waiting for its preemption kills) names the pod
+    (Simulation.admission_changed), and only those pods are looked at again; a kubelet
+    process that loses its unsent statuses or its waiting admissions drops the whole index
+    (``drop_admitted_index``). With the shortcut off, admitted_usage sums every pod."""
+
+    __slots__ = ("cpu", "dirty", "eph", "mem", "n", "pods")
+
+    def __init__(
+        self, bound: dict[str, Pod], waiting: Collection[str], phase_of: Callable[[Pod], str]
+    ) -> None:
+        self.pods: dict[str, tuple[Pod, tuple[int, ...]]] = {}  # key -> (pod, its NodeInfo part)
+        self.dirty: set[str] = set()  # pods to look at again
+        self.n = self.cpu = self.mem = self.eph = 0
+        for p in bound.values():
+            if _admitted(p, waiting, phase_of):
+                self._add(p)
+
+    def _add(self, p: Pod) -> None:
+        c = p.nodeinfo_vec or node_info_contribution(p)
+        self.pods[p.key] = (p, c)
+        self.n += 1
+        self.cpu += c[0]
+        self.mem += c[1]
+        self.eph += c[2]
+
+    def _remove(self, key: str) -> None:
+        _p, c = self.pods.pop(key)
+        self.n -= 1
+        self.cpu -= c[0]
+        self.mem -= c[1]
+        self.eph -= c[2]
+
+    def usage(
+        self,
+        bound: dict[str, Pod],
+        pod: Pod,
+        waiting: Collection[str],
+        phase_of: Callable[[Pod], str],
+    ) -> tuple[int, tuple[int, int, int]]:
+        """``admitted_usage(bound.values(), pod, waiting, phase_of)``, from the kept sums."""
+        pods = self.pods
+        for key in self.dirty:
+            cur = bound.get(key)
+            kept = pods.get(key)
+            if kept is not None and (cur is not kept[0] or not _admitted(cur, waiting, phase_of)):
+                self._remove(key)
+                kept = None
+            if kept is None and cur is not None and _admitted(cur, waiting, phase_of):
+                self._add(cur)
+        self.dirty.clear()
+        n, cpu, mem, eph = self.n, self.cpu, self.mem, self.eph
+        kept = pods.get(pod.key)
+        if kept is not None and kept[0] is pod:  # the pod itself is left out
+            c = kept[1]
+            n, cpu, mem, eph = n - 1, cpu - c[0], mem - c[1], eph - c[2]
+        return n, (cpu, mem, eph)
+
+
+def drop_admitted_index(kubelet: Kubelet) -> None:
+    """The kubelet's unsent statuses or waiting admissions are gone at once: the index is
+    made again at the next admission."""
+    kubelet.__dict__.pop("admitted_index", None)
+
+
 def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
     """predicateAdmitHandler.Admit on a kubelet: the node (getNodeAnyWay: none left to read
     here means nothing to check), the pods it admitted, fits; a pod that does not fit goes
@@ -192,10 +271,15 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     status = kubelet.status
     phase_of = status.phase_of if status.pending else _api_phase
     # The node's pods as pods_on_node lists them, read in place (nothing changes them here).
-    bound = cluster.pods_by_node.get(kubelet.node_name, {}).values()
-    reasons = fits_used(
-        pod, node.resources.allocatable, *admitted_usage(bound, pod, waiting, phase_of)
-    )
+    bound = cluster.pods_by_node.get(kubelet.node_name, {})
+    if kubelet.sim.shortcuts:
+        index = kubelet.__dict__.get("admitted_index")
+        if index is None:
+            index = kubelet.__dict__["admitted_index"] = AdmittedIndex(bound, waiting, phase_of)
+        usage = index.usage(bound, pod, waiting, phase_of)
+    else:
+        usage = admitted_usage(bound.values(), pod, waiting, phase_of)
+    reasons = fits_used(pod, node.resources.allocatable, *usage)
     if not reasons:
         return True, "", ""
     pods = cluster.pods_on_node(kubelet.node_name)

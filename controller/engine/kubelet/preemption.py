@@ -180,6 +180,7 @@ def handle_admission_failure(
             sim.sched.schedule(at, Phase.KUBELET_POD, _preempt, kubelet, victim.key, grace_ms)
         at += grace_ms
     admission_done(kubelet)[pod.key] = at
+    sim.admission_changed(pod)
     return True, "", ""
 
 

@@ -76,6 +76,7 @@ class StatusManager:
         ``disruption``: a DisruptionTarget condition (reason, message) in the same status,
         written first (Cluster.set_disruption_target: nothing in 1.18)."""
         self.synced.add(pod.key)
+        self.kubelet.sim.admission_changed(pod)  # the kubelet's phase of it may change
         if not self.kubelet.reaches_api:
             prev = self.pending.get(pod.key)
             if ready is None:
@@ -133,6 +134,7 @@ class StatusManager:
         """The kubelet process stops: its cache and unsent statuses are gone."""
         self.pending.clear()
         self.synced.clear()
+        self.kubelet.drop_admitted_index()
         self._cancel()
 
     # -- syncBatch -------------------------------------------------------------------------
@@ -186,6 +188,7 @@ class StatusManager:
                 continue  # removed by a reaction to an earlier write of this batch
             pending = self.pending.pop(pod.key, None)
             if pending is not None:
+                kubelet.sim.admission_changed(pod)
                 self._write(
                     pod,
                     now,
