@@ -28,10 +28,11 @@ test-engine: venv
 	$(BIN)/pytest -q tests/engine
 
 # Property-based fuzzing (tests/fuzz, Hypothesis): FUZZ_EXAMPLES per target (10,000; `make test`
-# runs 200), then one line per target: examples, accepted, refused, unhandled, over 1 s.
+# runs 200), then one line per target: examples, accepted, refused, unhandled, over 1 s, and
+# under it the file in .fuzz-inputs/ of each unhandled or slow input (replay: README).
 FUZZ_EXAMPLES ?= 10000
 fuzz: venv
-	rm -f .fuzz-report
+	rm -rf .fuzz-report .fuzz-inputs
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_REPORT=$(CURDIR)/.fuzz-report $(BIN)/pytest -q -p no:randomly tests/fuzz; \
 	  status=$$?; echo; cat .fuzz-report; exit $$status
 

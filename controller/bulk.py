@@ -16,7 +16,7 @@ from django.db import connection
 
 from .models import ObjectView, TimelineEvent
 
-BATCH = 2000
+MULTI_ROWS = 500  # rows per INSERT statement (fewer when the database takes fewer parameters)
 
 
 def _json_adapter() -> Any:
@@ -25,67 +25,93 @@ def _json_adapter() -> Any:
     if connection.vendor in ("sqlite", "postgresql"):
         return dumps
     field = ObjectView._meta.get_field("data")
-    return lambda value: field.get_db_prep_save(value, connection)
+    return lambda value: field.get_db_prep_save(_decoded(value), connection)
+
+
+class Encoded(str):
+    """JSON text encoded already (by ``dumps``): stored as it is."""
 
 
 def dumps(value: Any) -> str:
     """JSON text of ``value``, as json.dumps gives it (non-string keys become strings)."""
+    if isinstance(value, Encoded):
+        return value
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
-def _insert(table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+def _decoded(value: Any) -> Any:
+    return orjson.loads(value) if isinstance(value, Encoded) else value
+
+
+def _insert(
+    table: str,
+    columns: Sequence[str],
+    rows: Iterable[tuple[Any, ...]],
+    binary_types: Sequence[str] | None = None,
+) -> None:
+    """Rows into ``table``: COPY on PostgreSQL (streamed: the server parses and stores the rows
+    while ``rows`` is still being computed; ``binary_types``, the columns' types, for a binary
+    COPY, which sends bytea as it is rather than as hex text), multi-row INSERTs elsewhere."""
     names = ", ".join(connection.ops.quote_name(c) for c in columns)
     if connection.vendor == "postgresql":
+        binary = " (FORMAT BINARY)" if binary_types else ""
         with connection.cursor() as cursor:
-            copy_sql = f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN"
+            copy_sql = f"COPY {connection.ops.quote_name(table)} ({names}) FROM STDIN{binary}"
             with cursor.cursor.copy(copy_sql) as copy:
+                if binary_types:
+                    copy.set_types(list(binary_types))
                 for row in rows:
                     copy.write_row(row)
         return
-    sql = (
-        f"INSERT INTO {connection.ops.quote_name(table)} "
-        f"({names}) "
-        f"VALUES ({', '.join(['%s'] * len(columns))})"
-    )
-    batch: list[tuple[Any, ...]] = []
-    with connection.cursor() as cursor:
+    # Many rows per statement: a third less time than executemany's one row per statement
+    # (31,000 views of a 1,000-node room: 0.09 s instead of 0.14 s on SQLite).
+    per = max(1, min(MULTI_ROWS, connection.features.max_query_params // len(columns)))
+    head = f"INSERT INTO {connection.ops.quote_name(table)} ({names}) VALUES "
+    one = f"({', '.join(['%s'] * len(columns))})"
+    full = head + ", ".join([one] * per)
+    batch: list[Any] = []
+    n = 0
+    with connection.cursor() as wrapper:
+        # The backend's own cursor: Django's debug cursor (DEBUG=1) would log every statement
+        # with its parameters quoted into it, which costs as much as the insert.
+        cursor = wrapper.cursor
         for row in rows:
-            batch.append(row)
-            if len(batch) >= BATCH:
-                cursor.executemany(sql, batch)
-                batch.clear()
-        if batch:
-            cursor.executemany(sql, batch)
+            batch += row
+            n += 1
+            if n == per:
+                cursor.execute(full, batch)
+                batch, n = [], 0
+        if n:
+            cursor.execute(head + ", ".join([one] * n), batch)
 
 
-def insert_events(room_id: int, start: int, events: list[dict[str, Any]]) -> None:
-    """TimelineEvent rows ``start``, ``start + 1``... of ``events`` (engine dicts)."""
+def insert_events(room_id: int, start: int, events: list[dict[str, Any]]) -> int:
+    """TimelineEvent rows ``start``, ``start + 1``... of ``events`` (engine dicts). Returns
+    the bytes of their data's JSON text (0 where the database takes other values)."""
     dump = _json_adapter()
     skip = ("t", "type")
-    _insert(
-        TimelineEvent._meta.db_table,
-        ("room_id", "idx", "t_ms", "type", "data"),
-        (
-            (
-                room_id,
-                start + i,
-                e["t"],
-                e["type"],
-                dump({k: v for k, v in e.items() if k not in skip}),
-            )
-            for i, e in enumerate(events)
-        ),
-    )
+    written = 0
+
+    def rows() -> Iterable[tuple[Any, ...]]:
+        nonlocal written
+        for i, e in enumerate(events):
+            data = dump({k: v for k, v in e.items() if k not in skip})
+            written += len(data) if isinstance(data, str) else 0
+            yield (room_id, start + i, e["t"], e["type"], data)
+
+    _insert(TimelineEvent._meta.db_table, ("room_id", "idx", "t_ms", "type", "data"), rows())
+    return written
 
 
 def upsert_views(room_id: int, rows: list[tuple[str, str, Any]]) -> None:
-    """ObjectView rows (kind, key, data) of a room: inserted, or their data replaced where the
-    (room, kind, key) row exists (a tick's changed nodes and pods: 18,000 of them when a zone
-    of a 5,000-node room goes dark). One INSERT ... ON CONFLICT DO UPDATE, run for every row,
-    on SQLite and PostgreSQL; model instances on other databases."""
+    """ObjectView rows (kind, key, data: a value or its ``Encoded`` JSON) of a room: inserted,
+    or their data replaced where the (room, kind, key) row exists (a tick's changed nodes and
+    pods: 18,000 of them when a zone of a 5,000-node room goes dark). One INSERT ... ON
+    CONFLICT DO UPDATE, run for every row, on SQLite and PostgreSQL; model instances on other
+    databases."""
     if connection.vendor not in ("sqlite", "postgresql"):
         ObjectView.objects.bulk_create(
-            [ObjectView(room_id=room_id, kind=k, key=key, data=d) for k, key, d in rows],
+            [ObjectView(room_id=room_id, kind=k, key=key, data=_decoded(d)) for k, key, d in rows],
             update_conflicts=True,
             unique_fields=["room", "kind", "key"],
             update_fields=["data"],

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.conf import settings
 
+from .engine.scenario import Scenario
 from .models import ObjectView, Room
 
 # setting name -> what it limits (for the README and error messages)
@@ -58,37 +59,89 @@ def check_scenario_size(text: str | bytes | int) -> None:
         raise LimitError("PLAYGROUND_MAX_SCENARIO_BYTES", f"this scenario is {size} bytes")
 
 
+def _pods_of(obj: Any) -> tuple[str, int]:
+    """What one object adds to a room's pods: ("Kind/namespace/name", its replicas) for a
+    workload (whose replicas a later Apply or ScaleWorkload replaces), ("DaemonSet", 1) for a
+    DaemonSet (a pod per node), ("", 1) for a bare Pod; ("", 0) for a Pod with a controller
+    owner (an imported cluster's: one of its workload's pods, adopted: counted once, with the
+    workload) and for anything else."""
+    if not isinstance(obj, dict):
+        return "", 0
+    kind = obj.get("kind")
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if kind == "Pod":
+        owners = meta.get("ownerReferences")
+        owned = isinstance(owners, list) and any(
+            isinstance(o, dict) and o.get("controller") is True for o in owners
+        )
+        return "", 0 if owned else 1
+    if kind == "DaemonSet":
+        return "DaemonSet", 1
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet"):
+        replicas = spec.get("replicas", 1)
+        key = f"{kind}/{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        return key, replicas if isinstance(replicas, int) and replicas > 0 else 0
+    return "", 0
+
+
 def scenario_pods(nodes: int, objects: list[dict[str, Any]]) -> int:
-    """The pods a scenario's objects make at t=0 (a DaemonSet: one per node, at most). A Pod
-    with a controller owner (an imported cluster's) is one of its workload's pods, adopted:
-    counted once, with the workload."""
+    """The pods a scenario's objects make at t=0 (a DaemonSet: one per node, at most)."""
     total = 0
     for obj in objects:
-        if not isinstance(obj, dict):
-            continue
-        kind = obj.get("kind")
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        if kind == "Pod":
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-            owners = meta.get("ownerReferences")
-            owned = isinstance(owners, list) and any(
-                isinstance(o, dict) and o.get("controller") is True for o in owners
-            )
-            total += 0 if owned else 1
-        elif kind == "DaemonSet":
-            total += nodes
-        elif kind in ("Deployment", "ReplicaSet", "StatefulSet"):
-            replicas = spec.get("replicas", 1)
-            total += replicas if isinstance(replicas, int) and replicas > 0 else 0
+        key, n = _pods_of(obj)
+        total += nodes * n if key == "DaemonSet" else n
     return total
 
 
-def check_scenario_counts(nodes: int, objects: list[dict[str, Any]]) -> None:
-    if _over("PLAYGROUND_MAX_NODES_PER_ROOM", nodes):
-        raise LimitError("PLAYGROUND_MAX_NODES_PER_ROOM", f"this scenario has {nodes} nodes")
-    pods = scenario_pods(nodes, objects)
-    if _over("PLAYGROUND_MAX_PODS_PER_ROOM", pods):
-        raise LimitError("PLAYGROUND_MAX_PODS_PER_ROOM", f"this scenario has {pods} pods")
+def check_scenario_counts(scenario: Scenario) -> None:
+    """The nodes and pods of a room's scenario at t=0, and what its faults (a lesson's steps'
+    among them), in time order, take them to: an AddNode adds a node (and a DaemonSet's pod on
+    it), a DeleteNode removes one, an Apply adds its object's pods (or replaces a workload's
+    replicas), a ScaleWorkload replaces its workload's replicas. They are counted as a live
+    action's are (check_action); the refusal names the fault that passes the limit."""
+    nodes = len(scenario.nodes)
+    workloads: dict[str, int] = {}  # "Kind/namespace/name" -> replicas
+    daemonsets = bare = 0
+
+    def add(obj: Any) -> None:
+        nonlocal daemonsets, bare
+        key, n = _pods_of(obj)
+        if key == "DaemonSet":
+            daemonsets += n
+        elif key:
+            workloads[key] = n
+        else:
+            bare += n
+
+    def check(after: str) -> None:
+        if _over("PLAYGROUND_MAX_NODES_PER_ROOM", nodes):
+            raise LimitError(
+                "PLAYGROUND_MAX_NODES_PER_ROOM", f"this scenario has {nodes} nodes{after}"
+            )
+        pods = bare + sum(workloads.values()) + daemonsets * nodes
+        if _over("PLAYGROUND_MAX_PODS_PER_ROOM", pods):
+            raise LimitError(
+                "PLAYGROUND_MAX_PODS_PER_ROOM", f"this scenario has {pods} pods{after}"
+            )
+
+    for obj in scenario.objects:
+        add(obj)
+    check("")
+    for fault in scenario.faults:
+        if fault.type == "AddNode":
+            nodes += 1
+        elif fault.type == "DeleteNode":
+            nodes -= 1
+        elif fault.type == "Apply":
+            add(fault.args.get("object"))
+        elif fault.type == "ScaleWorkload":
+            kind, _, name = str(fault.args["workload"]).partition("/")
+            key = f"{kind}/{name}" if "/" in name else f"{kind}/default/{name}"
+            workloads[key] = int(fault.args["replicas"])
+        else:
+            continue
+        check(f" after {fault.path} ({fault.type})")
 
 
 def check_running_rooms(owner: str, new: int = 1, exclude: int | None = None) -> None:

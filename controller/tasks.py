@@ -17,7 +17,7 @@ from . import affinity
 from .live.presence import unwatched_rooms
 from .locks import RoomLock, redis_client
 from .models import Room
-from .rooms import actions, build, controls, runtime, tick, whatif
+from .rooms import actions, build, controls, imports, runtime, tick, whatif
 
 log = logging.getLogger(__name__)
 BEAT_KEY = "playground:beat:last_tick"
@@ -197,6 +197,12 @@ def room_build_task(room_id: int) -> None:
     """Build a room created by the form (build.room_build). Acknowledged when done, so a
     worker lost mid-build leaves it queued; the beat re-queues one lost otherwise."""
     build.room_build(room_id)
+
+
+@shared_task(ignore_result=True)
+def import_preview_task(preview_id: str) -> None:
+    """Import a long kubectl output for its Preview (imports.preview_run); the page polls."""
+    imports.preview_run(preview_id)
 
 
 @shared_task(ignore_result=True)

@@ -5,6 +5,12 @@ from . import views
 urlpatterns = [
     path("", views.index, name="index"),
     path("healthz", views.healthz, name="healthz"),
+    path("import/preview/<str:preview_id>/", views.import_preview_page, name="import-preview"),
+    path(
+        "import/preview/<str:preview_id>.json",
+        views.import_preview_json,
+        name="import-preview-json",
+    ),
     path("rooms/<slug:slug>/", views.room_page, name="room"),
     path("rooms/<slug:slug>/build.json", views.room_build, name="room-build"),
     path("rooms/<slug:slug>/export.yaml", views.room_export, name="room-export"),

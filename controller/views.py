@@ -7,6 +7,7 @@ import json
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -134,6 +135,11 @@ def import_create(request: HttpRequest) -> HttpResponse:
             "flags": data.get("flags") or None,
         }
         try:
+            if "preview" in request.POST and len(data["text"]) > build.IMPORT_INLINE_MAX_CHARS:
+                # Too long to import in the request: a worker does, its page polls.
+                form_fields = {"name": options["name"], "options": options, "speed": data["speed"]}
+                preview_id = imports.preview_start(data["text"], form_fields)
+                return redirect(reverse("import-preview", args=[preview_id]))
             if "preview" in request.POST:
                 preview, report = imports.import_preview(data["text"], **options)
             else:
@@ -162,6 +168,38 @@ def import_create(request: HttpRequest) -> HttpResponse:
     )
 
 
+def import_preview_page(request: HttpRequest, preview_id: str) -> HttpResponse:
+    """A long kubectl output's Preview, imported by a worker: its progress (the page polls
+    ``import_preview_json``), then the summary and the report, or the error naming the item
+    and the field; its "Create the room" imports it again for the room (build.preview_create)."""
+    if request.method == "POST":
+        room = build.preview_create(
+            preview_id,
+            request.user,
+            creator=limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
+        )
+        if room is None:
+            raise Http404("this preview has expired")
+        tokens = request.session.get("operator_tokens", {})
+        tokens[room.slug] = room.operator_token
+        request.session["operator_tokens"] = tokens
+        return redirect(f"{reverse('room', args=[room.slug])}?token={room.operator_token}")
+    state = imports.preview_state(preview_id)
+    if state is None:
+        raise Http404("no such preview (they are kept an hour)")
+    return render(
+        request, "controller/import_preview.html", {"state": state, "preview_id": preview_id}
+    )
+
+
+@require_GET
+def import_preview_json(request: HttpRequest, preview_id: str) -> JsonResponse:
+    state = imports.preview_state(preview_id)
+    if state is None:
+        raise Http404("no such preview")
+    return JsonResponse({"state": state["state"]})
+
+
 def room_page(request: HttpRequest, slug: str) -> HttpResponse:
     room = get_object_or_404(Room, slug=slug)
     token = request.GET.get("token") or request.session.get("operator_tokens", {}).get(slug, "")
@@ -175,7 +213,7 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "controller/room_building.html",
             {
                 "room": room,
-                "importing": not room.scenario_yaml,
+                "importing": not room.scenario_yaml and not _compared(room),
                 "import_report": import_report_of(room.scenario_yaml)
                 if is_imported(room.scenario_yaml)
                 else None,
@@ -198,6 +236,8 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "token": token if operator else "",
             "viewer_url": viewer_url,
             "operator_url": f"{viewer_url}?token={room.operator_token}" if operator else "",
+            # A class's viewer can take the same built-in lesson again alone, at their pace.
+            "learn_alone": None if operator else catalog.builtin_lesson_of(room),
         },
     )
 
@@ -212,14 +252,25 @@ def room_build(request: HttpRequest, slug: str) -> JsonResponse:
     )
 
 
+def _compared(room: Room) -> bool:
+    return Comparison.objects.filter(Q(left=room) | Q(right=room)).exists()
+
+
 def _not_imported_yet(room: Room) -> HttpResponse | None:
     """A big import's room has no scenario until the worker has imported it (or when that
     failed): nothing to export yet."""
     if room.scenario_yaml:
         return None
-    state = "could not be imported" if room.build_state == Room.FAILED else "is not imported yet"
+    if _compared(room):  # a big comparison's side: its worker reads the scenario
+        what = "scenario"
+        state = "could not be read" if room.build_state == Room.FAILED else "is not read yet"
+    else:
+        what = "cluster"
+        state = (
+            "could not be imported" if room.build_state == Room.FAILED else "is not imported yet"
+        )
     return HttpResponse(
-        f"The room's cluster {state}: nothing to export.\n",
+        f"The room's {what} {state}: nothing to export.\n",
         status=409,
         content_type="text/plain; charset=utf-8",
     )

@@ -15,7 +15,8 @@ def live_bench(
     + broadcast (through the configured channel layer), one simulated wall second apart (run
     back to back: the figure is the tick's cost). Bytes: the raw delta the tick produced and
     what was broadcast after bounded deltas (controller/rooms/broadcast.py: a resync notice instead
-    of a delta over the limit)."""
+    of a delta over the limit, whose size is then the lower bound the tick knew it by). By
+    phase (controller/rooms/phases.py): wall and CPU ms at p95 and max."""
     import statistics
     import time
     from datetime import timedelta
@@ -26,7 +27,7 @@ def live_bench(
 
     from ..engine.scenario import documents as scenario_module
     from ..models import Room
-    from ..rooms import broadcast, create, tick
+    from ..rooms import broadcast, create, phases, tick
 
     text = live_scenario(nodes, pods_per_node, f"live-bench-{nodes}")
     t0 = time.perf_counter()
@@ -48,20 +49,27 @@ def live_bench(
     start = timezone.now()
     Room.objects.filter(pk=room.pk).update(wall_anchor=start, sim_anchor_ms=0)
     durations: list[float] = []
+    cpu: list[float] = []
+    by_phase: dict[str, list[tuple[float, float]]] = {p: [] for p in phases.PHASES}
     raw: list[int] = []
     sent: list[int] = []
     resyncs = 0
     for i in range(1, ticks + 1):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         delta = tick.room_advance(room.pk, start + timedelta(seconds=i))
         durations.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+        for name, figures in phases.last().items():
+            by_phase[name].append(figures)
         if delta is None:
             raw.append(0)
             sent.append(0)
             continue
         message = broadcast.bounded(delta)
         resyncs += message["type"] == "resync"
-        raw.append(broadcast.encoded_size(delta))
+        # A delta over the limit is not made (tick._persist): its notice says how big it would
+        # have been at least.
+        raw.append(delta["bytes"] if delta["type"] == "resync" else broadcast.encoded_size(delta))
         sent.append(broadcast.encoded_size(message))
     room.delete()
     return {
@@ -73,6 +81,18 @@ def live_bench(
         "mean_tick_ms": round(statistics.mean(durations) * 1000, 1),
         "p95_tick_ms": round(percentile(durations, 0.95) * 1000, 1),
         "max_tick_ms": round(max(durations) * 1000, 1),
+        "p95_cpu_ms": round(percentile(cpu, 0.95) * 1000, 1),
+        "max_cpu_ms": round(max(cpu) * 1000, 1),
+        # Each phase's wall and CPU ms at p95 and max (over the ticks, each phase alone).
+        "phases": {
+            name: {
+                "wall_p95": round(percentile([w for w, _ in v], 0.95) * 1000, 1),
+                "wall_max": round(max(w for w, _ in v) * 1000, 1),
+                "cpu_p95": round(percentile([c for _, c in v], 0.95) * 1000, 1),
+                "cpu_max": round(max(c for _, c in v) * 1000, 1),
+            }
+            for name, v in by_phase.items()
+        },
         "mean_bytes": int(statistics.mean(sent)),
         "max_bytes": max(sent),
         "mean_raw_bytes": int(statistics.mean(raw)),
@@ -88,7 +108,14 @@ def format_live(r: dict[str, Any]) -> str:
         f"live room: {r['nodes']} nodes / {r['pods']} pods at {r['speed']}x, {r['ticks']} ticks "
         f"(created in {r['create_s']} s): tick (advance + persist + broadcast) mean "
         f"{r['mean_tick_ms']} ms, p95 {r['p95_tick_ms']} ms, max {r['max_tick_ms']} ms; bytes "
-        f"broadcast per tick mean {r['mean_bytes']}, max {r['max_bytes']} (raw deltas: mean "
+        f"broadcast per tick mean {r['mean_bytes']}, max {r['max_bytes']} (raw deltas, at "
+        f"least: mean "
         f"{r['mean_raw_bytes']}, max {r['max_raw_bytes']}; {r['resync_ticks']} ticks over the "
-        f"{r['limit_bytes']} B limit sent as resync notices) [{r['load']}]"
+        f"{r['limit_bytes']} B limit sent as resync notices) [{r['load']}]\n"
+        f"  tick CPU p95 {r['p95_cpu_ms']} ms, max {r['max_cpu_ms']} ms; by phase, ms p95/max "
+        "wall (CPU): "
+        + ", ".join(
+            f"{name} {f['wall_p95']}/{f['wall_max']} ({f['cpu_p95']}/{f['cpu_max']})"
+            for name, f in r["phases"].items()
+        )
     )

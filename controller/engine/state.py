@@ -18,6 +18,7 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
     kubelet = sim.kubelets.get(node.name)
     health = sim.controller.health_of(node.name)
     lease = kubelet.lease_renew_ms(now) if kubelet is not None else None
+    kstate = kubelet_state(kubelet) if kubelet is not None else None
     out = {
         "name": node.name,
         "zone": zone_display(node.zone_key),
@@ -28,7 +29,7 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
         "unschedulable": node.unschedulable,
         "excludedFromDisruption": node.excluded_from_disruption,
         "capacity": dict(node.resources.capacity),
-        "kubelet": kubelet_state(kubelet) if kubelet is not None else None,
+        "kubelet": kstate,
         "leaseRenewTime": lease / 1000 if lease is not None else None,
         "probeTimestamp": health.probe_ms / 1000 if health is not None else None,
         "readyTransitionTimestamp": health.ready_transition_ms / 1000
@@ -36,7 +37,7 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
         else None,
         # What happens next: a kubelet that does not reach the API leaves its node to the
         # monitor pass, which marks it Unknown at this time unless it is heard from again.
-        "unknownAt": _unknown_at(sim, node, kubelet, now),
+        "unknownAt": _unknown_at(sim, node, kstate, now),
     }
     # Version skew: a kubelet of another release than the control plane's (the page shows it;
     # left out otherwise, so a room of one release sends what it always sent).
@@ -45,8 +46,10 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
     return out
 
 
-def _unknown_at(sim: Simulation, node: Node, kubelet: Any, now: int) -> float | None:
-    if kubelet is not None and kubelet_state(kubelet)["state"] == "Running":
+def _unknown_at(
+    sim: Simulation, node: Node, kstate: dict[str, Any] | None, now: int
+) -> float | None:
+    if kstate is not None and kstate["state"] == "Running":
         return None
     at = sim.controller.predicted_unknown_ms(node, now)
     return at / 1000 if at is not None else None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from typing import Any
 
+from ..engine import safe_yaml
 from ..engine.scenario import (
     ScenarioError,
 )
@@ -36,6 +38,29 @@ def builtin_lessons() -> list[dict[str, Any]]:
     """The built-in scenarios that are lessons, the demo lesson first, then by file name."""
     found = [s for s in builtin_scenarios() if s["lesson"]]
     return sorted(found, key=lambda s: (s["id"] != DEMO_LESSON, s["id"]))
+
+
+def builtin_lesson_of(room: Any) -> str | None:
+    """The id of the built-in lesson a class's room runs (its scenario is that lesson's text,
+    or that text run under another release: the same scenario name), for a viewer's "learn
+    this lesson alone" link; None for a room learning alone, an uploaded lesson, no lesson."""
+    state = getattr(room, "lesson", None)
+    if state is None or state.solo:
+        return None
+    lessons = builtin_lessons()
+    same = next((s["id"] for s in lessons if s["yaml"] == room.scenario_yaml), None)
+    if same is not None:
+        return same
+    return next((s["id"] for s in lessons if _scenario_name(s["yaml"]) == room.scenario_name), None)
+
+
+@functools.lru_cache(maxsize=64)
+def _scenario_name(text: str) -> str:
+    """A built-in scenario's ``metadata.name`` (parsed once per text)."""
+    for doc in safe_yaml.load_all(text):
+        if isinstance(doc, dict) and doc.get("kind") == "Scenario":
+            return str((doc.get("metadata") or {}).get("name") or "")
+    return ""
 
 
 def builtin_scenarios() -> list[dict[str, str]]:

@@ -2,77 +2,45 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import yaml
 from django.db import transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from .. import limits
-from ..engine import safe_yaml
 from ..engine.scenario import (
     Scenario,
     ScenarioError,
-    _json_documents,
     load_scenario,
 )
-from ..engine.versions import profile_for
 from ..models import (
     Comparison,
     LessonState,
+    PendingImport,
     Room,
+    new_token,
 )
 from . import build
-from .create import _create_with_unique_slug, _leading_comments, room_prepare
+from .create import (
+    COMPARABLE,
+    _create_with_unique_slug,
+    _unique_slug,
+    check_changes,
+    room_prepare,
+    with_changes,
+)
+
+__all__ = ["COMPARABLE", "with_changes", "comparison_create", "comparison_rooms"]
 from .errors import ActionError, _check_speed, refuse_unstorable
 
 # -- comparisons: two rooms of one scenario, one clock --------------------------------------
-COMPARABLE = ("kubernetesVersion", "controllerManager", "kubelet", "apiServer", "featureGates")
-
-
-def with_changes(text: str, changes: dict[str, Any], side: str) -> str:
-    """The scenario with ``changes`` (the release and component settings) merged into its
-    spec, section by section; its leading comment is kept."""
-    if not isinstance(changes, dict):
-        raise ActionError(f"{side}: the changes must be a mapping (e.g. apiServer: {{...}})")
-    unknown = sorted(set(changes) - set(COMPARABLE))
-    if unknown:
-        raise ActionError(f"{side}.{unknown[0]}: only {', '.join(COMPARABLE)} can differ")
-    # A JSON scenario (a generated big one often is) is read and written as JSON: ten times
-    # faster than YAML both ways (a 300-node, 9,000-pod comparison: 0.1 s instead of 1.6 s).
-    as_json = _json_documents(text)
-    docs = as_json or safe_yaml.load_all(text)
-    root = next((d for d in docs if isinstance(d, dict) and d.get("kind") == "Scenario"), None)
-    if root is None:
-        raise ActionError("the scenario has no Scenario document")
-    spec = root.setdefault("spec", {})
-    own = profile_for(spec.get("kubernetesVersion")).version
-    for key, value in changes.items():
-        if isinstance(value, dict) and isinstance(spec.get(key), dict):
-            spec[key] = {**spec[key], **value}
-        else:
-            spec[key] = value
-    comments = _leading_comments(text)
-    runs = spec.get("kubernetesVersion")
-    if (
-        comments
-        and runs is not None
-        and profile_for(runs, f"{side}.kubernetesVersion").version != own
-    ):
-        comments.insert(
-            0, f"# Written for Kubernetes {own}: the times these notes quote may differ."
-        )
-    if as_json is not None:
-        try:
-            return json.dumps(root, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError):
-            pass  # a value of the changes JSON cannot hold (a date, NaN): written as YAML
-    others = [d for d in docs if d is not root]
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # the same text, faster
-    return "".join(x + "\n" for x in comments) + yaml.dump_all(
-        [root, *others], Dumper=dumper, sort_keys=False
-    )
+# A scenario text longer than this (characters) is read, changed and validated by the workers
+# that build the comparison's rooms, not in the request: each side is the scenario read,
+# changed and written again, then read and validated (a 1 MB JSON scenario of 5,000 nodes took
+# the request 1.2 s; YAML is ten times slower). The same rule as a big import's.
+INLINE_MAX_CHARS = build.IMPORT_INLINE_MAX_CHARS
+PENDING_NAME = "comparison"  # a pending comparison's name until its scenario is read
 
 
 def comparison_create(
@@ -83,21 +51,34 @@ def comparison_create(
     speed: float = 10.0,
     creator: str = "",
     inline_max: int | None = None,
+    inline_max_chars: int | None = None,
 ) -> Comparison:
     """Two rooms of one scenario, each with its changes, started together on one clock (and
     one operator token). ``sides`` is [(label, changes), (label, changes)]; an error names the
     side and the field and creates nothing. Built as the room form's rooms are
     (build.room_start): small ones now, big ones by workers (both live together, when the
-    second is built); returns at once."""
-    texts = []
+    second is built); returns at once. A long scenario text (over ``inline_max_chars``) is not
+    read here: each side's worker applies its changes and validates it (an error then fails
+    both rooms, naming the side and the field, on the comparison's page)."""
     for side, (label, changes) in zip(("left", "right"), sides, strict=True):
         if not label.strip():
             raise ActionError(f"{side}: give this side a label")
         refuse_unstorable(label, f"{side}.label")
-        texts.append(with_changes(scenario_yaml, changes, side))
+        check_changes(changes, side)
     speed = _check_speed(speed)
     creator = creator or limits.owner_key(owner)
     limits.check_running_rooms(creator, new=2)
+    limit = INLINE_MAX_CHARS if inline_max_chars is None else inline_max_chars
+    if len(scenario_yaml) > limit:
+        with transaction.atomic():
+            comparison = comparison_pending(name, scenario_yaml, sides, owner, speed, creator)
+            for room in (comparison.left, comparison.right):
+                transaction.on_commit(lambda pk=room.pk: build.queue_build(pk))
+        return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)
+    texts = [
+        with_changes(scenario_yaml, changes, side)
+        for side, (_label, changes) in zip(("left", "right"), sides, strict=True)
+    ]
     try:
         base = name or load_scenario(scenario_yaml).name
     except ScenarioError as exc:
@@ -108,6 +89,62 @@ def comparison_create(
         )
         build.comparison_start(comparison, scenarios, inline_max)
     return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)
+
+
+def comparison_pending(
+    name: str,
+    text: str,
+    sides: list[tuple[str, dict[str, Any]]],
+    owner: Any,
+    speed: float,
+    creator: str,
+) -> Comparison:
+    """A comparison of a scenario too long to read in the request: its two rooms stored
+    "building" with the text and their side's changes (create.side_finish reads them in the
+    worker), checked here only for what the database could not store and the size limit; one
+    operator token; named after the scenario once a worker has read it (unless ``name``)."""
+    refuse_unstorable(name, "name")
+    limits.check_scenario_size(text)
+    refuse_unstorable(text, "scenario")
+    base = name or PENDING_NAME
+    with transaction.atomic():
+        rooms = []
+        for side, (label, changes) in zip(("left", "right"), sides, strict=True):
+            refuse_unstorable(changes, f"{side}.changes")
+            room = _create_with_unique_slug(
+                Room,
+                _unique_slug,
+                f"{base} ({label})",
+                name=f"{base} ({label})",
+                owner=owner if getattr(owner, "is_authenticated", False) else None,
+                creator=creator[:160],
+                scenario_name=name,
+                scenario_yaml="",
+                speed=speed,
+                wall_anchor=timezone.now(),
+                build_state=Room.BUILDING,
+                build_progress="queued",
+                operator_token=rooms[0].operator_token if rooms else new_token(),
+            )
+            PendingImport.objects.create(
+                room=room,
+                text=text,
+                options={
+                    "compare": {"side": side, "label": label, "changes": changes, "name": name}
+                },
+            )
+            rooms.append(room)
+        comparison = _create_with_unique_slug(
+            Comparison,
+            _unique_comparison_slug,
+            base,
+            name=base,
+            left=rooms[0],
+            right=rooms[1],
+            left_label=sides[0][0][:80],
+            right_label=sides[1][0][:80],
+        )
+    return comparison
 
 
 def comparison_rooms(

@@ -1,12 +1,18 @@
 """A room of kubectl output: imported in the request (import_scenario, import_preview), or
 stored with its room "building" and imported by the worker that builds it (import_pending,
-import_finish).
+import_finish); a long output's Preview imported by a worker too (preview_start, preview_run,
+preview_state).
 """
 
 from __future__ import annotations
 
+import logging
+import secrets
 from typing import Any
 
+import orjson
+import redis
+from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,13 +24,16 @@ from ..engine.scenario import (
     check_nesting,
     parse_scenario,
 )
+from ..locks import redis_client
 from ..models import (
     PendingImport,
     Room,
 )
 from .actions import _scenario_kubelet
 from .create import _create_with_unique_slug, _store_scenario_parts, _unique_slug
-from .errors import _check_speed, refuse_unstorable
+from .errors import REFUSALS, ActionError, _check_speed, refuse_unstorable
+
+log = logging.getLogger(__name__)
 
 # -- a big cluster import: parsed by the worker that builds its room (build.py) -------------
 IMPORTED_NAME = "imported-cluster"
@@ -98,7 +107,7 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
         refuse_unstorable(mapping, "", ScenarioError, numbers=False)
     check_nesting(mapping, "")
     scenario = parse_scenario(mapping)
-    limits.check_scenario_counts(len(scenario.nodes), scenario.objects)
+    limits.check_scenario_counts(scenario)
     _scenario_kubelet(scenario_yaml, scenario)
     with transaction.atomic():
         locked = Room.objects.select_for_update().get(pk=room.pk)
@@ -165,3 +174,66 @@ def _import(
         controller_manager_config=controller_manager_config,
         flags=flags,
     )
+
+
+# -- a long output's Preview: imported by a worker, the page polls ---------------------------
+PREVIEW_S = 3600  # how long a Preview (its text, its result) is kept in Redis
+
+
+def _preview_key(preview_id: str) -> str:
+    return f"playground:import-preview:{preview_id}"
+
+
+def preview_start(text: str, form: dict[str, Any]) -> str:
+    """The Preview of kubectl output too long to import in the request: the text and the
+    form's fields (the import options, the room's name and speed, for "create" after) kept in
+    Redis for PREVIEW_S, imported by a worker (preview_run); returns its id."""
+    preview_id = secrets.token_urlsafe(16)
+    key = _preview_key(preview_id)
+    try:
+        client = redis_client()
+        client.hset(key, mapping={"text": text, "form": orjson.dumps(form), "size": len(text)})
+        client.expire(key, PREVIEW_S)
+    except redis.RedisError as exc:
+        raise ActionError(f"preview: could not be queued ({exc}); try again") from None
+    # By name: tasks.py (the adapter) calls this package, not the other way round.
+    current_app.send_task("controller.tasks.import_preview_task", (preview_id,))
+    return preview_id
+
+
+def preview_run(preview_id: str) -> None:
+    """The worker's part: import the kept text as Preview does in the request; its result (the
+    summary and the report, or the error naming the item and the field) kept beside it."""
+    client = redis_client()
+    key = _preview_key(preview_id)
+    text, form = client.hmget(key, ["text", "form"])
+    if text is None or form is None:
+        return  # expired
+    options = orjson.loads(form)["options"]
+    try:
+        summary, report = import_preview(text.decode(), **options)
+        result: dict[str, Any] = {"state": "done", "preview": summary, "report": report}
+    except (ScenarioError, *REFUSALS) as exc:
+        result = {"state": "failed", "error": str(exc)}
+    except Exception as exc:  # the page would wait for ever: say what broke
+        log.exception("import preview %s failed", preview_id)
+        result = {"state": "failed", "error": f"{type(exc).__name__}: {exc}"}
+    client.hset(key, "result", orjson.dumps(result))
+
+
+def preview_state(preview_id: str) -> dict[str, Any] | None:
+    """A Preview's state: ``running`` (with the text's ``size``), ``done`` (``preview``,
+    ``report``) or ``failed`` (``error``); None when unknown or expired."""
+    size, result = redis_client().hmget(_preview_key(preview_id), ["size", "result"])
+    if size is None:
+        return None
+    state = orjson.loads(result) if result is not None else {"state": "running"}
+    return {**state, "size": int(size)}
+
+
+def preview_form(preview_id: str) -> tuple[str, dict[str, Any]] | None:
+    """The kept text and form fields of a Preview ("create" from its page), or None."""
+    text, form = redis_client().hmget(_preview_key(preview_id), ["text", "form"])
+    if text is None or form is None:
+        return None
+    return text.decode(), orjson.loads(form)

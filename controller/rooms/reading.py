@@ -27,7 +27,7 @@ from ..models import (
     SeriesPoint,
 )
 from .clock import _now_target
-from .runtime import CONTROL_KINDS, _restore
+from .runtime import CONTROL_KINDS, _restore, gc_paused
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def room_snapshot_json(room: Room, last_events: int = 300) -> bytes:
     bytes, made from the view rows' stored JSON texts without decoding them: a 1,000-node
     room's snapshot is 17 MB of JSON, and decoding its 31,000 rows and encoding them again
     took ~1 s per client."""
-    with one_committed_state():
+    with one_committed_state(), gc_paused():
         room = Room.objects.get(pk=room.pk)
         views = list(
             ObjectView.objects.filter(room=room).values_list(

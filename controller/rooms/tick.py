@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -28,7 +29,8 @@ from ..models import (
     Room,
     SeriesPoint,
 )
-from .broadcast import _broadcast_after_commit, bounded
+from . import phases
+from .broadcast import _broadcast_after_commit, bounded, max_bytes, resync_notice
 from .clock import _clock_message, _now_target
 from .runtime import (
     _CACHE,
@@ -40,6 +42,8 @@ from .runtime import (
     _runtime,
     _schedule_action,
     _snapshot,
+    gc_paused,
+    keep_engines_frozen,
 )
 
 log = logging.getLogger(__name__)
@@ -72,7 +76,8 @@ def room_advance(
     the operator sees why. With no action to blame, the room is paused with the reason."""
     applied: list[int] = []
     try:
-        return _advance(room_id, wall_now or timezone.now(), extra_ms, applied)
+        with gc_paused():
+            return _advance(room_id, wall_now or timezone.now(), extra_ms, applied)
     except TRANSIENT:
         # The database or Redis did not answer (SQLite busy, a restart): nobody's fault; the
         # rolled-back tick is tried again by the next beat, from a rebuilt engine.
@@ -152,11 +157,14 @@ def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
 def _advance(
     room_id: int, wall_now: datetime, extra_ms: int, applied: list[int]
 ) -> dict[str, Any] | None:
+    phases.start()
     with transaction.atomic():
+        load = phases.mark()
         room = Room.objects.select_for_update().get(pk=room_id)
         if room.build_state != Room.LIVE:
             return None  # still being built by a worker (build.py), or its build failed
         rt = _runtime(room)
+        keep_engines_frozen()
         sim = rt.sim
         pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
         target = _now_target(room, wall_now) + extra_ms
@@ -182,20 +190,25 @@ def _advance(
             target = max(target, at)
         if target <= room.sim_ms and not pending:
             return None
-        # A lesson's clock stops right after the instant a checkpoint is reached (paused).
-        lesson_msg = progress.run(room, sim, target)
+        phases.since("load", load)
+        with phases.phase("advance"):
+            # A lesson's clock stops right after the instant a checkpoint is reached (paused).
+            lesson_msg = progress.run(room, sim, target)
         refused = _record_refusals(room, sim)
         room.sim_ms = sim.now_ms
         if room.paused:
             room.sim_anchor_ms = room.sim_ms
-        delta = _persist(room, rt)
+        delta = _persist(room, rt, limit=max_bytes())
         if refused:
             delta["refused"] = refused
-    # The lesson's message first: a question reached in this tick holds back, for whoever
-    # answers it, what this very delta would tell them (live.consumers, engine/holdback.py).
-    if lesson_msg is not None:
-        _broadcast_after_commit(room.pk, lesson_msg)
-    _broadcast_after_commit(room.pk, bounded(delta))
+        commit = phases.mark()
+    phases.since("commit", commit)
+    with phases.phase("broadcast"):
+        # The lesson's message first: a question reached in this tick holds back, for whoever
+        # answers it, what this very delta would tell them (live.consumers, engine/holdback.py).
+        if lesson_msg is not None:
+            _broadcast_after_commit(room.pk, lesson_msg)
+        _broadcast_after_commit(room.pk, bounded(delta))
     return delta
 
 
@@ -246,22 +259,52 @@ def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
 
 
 def _persist(
-    room: Room, rt: Runtime, force_snapshot: bool = False, fresh: bool = False
+    room: Room,
+    rt: Runtime,
+    force_snapshot: bool = False,
+    fresh: bool = False,
+    limit: int | None = None,
 ) -> dict[str, Any]:
     """Write what changed: new timeline rows, views of touched objects, the room's clock.
     ``fresh``: the room's first rows (none stored yet): every view, plain fast inserts, and
-    no snapshot (the caller takes it once the room is live)."""
+    no snapshot (the caller takes it once the room is live). ``limit``: a delta that would
+    be bigger than this many bytes is not made: the resync notice that stands for it is
+    returned instead (broadcast.bounded would send it)."""
+    with phases.phase("persist"):
+        delta, force_snapshot = _write(room, rt, force_snapshot, fresh, limit)
+    every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
+    if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
+        with phases.phase("snapshot"):
+            _snapshot(room, rt)
+    return delta
+
+
+def _write(
+    room: Room, rt: Runtime, force_snapshot: bool, fresh: bool, limit: int | None
+) -> tuple[dict[str, Any], bool]:
+    """_persist's rows and the delta; whether a snapshot is due now (a fresh start)."""
     sim = rt.sim
     events = list(sim.timeline.events)
     sim.timeline.events.clear()
     start = room.event_count
+    size = 0
     if fresh or start == 0:
         # Nothing stored yet (a new room, or a rewind that deleted everything): many events
         # at once go in compressed chunks (timeline_store).
         timeline_store.write(room.pk, start, events)
         force_snapshot = True
     elif events:
-        bulk.insert_events(room.pk, start, events)  # rows from event_count on: none exist
+        # From event_count on: none stored yet (many at once in chunks, as a new room's).
+        # Their JSON's bytes: the delta's lower bound begins.
+        size += timeline_store.write(room.pk, start, events)
+    if fresh and len(events) > FIRST_DELTA_MAX:
+        # A big new room: its first delta is a resync notice (room_went_live), so its views
+        # are not kept for it; they go straight into the database as they are made (on
+        # PostgreSQL the server stores each while the next is made).
+        bulk.insert_views(room.pk, _all_views(sim))
+        getattr(sim, "observed_nodes", set()).clear()
+        empty = {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
+        return _saved(room, rt, start, events, fresh, empty, force_snapshot, size, limit)
     # A fresh room's views are all of them (below): which objects its events touched is moot.
     nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
@@ -281,21 +324,32 @@ def _persist(
         "workloads": None,
         "params": None,
     }
-    upserts, deletes = [], []
-    for name in sorted(nodes):
-        node = sim.cluster.nodes.get(name)
-        data = node_state(sim, node) if node is not None else None
-        changes["nodes"][name] = data
-        (
-            upserts.append(("node", name, data))
-            if data is not None
-            else deletes.append(("node", name))
-        )
-    for key in sorted(pods):
-        pod = sim.cluster.pods.get(key)
-        data = pod_state(sim, pod) if pod is not None else None
-        changes["pods"][key] = data
-        (upserts.append(("pod", key, data)) if data is not None else deletes.append(("pod", key)))
+    upserts: list[tuple[str, str, Any]] = []
+    deletes: list[tuple[str, str]] = []
+    # Each view is encoded once, for its row; the lengths add up to a lower bound of the
+    # delta's size, so that a delta over ``limit`` is known before it is built (its views are
+    # not kept, the delta not made nor encoded: a resync notice stands for it).
+    for kind, names, objects, view in (
+        ("node", nodes, sim.cluster.nodes, node_state),
+        ("pod", pods, sim.cluster.pods, pod_state),
+    ):
+        out = changes[kind + "s"]
+        for name in sorted(names):
+            obj = objects.get(name)
+            if obj is None:
+                deletes.append((kind, name))
+                out[name] = None
+                continue
+            data = view(sim, obj)
+            if fresh:
+                upserts.append((kind, name, data))
+                out[name] = data
+                continue
+            text = bulk.Encoded(bulk.dumps(data))
+            upserts.append((kind, name, text))
+            size += len(text) + len(name)
+            if limit is None or size <= limit:
+                out[name] = data
     if zones_changed:
         zs = zone_states(sim)
         changes["zones"] = zs
@@ -318,6 +372,36 @@ def _persist(
         bulk.insert_views(room.pk, upserts)
     elif upserts:
         bulk.upsert_views(room.pk, upserts)
+    return _saved(room, rt, start, events, fresh, changes, force_snapshot, size, limit)
+
+
+def _all_views(sim: Simulation) -> Iterator[tuple[str, str, Any]]:
+    """Every view of a new room, as _write stores them: nodes, pods (by name), the zones,
+    the parameters, the workloads' replicas."""
+    for name in sorted(sim.cluster.nodes):
+        yield ("node", name, node_state(sim, sim.cluster.nodes[name]))
+    for key in sorted(sim.cluster.pods):
+        yield ("pod", key, pod_state(sim, sim.cluster.pods[key]))
+    yield ("zone", "*", zone_states(sim))
+    yield ("params", "*", parameters_view(sim))
+    if sim.cluster.pods:
+        yield ("metrics", "workloads", {r: list(v) for r, v in sim.workloads.metrics().items()})
+
+
+def _saved(
+    room: Room,
+    rt: Runtime,
+    start: int,
+    events: list[dict[str, Any]],
+    fresh: bool,
+    changes: dict[str, Any],
+    force_snapshot: bool,
+    size: int,
+    limit: int | None,
+) -> tuple[dict[str, Any], bool]:
+    """The end of _write: the series, the room's counters and clock saved; the delta (a
+    resync notice when ``size`` passed ``limit``)."""
+    sim = rt.sim
     _persist_series(room, sim)
     room.event_count = start + len(events)
     room.seq += 1
@@ -336,15 +420,16 @@ def _persist(
             "paused",
         ]
     )
-    every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
-    if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
-        _snapshot(room, rt)
-    return {
+    delta = {
         "type": "delta",
         "seq": room.seq,
         "t": sim.now_ms / 1000,
         "speed": room.speed,
         "paused": room.paused,
+    }
+    if limit is not None and size > limit:
+        return resync_notice(delta, size, limit, len(events)), force_snapshot
+    delta |= {
         # A new room's first instant is sent as a resync notice when it is big (room_went_live):
         # its events are not made into messages (935,000 of them at 5,000 nodes: 1.5 s).
         "events": None
@@ -352,6 +437,7 @@ def _persist(
         else [_public_event(start + i, e) for i, e in enumerate(events)],
         **changes,
     }
+    return delta, force_snapshot
 
 
 def _persist_series(room: Room, sim: Simulation) -> None:

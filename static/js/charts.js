@@ -8,6 +8,7 @@
 // scrolls there); each chart can be saved as a PNG.
 import uPlot from "../vendor/uplot/uPlot.esm.js";
 import { countAxis, panelsOf } from "./multiples.js";
+import { timed } from "./perf.js";
 import { chartStreams, mergeStreams } from "./series.js";
 import { signalValues } from "./state.js";
 
@@ -138,10 +139,11 @@ export class Charts {
       stroke: COLORS[(k.endsWith(" threshold") ? i - 1 : i) % COLORS.length], dash: k.endsWith(" threshold") ? [6, 4] : undefined }) });
     this.signalTable = new Table();
     this.signalNode = null;
-    this.nodeHistory = new Map(); // node -> [{at, values}] from the kubelet's eviction syncs
+    this.nodeHistory = new Map(); // node -> [{at, signals}] from the kubelet's eviction syncs
     this.pending = false;
   }
-  // Every changed node view carries its kubelet's last eviction-manager observations.
+  // Every changed node view carries its kubelet's last eviction-manager observations: kept as
+  // they come (a snapshot brings 5,000 nodes'), turned into chart values for the node shown.
   recordNodes(state, names) {
     for (const name of names) {
       const n = state.nodes.get(name);
@@ -150,10 +152,10 @@ export class Charts {
       const at = signals[0].at;
       const list = this.nodeHistory.get(name) || [];
       if (list.length && list[list.length - 1].at === at) continue;
-      list.push({ at, values: signalValues(signals) });
+      list.push({ at, signals });
       if (list.length > MAX_POINTS) list.shift();
       this.nodeHistory.set(name, list);
-      if (name === this.signalNode) { this.signalTable.push(at, list[list.length - 1].values); this.schedule(); }
+      if (name === this.signalNode) { this.signalTable.push(at, signalValues(signals)); this.schedule(); }
     }
   }
   // Show one node's eviction signals (percent of capacity available) against their thresholds.
@@ -165,13 +167,13 @@ export class Charts {
     if (this.signals.plot) { this.signals.plot.destroy(); this.signals.plot = null; this.signals.keys = ""; }
     this.signals.title = `Eviction signals of ${name}: % available (dashed: threshold)`;
     const history = this.nodeHistory.get(name) || [];
-    for (const p of history) s.push(p.at, p.values);
-    if (history.length && this.lastT > history[history.length - 1].at) s.push(this.lastT, history[history.length - 1].values);
+    for (const p of history) s.push(p.at, signalValues(p.signals));
+    if (history.length && this.lastT > history[history.length - 1].at) s.push(this.lastT, signalValues(history[history.length - 1].signals));
     this.signals.box.dataset.node = name;
     this.schedule();
   }
   schedule() {
-    if (!this.pending) { this.pending = true; setTimeout(() => { this.pending = false; this.draw(); }, 500); }
+    if (!this.pending) { this.pending = true; setTimeout(() => { this.pending = false; timed("room:charts", () => this.draw()); }, 500); }
   }
   record(state, workloads) {
     const t = state.simT;
@@ -188,7 +190,7 @@ export class Charts {
     // A kubelet whose numbers do not move skips its eviction syncs: its last observation
     // holds until now, so the selected node's signals are carried forward to this delta.
     const history = this.signalNode && this.nodeHistory.get(this.signalNode);
-    if (history && history.length) this.signalTable.push(t, history[history.length - 1].values);
+    if (history && history.length) this.signalTable.push(t, signalValues(history[history.length - 1].signals));
     if (workloads && Object.keys(workloads).length) {
       const values = {};
       for (const [ref, [desired, readyCount]] of Object.entries(workloads)) {

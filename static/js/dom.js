@@ -8,3 +8,16 @@ export function h(tag, attrs = {}, ...kids) {
   for (const kid of kids) if (kid !== null && kid !== undefined) el.append(kid);
   return el;
 }
+
+// Writes that leave the page alone when nothing changes: a text or style set, even to the
+// same value, makes the browser recompute style and layout and repaint at its next frame.
+export function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+// (The style as written is remembered: the browser reads back a rounded value, 33.3333%.)
+const written = new WeakMap();
+export function setStyle(el, prop, value) {
+  let mine = written.get(el);
+  if (!mine) written.set(el, (mine = {}));
+  if (mine[prop] === value && el.style.getPropertyValue(prop) !== "") return;
+  mine[prop] = value;
+  el.style.setProperty(prop, value);
+}

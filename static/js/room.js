@@ -1,11 +1,13 @@
 // The topology page: a websocket client. Snapshot -> deltas; the cluster's picture
 // (topology.js) is patched per changed node (keyed elements), never rebuilt wholesale.
 import { Charts } from "./charts.js";
-import { h } from "./dom.js";
+import { h, setText } from "./dom.js";
 import { leakTarget, leaks, stopLeakActions } from "./faultmenu.js";
 import { inFocus } from "./lesson.js";
 import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
+import { timed } from "./perf.js";
+import { fetchSnapshot } from "./snapshot-fetch.js";
 import { Scrubber } from "./scrubber.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, podsByNode, resyncReplay, shownTime, why } from "./state.js";
 import { Topology } from "./topology.js";
@@ -80,13 +82,14 @@ function resync(notice) {
   if (resyncBuffer) return;  // one fetch at a time; its snapshot is at least as new
   resyncBuffer = [];
   // With the token: while a lesson's question is open, a viewer's snapshot is held back.
-  fetch(`/rooms/${slug}/snapshot.json${token ? `?token=${encodeURIComponent(token)}` : ""}`)
-    .then((r) => { if (!r.ok) throw new Error(`snapshot.json: ${r.status}`); return r.json(); })
-    .then((snap) => {
+  // Fetched, parsed and applied in pieces off the main thread (snapshot-fetch.js).
+  fetchSnapshot(`/rooms/${slug}/snapshot.json${token ? `?token=${encodeURIComponent(token)}` : ""}`, () => state)
+    .then(({ head, state: built }) => {
       const buffered = resyncBuffer; resyncBuffer = null;
-      const replay = resyncReplay(notice, snap, buffered);
+      const replay = resyncReplay(notice, head, buffered);
       if (replay === null) { send({ type: "snapshot" }); return; }
-      handle({ ...snap, role: state.role });
+      built.role = state.role;
+      timed("room:snapshot", () => handleSnapshot({ ...head, role: state.role }, built));
       for (const d of replay) handle(d);
     })
     .catch(() => { resyncBuffer = null; send({ type: "snapshot" }); });
@@ -95,37 +98,8 @@ function resync(notice) {
 function handle(m) {
   if (m.type === "resync") { resync(m); return; }
   if (resyncBuffer && (m.type === "delta" || m.type === "reset")) { resyncBuffer.push(m); return; }
-  if (m.type === "snapshot") {
-    state = applySnapshot(state, m); lastWall = performance.now(); explain(state.events);
-    if (m.lesson !== undefined) lessonPanel.snapshot(m.lesson);  // not in snapshot.json
-    renderAll();
-    charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
-    loadHistory(); scrubber.load(state.nodes.size);
-    renderWorkloads(); renderParams();
-    // The open "why" panel too: a lesson's question opening sends a held snapshot.
-    if (selected) showDetail(selected.kind, selected.key, true);
-    return;
-  }
-  if (m.type === "delta" || m.type === "reset") {
-    const r = applyDelta(state, m);
-    if (r.gap) { send({ type: "snapshot" }); return; }
-    // Valid when sent, but its node or pod was gone at its instant (another operator's action).
-    if (operator && m.refused) showError(m.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
-    if (!r.changed) return;
-    state = r.state; lastWall = performance.now();
-    explain(m.events || []);
-    if (r.changed.all) {
-      renderAll(); charts.reset(); charts.recordNodes(state, state.nodes.keys()); renderWorkloads(); renderParams();
-      loadHistory(); scrubber.load(state.nodes.size);
-    } else {
-      renderChanged(r.changed, m.events || []);
-      charts.recordNodes(state, r.changed.nodes);
-      if (r.changed.workloads) renderWorkloads();
-      if (r.changed.params) renderParams();
-    }
-    charts.record(state, m.workloads);
-    return;
-  }
+  if (m.type === "snapshot") { timed("room:snapshot", () => handleSnapshot(m)); return; }
+  if (m.type === "delta" || m.type === "reset") { timed("room:delta", () => handleDelta(m)); return; }
   if (m.type === "lesson") {
     // A checkpoint reached while the page is open: the room paused at the page's time.
     if (m.checkpoint && !(m.checkpoint in (lessonPanel.reached || {}))) lessonPanel.reached = { ...lessonPanel.reached, [m.checkpoint]: state.simT };
@@ -140,6 +114,38 @@ function handle(m) {
     els.conn.className = m.paused ? "pill bad" : "pill ok";
     els.conn.title = m.paused ? m.message || "" : "";
   }
+}
+
+// built: the state already made of it (a resync's, built in pieces), else made here.
+function handleSnapshot(m, built = null) {
+  state = built || timed("room:snapshot:apply", () => applySnapshot(state, m)); lastWall = performance.now(); explain(state.events);
+  if (m.lesson !== undefined) lessonPanel.snapshot(m.lesson);  // not in snapshot.json
+  timed("room:snapshot:render", () => renderAll());
+  charts.reset(); charts.record(state, m.workloads); charts.recordNodes(state, state.nodes.keys());
+  loadHistory(); scrubber.load(state.nodes.size);
+  renderWorkloads(); renderParams();
+  // The open "why" panel too: a lesson's question opening sends a held snapshot.
+  if (selected) showDetail(selected.kind, selected.key, true);
+}
+
+function handleDelta(m) {
+  const r = timed("room:delta:apply", () => applyDelta(state, m));
+  if (r.gap) { send({ type: "snapshot" }); return; }
+  // Valid when sent, but its node or pod was gone at its instant (another operator's action).
+  if (operator && m.refused) showError(m.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
+  if (!r.changed) return;
+  state = r.state; lastWall = performance.now();
+  explain(m.events || []);
+  if (r.changed.all) {
+    renderAll(); charts.reset(); charts.recordNodes(state, state.nodes.keys()); renderWorkloads(); renderParams();
+    loadHistory(); scrubber.load(state.nodes.size);
+  } else {
+    renderChanged(r.changed, m.events || []);
+    charts.recordNodes(state, r.changed.nodes);
+    if (r.changed.workloads) renderWorkloads();
+    if (r.changed.params) renderParams();
+  }
+  charts.record(state, m.workloads);
 }
 
 // The charts start at t=0 whenever the page is opened: the room's history as the engine kept it.
@@ -178,9 +184,8 @@ function renderAll() {
 }
 
 function renderChanged(changed, newEvents) {
-  topology.renderChanged(changed);
-  topology.paint(simNow());
-  renderTimeline(false, newEvents);
+  timed("room:delta:topology", () => { topology.renderChanged(changed); topology.paint(simNow()); });
+  timed("room:delta:timeline", () => renderTimeline(false, newEvents));
   scrubber.render(state);
   if (selected) showDetail(selected.kind, selected.key, true);
 }
@@ -289,12 +294,13 @@ let lastSlow = 0;
 function tick() {
   const now = performance.now();
   const t = simNow();
-  els.clock.textContent = fmtTime(Math.max(0, t));
-  els.speed.textContent = state.paused ? "paused" : `${state.speed}×`;
+  // Written only when they change (between deltas the time shown stands still): a write
+  // each frame made the browser restyle, lay out and repaint the page at every frame.
+  setText(els.clock, fmtTime(Math.max(0, t)));
+  setText(els.speed, state.paused ? "paused" : `${state.speed}×`);
   if (now - lastSlow < 250) { requestAnimationFrame(tick); return; }
   lastSlow = now;
-  topology.paint(t);
-  scrubber.paint(t);
+  timed("room:paint", () => { topology.paint(t); scrubber.paint(t); });
   requestAnimationFrame(tick);
 }
 
@@ -356,7 +362,7 @@ if (operator) {
 }
 els.filter.addEventListener("input", () => renderTimeline(true));
 // For measurements and tests: the applied state (read-only use).
-window.playgroundRoom = { state: () => state, charts: () => charts };
+window.playgroundRoom = { state: () => state, charts: () => charts, topology: () => topology };
 connect();
 requestAnimationFrame(tick);
 

@@ -2,7 +2,8 @@
 // marks in lanes (faults, nodes, taints, pods, zones), the lesson's checkpoints as flags, and
 // the clock as a handle. An operator drags the handle to rewind the room there; a viewer sees
 // it read-only. The marks' arithmetic is pure (exported, tests/js/scrubber.test.mjs).
-import { h } from "./dom.js";
+import { h, setStyle, setText } from "./dom.js";
+import { timed } from "./perf.js";
 import { fmtShort } from "./state.js";
 
 export const LANES = [
@@ -146,7 +147,7 @@ export class Scrubber {
   schedule() {
     if (this.pending) return;
     this.pending = true;
-    setTimeout(() => { this.pending = false; this.draw(); }, 250);
+    setTimeout(() => { this.pending = false; timed("room:scrubber", () => this.draw()); }, 250);
   }
 
   lessonMarks(t) {
@@ -168,7 +169,7 @@ export class Scrubber {
     // rewind left it; the marks must not tell).
     const marks = scrubMarks(events.values(), this.end, width, open ? open.at : Infinity);
     this.marks = marks;
-    this.canvas.width = width;
+    if (this.canvas.width !== width) this.canvas.width = width;  // a resize reallocates the canvas
     const ctx = this.canvas.getContext("2d");
     ctx.clearRect(0, 0, width, this.canvas.height);
     LANES.forEach((lane, i) => {
@@ -176,24 +177,25 @@ export class Scrubber {
       for (const m of marks) if (m.kind === lane.kind) ctx.fillRect(m.x, 2 + i * 6, m.count > 3 ? 3 : 2, 5);
     });
     this.canvas.dataset.marks = marks.length;
-    this.flags.replaceChildren(...cps.map((c) => {
+    if (cps.length || this.flags.childElementCount) this.flags.replaceChildren(...cps.map((c) => {
       const f = h("span", { class: `cp-flag cp-${c.status}`, "data-checkpoint": c.id, text: "?",
         title: `question ${c.n}: ${c.status === "open" ? "open now, the room paused here" : "the room paused here"} (${fmtShort(c.at)})` });
       f.style.left = `${(c.at / this.end) * 100}%`;
       return f;
     }));
-    this.endLabel.textContent = fmtShort(this.end);
-    this.range.max = String(this.end);
+    setText(this.endLabel, fmtShort(this.end));
+    if (this.range.max !== String(this.end)) this.range.max = String(this.end);
     this.paint(t);
   }
 
+  // Four times a second: writes only what changed (between deltas nothing does).
   paint(t) {
     this.now = t;
     const end = Math.max(this.end, t);
-    this.played.style.width = `${Math.min(100, (t / end) * 100)}%`;
+    setStyle(this.played, "width", `${Math.min(100, (t / end) * 100)}%`);
     if (this.dragging) return;
-    if (t > this.end) { this.end = t; this.range.max = String(t); this.endLabel.textContent = fmtShort(t); }
-    this.range.value = String(t);
-    this.label.textContent = fmtShort(Math.floor(t));
+    if (t > this.end) { this.end = t; this.range.max = String(t); setText(this.endLabel, fmtShort(t)); }
+    if (this.range.value !== String(t)) this.range.value = String(t);
+    setText(this.label, fmtShort(Math.floor(t)));
   }
 }

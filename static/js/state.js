@@ -13,17 +13,32 @@ export function emptyState() {
 }
 
 export function applySnapshot(state, snap) {
-  const s = emptyState();
-  s.seq = snap.seq; s.t = snap.simT ?? snap.t; s.simT = s.t;
-  s.speed = snap.speed; s.paused = snap.paused; s.role = snap.role || state.role;
-  s.room = snap.room;
-  for (const n of snap.nodes) s.nodes.set(n.name, n);
-  for (const p of snap.pods) s.pods.set(p.key, p);
-  s.zones = snap.zones || [];
-  s.params = snap.params || state.params || null;
-  s.workloads = snap.workloads || {};
-  s.events = (snap.events || []).slice(-Config.maxEvents);
-  return s;
+  const b = new SnapshotBuilder(state, snap);
+  b.nodes(snap.nodes); b.pods(snap.pods); b.events(snap.events || []);
+  return b.finish();
+}
+
+// A snapshot applied a piece at a time, to the state applySnapshot makes of the whole: a big
+// room's resync comes from a worker that fetched and parsed snapshot.json, its nodes, pods
+// and events in chunks, each handled in a task of its own (snapshot-fetch.js). head: the
+// snapshot without its nodes, pods and events.
+export class SnapshotBuilder {
+  constructor(state, head) {
+    const s = this.s = emptyState();
+    s.seq = head.seq; s.t = head.simT ?? head.t; s.simT = s.t;
+    s.speed = head.speed; s.paused = head.paused; s.role = head.role || state.role;
+    s.room = head.room;
+    s.zones = head.zones || [];
+    s.params = head.params || state.params || null;
+    s.workloads = head.workloads || {};
+  }
+  nodes(list) { for (const n of list) this.s.nodes.set(n.name, n); }
+  pods(list) { for (const p of list) this.s.pods.set(p.key, p); }
+  events(list) { for (const e of list) this.s.events.push(e); }
+  finish() {
+    if (this.s.events.length > Config.maxEvents) this.s.events = this.s.events.slice(-Config.maxEvents);
+    return this.s;
+  }
 }
 
 // Returns {state, changed: {nodes:Set, pods:Set, zones:bool}} or {gap: true}.

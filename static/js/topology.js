@@ -6,7 +6,7 @@
 // buckets are repainted from the views' timestamps (paint, four times a second). Past
 // Config.compactAbove nodes a canvas draws one square per node instead.
 import { fmtLeft, graceCountdown, tolerationCountdown } from "./countdown.js";
-import { h } from "./dom.js";
+import { h, setStyle, setText } from "./dom.js";
 import { leaks, nodeMenu } from "./faultmenu.js";
 import { Config, nodesByZone, podsByNode } from "./state.js";
 
@@ -55,8 +55,17 @@ export class Topology {
     this.nodeEls = new Map();
     this.zoneEls = new Map();
     this.openMenu = null;  // cards are rebuilt on every change to their node: which menu is open
-    this.compactHits = [];
+    this.layout = null;  // the canvas's squares (compactLayout), kept while no node comes or goes
+    this.compactWidth = 0;
     els.compact.addEventListener("click", (ev) => this.compactClick(ev));
+    // The canvas's width follows the page's, read when the browser has laid it out anyway
+    // (reading clientWidth in a delta's handler would force a layout there).
+    if (typeof ResizeObserver !== "undefined") {
+      new ResizeObserver(() => {
+        const w = els.zones.clientWidth;
+        if (w && w !== this.compactWidth) { this.compactWidth = w; if (this.layout) this.drawCompact(); }
+      }).observe(els.zones);
+    }
   }
 
   get state() { return this.opts.state(); }
@@ -68,7 +77,7 @@ export class Topology {
     const compact = this.compact();
     this.els.compact.hidden = !compact;
     this.els.zones.classList.toggle("compact", compact);
-    const byNode = podsByNode(state);
+    const byNode = compact ? null : podsByNode(state);
     for (const [zone, nodes] of nodesByZone(state)) {
       const band = this.zoneBand(zone);
       if (compact) continue;
@@ -78,11 +87,12 @@ export class Topology {
       }
     }
     this.renderZones();
+    this.layout = null;
     if (compact) this.drawCompact();
   }
 
   renderChanged(changed) {
-    if (this.compact()) { this.renderZones(); this.drawCompact(); return; }
+    if (this.compact()) { this.renderZones(); this.drawCompact(changed.nodes); return; }
     const state = this.state;
     const byNode = podsByNode(state);
     for (const name of changed.nodes) {
@@ -118,18 +128,22 @@ export class Topology {
     for (const [zone, band] of this.zoneEls) {
       if (!listed.has(zone) && !band.body.childElementCount) { band.el.remove(); this.zoneEls.delete(zone); }
     }
-    const all = [...state.nodes.values()];
+    const counts = zoneCounts(state.nodes.values());
     for (const z of state.zones) {
       const band = this.zoneBand(z.zone);
+      band.zoneData = z;
+      const { total, ready } = counts.get(z.zone) || { total: 0, ready: 0 };
+      // Rebuilt only when what it shows changed (the bucket's fill is painted from zoneData).
+      const shown = JSON.stringify([z.state, total, ready, z.qps, z.burst, z.queue.length, z.queue.slice(0, 8)]);
+      if (band.shown === shown) continue;
+      band.shown = shown;
       band.el.dataset.state = z.state;
-      const nodes = all.filter((n) => n.zone === z.zone);
-      const ready = nodes.filter((n) => n.ready === "True").length;
       const buttons = this.opts.operator ? h("span", { class: "zone-actions" },
         h("button", { class: "fault", "data-fault": "ZoneOutage", "data-zone": z.zone, text: "zone outage" }),
         h("button", { class: "fault", "data-fault": "ZoneRestore", "data-zone": z.zone, text: "restore" })) : null;
       band.head.replaceChildren(h("strong", { class: "zone-name", text: `zone ${z.zone || "(none)"}` }), " ",
         h("span", { class: `state s-${z.state}`, text: z.state }), " ",
-        h("span", { class: "zone-ready", text: `${ready}/${nodes.length} Ready` }), " ",
+        h("span", { class: "zone-ready", text: `${ready}/${total} Ready` }), " ",
         h("span", { class: "muted zone-rate", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: z.qps === null ? "rate: after the reveal" : `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
       // A lesson's open question about the zone (engine/holdback.py): its rate and tokens
       // come with the reveal.
@@ -139,7 +153,6 @@ export class Topology {
         z.queue.length ? h("span", { class: "queue-list", title: z.queue.join(", "),
           text: `waiting (${z.queue.length}): ${z.queue.slice(0, 8).join(", ")}${z.queue.length > 8 ? `, … ${z.queue.length - 8} more` : ""}` })
           : h("span", { class: "muted", text: "queue empty" }));
-      band.zoneData = z;
     }
   }
 
@@ -242,10 +255,11 @@ export class Topology {
           if (c && !c.untolerated) {
             counting = true;
             pe.classList.add("evicting");
-            pe.style.setProperty("--left", `${c.seconds ? Math.min(100, (c.left / c.seconds) * 100) : 0}%`);
-            text.textContent = fmtLeft(c.left);
-            pe.dataset.evictAt = c.at;
-            pe.title = `${pe.dataset.pod}: deleted by the taint manager in ${fmtLeft(c.left)} (tolerates ${c.taint}:NoExecute ${c.seconds} s, from ${c.since} s)`;
+            setStyle(pe, "--left", `${c.seconds ? Math.min(100, (c.left / c.seconds) * 100) : 0}%`);
+            setText(text, fmtLeft(c.left));
+            if (pe.dataset.evictAt !== String(c.at)) pe.dataset.evictAt = c.at;
+            const title = `${pe.dataset.pod}: deleted by the taint manager in ${fmtLeft(c.left)} (tolerates ${c.taint}:NoExecute ${c.seconds} s, from ${c.since} s)`;
+            if (pe.title !== title) pe.title = title;
           } else if (pe.classList.contains("evicting")) {
             pe.classList.remove("evicting"); text.textContent = ""; delete pe.dataset.evictAt;
           }
@@ -265,13 +279,13 @@ export class Topology {
     const box = el.querySelector(".grace");
     const g = hide ? null : graceCountdown(n, this.state.params, t);
     if (!g) { if (!box.hidden) { box.hidden = true; el.classList.remove("in-grace"); delete el.dataset.unknownAt; } return; }
-    box.hidden = false;
+    if (box.hidden) box.hidden = false;
     el.classList.add("in-grace");
-    el.dataset.unknownAt = g.at;
-    box.querySelector(".grace-text").textContent = g.left > 0 ? `Unknown in ${fmtLeft(g.left)}` : "Unknown at this monitor pass";
-    const bar = box.querySelector(".hb-bar");
-    bar.style.width = `${Math.min(100, (g.elapsed / g.grace) * 100)}%`;
-    box.title = `silent for ${g.elapsed.toFixed(1)} s (last heartbeat at ${g.since} s); nodeMonitorGracePeriod ${g.grace} s, then Unknown at the next monitor pass (${g.at} s)`;
+    if (el.dataset.unknownAt !== String(g.at)) el.dataset.unknownAt = g.at;
+    setText(box.querySelector(".grace-text"), g.left > 0 ? `Unknown in ${fmtLeft(g.left)}` : "Unknown at this monitor pass");
+    setStyle(box.querySelector(".hb-bar"), "width", `${Math.min(100, (g.elapsed / g.grace) * 100)}%`);
+    const title = `silent for ${g.elapsed.toFixed(1)} s (last heartbeat at ${g.since} s); nodeMonitorGracePeriod ${g.grace} s, then Unknown at the next monitor pass (${g.at} s)`;
+    if (box.title !== title) box.title = title;
   }
 
   paintBuckets(t) {
@@ -279,40 +293,98 @@ export class Topology {
       const b = z.queue.querySelector(".bucket-fill");
       if (!b || !z.zoneData) continue;
       const tokens = bucketTokens(z.zoneData, t);
-      b.style.width = `${Math.min(100, (Math.max(0, tokens) / z.zoneData.burst) * 100)}%`;
-      z.queue.querySelector(".bucket-text").textContent = `bucket ${Math.max(0, tokens).toFixed(2)}/${z.zoneData.burst} token`;
+      setStyle(b, "width", `${Math.min(100, (Math.max(0, tokens) / z.zoneData.burst) * 100)}%`);
+      setText(z.queue.querySelector(".bucket-text"), `bucket ${Math.max(0, tokens).toFixed(2)}/${z.zoneData.burst} token`);
     }
   }
 
   // -- the canvas for big rooms ----------------------------------------------------------------
   compactClick(ev) {
-    const c = this.els.compact, r = c.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top - 5;
-    for (const z of this.compactHits) {
-      const col = Math.floor((x - z.x0) / (z.size + z.gap)), row = Math.floor(y / (z.size + z.gap));
-      if (col < 0 || col >= z.perRow || row < 0) continue;
-      const n = z.nodes[row * z.perRow + col];
-      if (n) { this.opts.showDetail("node", n.name); return; }
-    }
+    const r = this.els.compact.getBoundingClientRect();
+    const name = this.layout && compactHit(this.layout, ev.clientX - r.left, ev.clientY - r.top);
+    if (name) this.opts.showDetail("node", name);
   }
 
-  drawCompact() {
-    const c = this.els.compact, zones = nodesByZone(this.state);
-    const width = this.els.zones.clientWidth || 1200, size = 6, gap = 1, perRow = Math.floor((width / Math.max(zones.size, 1) - 20) / (size + gap));
-    const rows = Math.max(...[...zones.values()].map((l) => Math.ceil(l.length / perRow)), 1);
-    c.width = width; c.height = rows * (size + gap) + 10;
-    const ctx = c.getContext("2d"); ctx.clearRect(0, 0, c.width, c.height);
-    let zi = 0;
-    this.compactHits = [];
-    for (const [, nodes] of zones) {
-      const x0 = zi * (width / zones.size);
-      this.compactHits.push({ x0, nodes, perRow, size, gap });
-      nodes.forEach((n, i) => {
-        ctx.fillStyle = compactColor(n);
-        ctx.fillRect(x0 + (i % perRow) * (size + gap), 5 + Math.floor(i / perRow) * (size + gap), size, size);
-      });
-      zi++;
+  // One square per node. The squares' places are laid out again only when a node comes, goes
+  // or changes zone, or the page's width changes; otherwise only the squares of the nodes a
+  // delta touched are painted over (5,000 squares and a sort of their names per delta made
+  // the canvas most of a big room's delta handler).
+  drawCompact(changed = null) {
+    const c = this.els.compact, state = this.state;
+    if (!this.compactWidth) this.compactWidth = this.els.zones.clientWidth || 1200;
+    const ctx = c.getContext("2d");
+    if (this.layout && changed && this.layout.width === this.compactWidth && !relayoutNeeded(this.layout, state.nodes, changed)) {
+      paintSquares(ctx, this.layout, state.nodes, changed);
+      return;
     }
+    this.layout = compactLayout(nodesByZone(state), this.compactWidth);
+    // Setting a canvas's size reallocates (and clears) it: only when it changes.
+    if (c.width !== this.layout.width) c.width = this.layout.width;
+    if (c.height !== this.layout.height) c.height = this.layout.height;
+    ctx.clearRect(0, 0, c.width, c.height);
+    paintSquares(ctx, this.layout, state.nodes, this.layout.cells.keys());
   }
+}
+
+// The canvas's squares: zones side by side, each a block of rows of 6 px squares (1 px apart)
+// in the order of nodesByZone. zones: Map(zone -> [node]); width: the canvas's, px.
+// -> {width, height, size, gap, perRow, cells: Map(name -> {zone, x, y}), blocks: [{x0, names}]}
+export function compactLayout(zones, width) {
+  const size = 6, gap = 1, count = Math.max(zones.size, 1);
+  const perRow = Math.max(1, Math.floor((width / count - 20) / (size + gap)));
+  const rows = Math.max(...[...zones.values()].map((l) => Math.ceil(l.length / perRow)), 1);
+  const cells = new Map(), blocks = [];
+  let zi = 0;
+  for (const [zone, nodes] of zones) {
+    const x0 = zi * (width / count);
+    blocks.push({ x0, names: nodes.map((n) => n.name) });
+    nodes.forEach((n, i) => cells.set(n.name, { zone, x: x0 + (i % perRow) * (size + gap), y: 5 + Math.floor(i / perRow) * (size + gap) }));
+    zi++;
+  }
+  return { width, height: rows * (size + gap) + 10, size, gap, perRow, cells, blocks };
+}
+
+// The node whose square is at canvas point (x, y), or null.
+export function compactHit(layout, x, y) {
+  const { size, gap, perRow } = layout;
+  for (const b of layout.blocks) {
+    const col = Math.floor((x - b.x0) / (size + gap)), row = Math.floor((y - 5) / (size + gap));
+    if (col < 0 || col >= perRow || row < 0) continue;
+    const name = b.names[row * perRow + col];
+    if (name !== undefined) return name;
+  }
+  return null;
+}
+
+// Whether the changed nodes move squares: one came, went or changed zone.
+export function relayoutNeeded(layout, nodes, changed) {
+  for (const name of changed) {
+    const n = nodes.get(name), cell = layout.cells.get(name);
+    if (!n !== !cell || (n && cell.zone !== n.zone)) return true;
+  }
+  return false;
+}
+
+// Paints the squares of `names` (each over its old colour).
+export function paintSquares(ctx, layout, nodes, names) {
+  for (const name of names) {
+    const cell = layout.cells.get(name), n = nodes.get(name);
+    if (!cell || !n) continue;
+    ctx.fillStyle = compactColor(n);
+    ctx.fillRect(cell.x, cell.y, layout.size, layout.size);
+  }
+}
+
+// Ready and all nodes per zone, in one pass.
+export function zoneCounts(nodes) {
+  const out = new Map();
+  for (const n of nodes) {
+    let c = out.get(n.zone);
+    if (!c) out.set(n.zone, (c = { total: 0, ready: 0 }));
+    c.total++;
+    if (n.ready === "True") c.ready++;
+  }
+  return out;
 }
 
 // A node's square on the canvas: by Ready, and amber while its grace period runs (silent

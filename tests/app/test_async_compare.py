@@ -174,3 +174,113 @@ def test_a_json_scenario_gets_its_changes_as_json() -> None:
         BIG, {"featureGates": {"Since": yaml.safe_load("2020-01-01")}}, "x"
     )
     assert not dated.startswith("{") and "Since: 2020-01-01" in dated
+
+
+def test_a_long_scenario_is_not_read_in_the_request(
+    db, redis_server, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    """Over compare.INLINE_MAX_CHARS the request stores the text and each side's changes and
+    returns; reading, changing and validating it is the workers' (a 5,000-node scenario took
+    the request 1.2 s as JSON, ten times that as YAML)."""
+    from controller.models import PendingImport
+
+    queued: list[int] = []
+    monkeypatch.setattr(build, "queue_build", queued.append)
+    text = big_room_text(30, 600) + " " * compare.INLINE_MAX_CHARS  # JSON: spaces are allowed
+    with django_capture_on_commit_callbacks(execute=True):
+        c = compare.comparison_create("", text, _sides(), None, 10.0)
+    assert sorted(queued) == sorted([c.left.pk, c.right.pk])
+    for room, (label, changes) in zip((c.left, c.right), _sides(), strict=True):
+        assert (room.build_state, room.build_progress, room.scenario_yaml) == (
+            "building",
+            "queued",
+            "",
+        )
+        assert room.name == f"comparison ({label})"
+        assert PendingImport.objects.get(room=room).options["compare"]["changes"] == changes
+    assert c.left.operator_token == c.right.operator_token
+
+
+def test_a_long_scenario_compared_returns_at_once_and_the_workers_make_both_rooms_live(
+    client, transactional_db, redis_server, tmp_path
+) -> None:
+    from django.db import connection
+
+    from controller.models import PendingImport
+
+    c = compare.comparison_create("", BIG, _sides(), None, 10.0, inline_max_chars=0)
+    left, right = c.left, c.right
+    assert (left.scenario_yaml, right.scenario_yaml) == ("", "")  # not read in the request
+    page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
+    assert 'id="compare-building"' in page
+    assert client.get(f"/rooms/{left.slug}/export.yaml").status_code == 409
+
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker.start()
+    try:
+        wait_for(
+            lambda: Room.objects.filter(pk__in=[left.pk, right.pk], build_state="live").count()
+            == 2,
+            120,
+            "both rooms to be live",
+        )
+    except AssertionError:
+        states = list(Room.objects.values_list("build_state", "build_progress", "build_error"))
+        log = worker.log.read_text(errors="replace")[-3000:]
+        raise AssertionError(f"{states}\n{log}") from None
+    finally:
+        worker.kill()
+    left, right = Room.objects.get(pk=left.pk), Room.objects.get(pk=right.pk)
+    name = load_scenario(BIG).name
+    assert (left.name, right.name) == (f"{name} (default)", f"{name} (30 s)")
+    assert Comparison.objects.get(pk=c.pk).name == name
+    assert left.wall_anchor == right.wall_anchor and left.operator_token == right.operator_token
+    assert not PendingImport.objects.filter(room__in=[left, right]).exists()
+    # Each side is the scenario with its own changes, as one read in the request would be.
+    for room, (_label, changes) in zip((left, right), _sides(), strict=True):
+        assert room.scenario_yaml == compare.with_changes(BIG, changes, "x")
+        sim = Simulation(load_scenario(room.scenario_yaml))
+        sim.run(room.sim_ms)
+        assert reading.room_timeline(room) == [dict(e) for e in sim.timeline.events]
+        assert ObjectView.objects.filter(room=room, kind="pod").count() == 600
+    api = load_scenario(right.scenario_yaml).config.api_server
+    assert api.default_unreachable_toleration_seconds == 30
+    page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
+    assert 'id="compare"' in page and 'id="compare-building"' not in page
+
+
+@pytest.mark.parametrize(
+    ("changes", "why"),
+    [
+        pytest.param(
+            {"apiServer": {"defaultUnreachableTolerationSeconds": "soon"}},
+            "spec.apiServer.defaultUnreachableTolerationSeconds",
+            id="a bad value in the side's changes",
+        ),
+        pytest.param(
+            {"kubernetesVersion": "1.10"}, "kubernetesVersion", id="a release not simulated"
+        ),
+    ],
+)
+def test_a_long_scenarios_bad_side_fails_both_rooms_naming_the_side_and_the_field(
+    db, redis_server, monkeypatch, client, changes, why
+) -> None:
+    from controller.models import PendingImport
+
+    monkeypatch.setattr(build, "queue_build", lambda room_id: None)
+    sides = [("default", {}), ("broken", changes)]
+    c = compare.comparison_create("", BIG, sides, None, 10.0, inline_max_chars=0)
+    build.room_build(c.left.pk)  # built; waits for the other
+    assert Room.objects.get(pk=c.left.pk).build_progress == build.WAITING
+    build.room_build(c.right.pk)
+    left, right = Room.objects.get(pk=c.left.pk), Room.objects.get(pk=c.right.pk)
+    assert right.build_state == "failed" and right.build_error.startswith("right: ")
+    assert why in right.build_error
+    assert (left.build_state, left.build_error) == (
+        "failed",
+        f"the other room of the comparison could not be built: {right.build_error}",
+    )
+    assert right.scenario_yaml == "" and not ObjectView.objects.filter(room=right).exists()
+    assert not PendingImport.objects.filter(room__in=[left, right]).exists()
+    page = client.get(f"/compare/{c.slug}/").content.decode()
+    assert right.build_error.split(": ", 1)[1][:40] in page

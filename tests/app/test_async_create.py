@@ -267,3 +267,45 @@ def test_the_bench_build_row_times_every_phase_of_a_room_it_deletes_after(db) ->
     lines = format_build_rows([r])
     assert lines[1].split()[:4] == ["nodes", "pods", "events", "KiB"]
     assert lines[2].split()[:3] == ["30", "300", str(r["events"])]
+
+
+@pytest.mark.parametrize(
+    ("handed", "parses"),
+    [
+        pytest.param("kept", 0, id="the scenario the form parsed: not parsed again"),
+        pytest.param("other engine code", 1, id="parsed by other engine code: the text parsed"),
+        pytest.param("nothing", 1, id="nothing kept (Redis restarted): the text parsed"),
+    ],
+)
+def test_the_worker_builds_the_scenario_the_form_parsed(
+    db, redis_server, monkeypatch, django_capture_on_commit_callbacks, handed, parses
+) -> None:
+    """The form validated (parsed) a big room's scenario: the worker takes it from Redis rather
+    than parsing the same text again; when it is not there, or other engine code made it, the
+    stored text is parsed as before. Either way the room is the text's."""
+    import pickle
+
+    from controller.engine.scenario import load_scenario
+    from controller.engine.simulation import Simulation
+
+    monkeypatch.setattr(build, "queue_build", lambda room_id: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        room = build.room_start("handed", BIG, None, 10.0)
+    key = f"playground:room:{room.pk}:scenario"
+    assert redis_client().exists(key)
+    if handed == "other engine code":
+        stale = b"0123456789abcdef\n" + pickle.dumps(load_scenario(BIG))
+        redis_client().set(key, stale)
+    elif handed == "nothing":
+        redis_client().delete(key)
+    calls: list[str] = []
+    real = build.load_scenario
+    monkeypatch.setattr(build, "load_scenario", lambda text: calls.append(text) or real(text))
+    build.room_build(room.pk)
+    assert len(calls) == parses
+    assert not redis_client().exists(key)  # taken once
+    room = Room.objects.get(pk=room.pk)
+    assert room.build_state == "live"
+    sim = Simulation(load_scenario(room.scenario_yaml))
+    sim.run(room.sim_ms)
+    assert reading.room_timeline(room) == [dict(e) for e in sim.timeline.events]

@@ -252,7 +252,12 @@ def test_a_small_import_is_live_when_the_form_returns(client, db) -> None:
     assert ObjectView.objects.filter(room=room, kind="pod").count() == 15
 
 
-def test_preview_builds_no_engine_even_for_a_big_list(client, db, monkeypatch) -> None:
+def test_preview_builds_no_engine_even_for_a_big_list(
+    client, db, redis_server, monkeypatch
+) -> None:
+    """A long output's Preview (kept for a worker, whose part runs here) builds no engine and
+    stores no room."""
+
     class NoEngine(Simulation):
         def __init__(self, *args, **kwargs) -> None:
             raise AssertionError("Preview built an engine")
@@ -262,8 +267,9 @@ def test_preview_builds_no_engine_even_for_a_big_list(client, db, monkeypatch) -
     text = big_kubectl_list(40, 25, "yaml")
     assert len(text) > build.IMPORT_INLINE_MAX_CHARS
     response = _upload(client, text, **{"preview": "1"})
-    assert response.status_code == 200
-    page = response.content.decode()
+    assert response.status_code == 302
+    imports.preview_run(response["Location"].split("/")[-2])  # the worker's part
+    page = client.get(response["Location"]).content.decode()
     assert "Imported from kubectl output: 40 nodes in 3 zones" in page
     assert not Room.objects.exists() and not PendingImport.objects.exists()
 
@@ -328,3 +334,51 @@ def test_a_big_import_the_database_cannot_store_is_refused_on_the_form(
         in response.content.decode()
     )
     assert not Room.objects.exists() and not PendingImport.objects.exists()
+
+
+def test_a_long_outputs_preview_returns_at_once_and_a_worker_imports_it(
+    client, transactional_db, redis_server, tmp_path
+) -> None:
+    """Preview of kubectl output over build.IMPORT_INLINE_MAX_CHARS: the request keeps the text
+    and returns the preview's page at once; a worker imports it; the page then shows what the
+    Preview in the request shows (the summary, the report), or the error naming the item and
+    the field; its "Import and create room" makes the room as the form would."""
+    from django.db import connection
+
+    text = big_kubectl_list(40, 25, "yaml")  # 1.4 MB
+    bad = text.replace("memory: 128Mi", 'memory: "16GB"', 1)
+    assert len(bad) > build.IMPORT_INLINE_MAX_CHARS
+    good = _upload(client, text, **{"imp-name": "big shop", "preview": "1"})
+    broken = _upload(client, bad, preview="1")
+    for response in (good, broken):
+        assert response.status_code == 302 and response["Location"].startswith("/import/preview/")
+        page = client.get(response["Location"]).content.decode()
+        assert 'data-state="running"' in page and "Importing the cluster (1.4" in page
+    assert not Room.objects.exists()
+
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker.start()
+    try:
+        for response in (good, broken):
+            url = response["Location"][:-1] + ".json"
+            wait_for(lambda u=url: client.get(u).json()["state"] != "running", 120, "preview")
+    except AssertionError:
+        raise AssertionError(worker.log.read_text(errors="replace")[-3000:]) from None
+    finally:
+        worker.kill()
+    summary, report = imports.import_preview(text, name="big shop")
+    page = client.get(good["Location"]).content.decode()
+    assert 'data-state="done"' in page and 'id="import-report"' in page
+    assert f'<p class="import-summary" id="import-summary">{escape(summary)}</p>' in page
+    for r in report:
+        assert escape(r["why"]) in page
+    page = client.get(broken["Location"]).content.decode()
+    assert 'data-state="failed"' in page
+    assert f'id="import-error">{escape(_the_form_error(bad))}</p>' in page
+    # Create from the preview: a long text, so stored and imported by the worker as the form's.
+    response = client.post(good["Location"], {"create": "1"})
+    room = Room.objects.get(name="big shop")
+    assert response["Location"].startswith(f"/rooms/{room.slug}/?token=")
+    assert (room.build_state, room.scenario_yaml) == ("building", "")
+    assert PendingImport.objects.get(room=room).text == text
+    assert client.get("/import/preview/no-such-preview/").status_code == 404

@@ -11,7 +11,7 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
 from controller.live import deltas
-from controller.models import Room
+from controller.models import ObjectView, Room
 from controller.rooms import broadcast, controls, create, reading, tick
 from tests.app.test_rooms import connect, receive_until
 
@@ -111,6 +111,34 @@ def test_deltas_under_the_limit_are_broadcast_whole(
         e["node"] for e in delta["events"] if e["type"] == "NodeReady" and e["status"] == "Unknown"
     )
     assert unknown == [f"a-{i}" for i in range(1, 7)]
+
+
+def test_a_tick_knows_its_delta_is_over_the_limit_before_making_it(
+    transactional_db, redis_server, settings
+) -> None:
+    """The same 60 s in two rooms of one scenario: under a 4 KiB limit the tick returns the
+    resync notice it stored instead of a delta (the delta is not made); the bytes it names
+    are a lower bound of the delta the other room, without the limit, broadcast whole."""
+    small, big = _room(), _room()
+    # Both paused at 0 s (each was paused a few wall ms after its creation, at 1x).
+    Room.objects.filter(pk__in=[small.pk, big.pk]).update(sim_anchor_ms=0)
+    settings.PLAYGROUND_DELTA_MAX_BYTES = 4096
+    notice = tick.room_advance(small.pk, extra_ms=60_000)
+    settings.PLAYGROUND_DELTA_MAX_BYTES = 1024 * 1024
+    delta = tick.room_advance(big.pk, extra_ms=60_000)
+    assert notice is not None and delta is not None
+    assert (notice["type"], delta["type"]) == ("resync", "delta")
+    assert broadcast.bounded(notice) is notice
+    assert (notice["seq"], notice["t"]) == (delta["seq"], delta["t"])
+    assert notice["events"] == len(delta["events"])
+    assert 4096 < notice["bytes"] <= broadcast.encoded_size(delta)
+    assert notice["limit"] == 4096
+    # The rows are the same whether the delta was made or not.
+    stored = [
+        sorted(ObjectView.objects.filter(room=r).values_list("kind", "key", "data"))
+        for r in (small, big)
+    ]
+    assert stored[0] == stored[1] and len(stored[0]) > 60
 
 
 @pytest.fixture

@@ -569,6 +569,29 @@ def test_learn_alone_a_private_room_its_learner_answers_reveals_and_goes_on(
     runtime.forget_cache()
 
 
+@pytest.mark.parametrize("version", [None, "1.29"])
+def test_a_class_viewer_is_offered_the_same_lesson_alone(client, db: None, version) -> None:
+    """A viewer of a class's room of a built-in lesson (also run under another release) gets
+    a link that starts that lesson alone; its operator, a learner already alone, a plain room
+    and an uploaded lesson get none."""
+    tour = next(s for s in catalog.builtin_lessons() if s["id"] == catalog.DEMO_LESSON)
+    cls = create.room_create("class", tour["yaml"], None, SPEED, kubernetes_version=version)
+    link = f'href="/?solo={catalog.DEMO_LESSON}"'
+    viewer = client.get(f"/rooms/{cls.slug}/").content.decode()
+    assert 'id="learn-alone"' in viewer and link in viewer
+    assert link not in client.get(f"/rooms/{cls.slug}/?token={cls.operator_token}").content.decode()
+    # The link opens the page that starts the learner's own room of that lesson.
+    solo_page = client.get(f"/?solo={catalog.DEMO_LESSON}").content.decode()
+    assert 'name="solo" value="1"' in solo_page and escape(tour["lesson"]["title"]) in solo_page
+    alone = create.room_create("alone", tour["yaml"], None, SPEED)
+    classroom.make_solo(alone)
+    uploaded = create.room_create("uploaded", LESSON, None, SPEED)
+    plain = create.room_create("plain", LESSON.split("  lesson:")[0], None, SPEED)
+    for other in (alone, uploaded, plain):
+        assert 'id="learn-alone"' not in client.get(f"/rooms/{other.slug}/").content.decode()
+    runtime.forget_cache()
+
+
 def test_what_a_viewer_gets_while_a_question_is_open(client, db: None) -> None:
     """The tour's question 1 open (paused at 60 s): b-1's Unknown time is in the operator's
     data and in nobody else's: not the snapshot, the notes, the downloads."""

@@ -54,6 +54,91 @@ def test_a_scenario_over_a_limit_is_refused(settings, setting, value, message) -
     assert Room.objects.count() == 0
 
 
+# What a scenario's own faults add later counts too (found by make fuzz: a built-in scenario's
+# ScaleWorkload mutated to 10^9 replicas was accepted and made 100,000 pods a simulated second).
+ADD_NODE = "{at: 5s, type: AddNode, node: {name: n-%d, zone: z}}"
+SCALE = "{at: 5s, type: ScaleWorkload, workload: %s, replicas: %d}"
+APPLY = (
+    "{at: 5s, type: Apply, object: {apiVersion: apps/v1, kind: Deployment, metadata: "
+    "{name: %s}, spec: {replicas: %d, selector: {matchLabels: {app: %s}}, template: "
+    "{metadata: {labels: {app: %s}}, spec: {containers: [{name: c}]}}}}}"
+)
+OBJECTS = (pod(), workload("Deployment", "api", 4), workload("DaemonSet", "agent"))
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("setting", "value", "faults", "message"),
+    [
+        pytest.param(
+            "PLAYGROUND_MAX_NODES_PER_ROOM",
+            4,
+            (ADD_NODE % 4, ADD_NODE % 5),
+            "this scenario has 5 nodes after spec.faults[1] (AddNode)",
+            id="AddNode: nodes, and a DaemonSet pod on each",
+        ),
+        pytest.param(
+            "PLAYGROUND_MAX_PODS_PER_ROOM",
+            8,
+            (ADD_NODE % 4,),
+            "this scenario has 9 pods after spec.faults[0] (AddNode)",
+            id="AddNode: the DaemonSet's pod on the new node",
+        ),
+        pytest.param(
+            "PLAYGROUND_MAX_PODS_PER_ROOM",
+            1000,
+            (SCALE % ("Deployment/api", 2**31 - 1),),
+            "this scenario has 2147483651 pods after spec.faults[0] (ScaleWorkload)",
+            id="ScaleWorkload to int32's largest",
+        ),
+        pytest.param(
+            "PLAYGROUND_MAX_PODS_PER_ROOM",
+            12,
+            (SCALE % ("Deployment/default/api", 9), SCALE % ("Deployment/api", 2)),
+            "this scenario has 13 pods after spec.faults[0] (ScaleWorkload)",
+            id="ScaleWorkload with its namespace: replaces the workload's replicas",
+        ),
+        pytest.param(
+            "PLAYGROUND_MAX_PODS_PER_ROOM",
+            12,
+            (APPLY % ("new", 5, "new", "new"),),
+            "this scenario has 13 pods after spec.faults[0] (Apply)",
+            id="Apply of a new Deployment",
+        ),
+    ],
+)
+def test_what_a_scenarios_faults_add_is_counted(settings, setting, value, faults, message) -> None:
+    setattr(settings, setting, value)
+    text = scenario("limits", 3, OBJECTS, faults)
+    refused(setting, value, message, rooms_create.room_create, "", text, None, 10.0)
+    assert Room.objects.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "faults",
+    [
+        pytest.param(
+            (SCALE % ("Deployment/api", 9), SCALE % ("Deployment/api", 2)),
+            id="ScaleWorkload up to the limit, then down",
+        ),
+        pytest.param(
+            ("{at: 5s, type: DeleteNode, node: n-3}", ADD_NODE % 4, ADD_NODE % 5),
+            id="a node deleted before two are added: 4 at most, 13 pods",
+        ),
+        pytest.param(
+            (APPLY % ("api", 9, "api", "api"),),
+            id="Apply of the existing Deployment: its replicas replaced",
+        ),
+    ],
+)
+def test_faults_within_the_limits_are_accepted(settings, faults) -> None:
+    settings.PLAYGROUND_MAX_NODES_PER_ROOM = 4
+    settings.PLAYGROUND_MAX_PODS_PER_ROOM = 13
+    rooms_create.room_create("", scenario("limits", 3, OBJECTS, faults), None, 10.0)
+    assert Room.objects.count() == 1
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("setting", "value"),

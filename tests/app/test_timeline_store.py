@@ -1,6 +1,7 @@
-"""A room's stored timeline (controller/timeline_store.py): a big room's first instant goes in
-compressed chunks, everything later in rows, and every reader (the events endpoint, a
-client's snapshot, exports, lessons) sees one timeline in idx order, the engine's own."""
+"""A room's stored timeline (controller/timeline_store.py): many events at once (a big room's
+first instant, a tick in which a zone changed) go in compressed chunks, the others in rows,
+and every reader (the events endpoint, a client's snapshot, exports, lessons) sees one
+timeline in idx order, the engine's own."""
 
 from __future__ import annotations
 
@@ -136,6 +137,50 @@ def test_at_finds_an_instant_in_chunks_and_rows(room) -> None:
     assert timeline_store.at(room, 99) == []
 
 
+def _interleaved(room: Room) -> None:
+    """Rows 0..99 (ticks), a tick's 12,000 events at once in chunks 100..10099 and
+    10100..12099 (t = 1 + (idx - 100) // 1000 ms), rows 12100..12199 (t = 13 ms) after it."""
+    timeline_store.write(room.pk, 0, _synthetic(100))
+    timeline_store.write(room.pk, 100, _synthetic(12_000, t=1))
+    timeline_store.write(room.pk, 12_100, _synthetic(100, t=13))
+
+
+@pytest.mark.parametrize(
+    ("since", "limit", "first", "last"),
+    [
+        (-1, None, 0, 12_199),
+        (-1, 150, 0, 149),  # rows, then into the first chunk
+        (50, 100, 51, 150),
+        (10_090, 20, 10_091, 10_110),  # across the chunks' boundary
+        (12_090, 20, 12_091, 12_110),  # from the last chunk into the later rows
+        (12_150, None, 12_151, 12_199),  # rows only
+    ],
+)
+def test_a_ticks_chunks_between_rows_read_in_order(room, since, limit, first, last) -> None:
+    _interleaved(room)
+    assert TimelineChunk.objects.filter(room=room).count() == 2
+    assert TimelineEvent.objects.filter(room=room).count() == 200
+    assert timeline_store.count(room) == 12_200
+    got = [r[0] for r in timeline_store.after(room, since, limit)]
+    assert got == list(range(first, last + 1))
+
+
+@pytest.mark.parametrize(
+    ("n", "first"),
+    [(50, 12_150), (300, 11_900), (12_150, 50), (20_000, 0)],
+)
+def test_last_reads_back_over_a_ticks_chunks_between_rows(room, n, first) -> None:
+    _interleaved(room)
+    assert [r[0] for r in timeline_store.last(room, n)] == list(range(first, 12_200))
+
+
+def test_at_finds_an_instant_in_a_ticks_chunks_and_the_rows_around_them(room) -> None:
+    _interleaved(room)
+    assert [r[0] for r in timeline_store.at(room, 0)] == list(range(100))
+    assert [r[0] for r in timeline_store.at(room, 11)] == list(range(10_100, 11_100))
+    assert [r[0] for r in timeline_store.at(room, 13)] == list(range(12_100, 12_200))
+
+
 def test_a_big_room_stores_the_engines_timeline_and_every_reader_sees_it(db, client) -> None:
     room = create.room_create("chunked", BIG, None, 10.0)
     expected = _engine(0)
@@ -209,3 +254,28 @@ def test_a_ticks_views_are_upserted_changed_rows_replaced_new_ones_added(room) -
         (room.pk, "pod", "p"): {"v": 1},
         (other.pk, "node", "n-1"): {"ready": "True"},
     }
+
+
+def test_a_big_new_rooms_views_stored_as_they_are_made_are_the_engines_views(db) -> None:
+    """A new room over FIRST_DELTA_MAX events stores its views as they are made (tick._persist,
+    bulk.insert_views, several statements or a streamed COPY): every node, pod, the zones,
+    the parameters and the workloads' replicas, as the engine's state gives them at t=0."""
+    from controller.engine.state import node_state, parameters_view, pod_state, zone_states
+    from controller.models import ObjectView
+
+    room = create.room_create("chunked", BIG, None, 10.0)
+    sim = Simulation(load_scenario(BIG))
+    sim.run(0)
+    assert len(sim.timeline.events) > tick.FIRST_DELTA_MAX
+    expected = {("node", n): node_state(sim, node) for n, node in sim.cluster.nodes.items()}
+    expected |= {("pod", k): pod_state(sim, pod) for k, pod in sim.cluster.pods.items()}
+    expected[("zone", "*")] = zone_states(sim)
+    expected[("params", "*")] = parameters_view(sim)
+    expected[("metrics", "workloads")] = {r: list(v) for r, v in sim.workloads.metrics().items()}
+    stored = {(v.kind, v.key): v.data for v in ObjectView.objects.filter(room=room)}
+    assert len(stored) == 12 + 600 + 3
+    assert stored == expected
+    # What a page gets: every node and pod, in name order.
+    snap = reading.room_snapshot(room)
+    assert [n["name"] for n in snap["nodes"]] == sorted(sim.cluster.nodes)
+    assert [p["key"] for p in snap["pods"]] == sorted(sim.cluster.pods)

@@ -33,6 +33,9 @@ def test_the_page_resyncs_after_a_tick_over_the_limit_and_matches_the_server(
     )
     fetched: list[str] = []
     page.on("request", lambda r: fetched.append(r.url) if "snapshot.json" in r.url else None)
+    # The snapshot is fetched and parsed by a worker (static/js/snapshot-worker.js).
+    workers: list[str] = []
+    page.on("worker", lambda w: workers.append(w.url))
     # One 60 s step: zone-a's nodes go Unknown at 45 s and their pods NotReady, in one tick
     # whose delta is far over 4 KiB.
     for _ in range(6):
@@ -40,6 +43,7 @@ def test_the_page_resyncs_after_a_tick_over_the_limit_and_matches_the_server(
     for i in range(1, 7):
         page.wait_for_selector(f'article.node.unknown[data-node="a-{i}"]', timeout=20_000)
     assert fetched, "the page fetched snapshot.json after a resync notice"
+    assert [u.rsplit("/", 1)[-1] for u in workers] == ["snapshot-worker.js"]
     # Let the clock settle, then the page's nodes are the server's.
     page.wait_for_timeout(1500)
     server = json.loads(

@@ -245,6 +245,26 @@ CASES = [
         id="zone threshold nan",
     ),
     pytest.param(
+        spec("kubelet: {nodeStatusUpdateFrequency: 1ms}"),
+        "spec.kubelet.nodeStatusUpdateFrequency",
+        'must be at least 100ms, got "1ms" (the playground\'s floor',
+        id="status update every millisecond: a minute of CPU per second of a big room",
+    ),
+    pytest.param(
+        spec("kubelet: {nodeStatusUpdateFrequency: 0.099}"),
+        "spec.kubelet.nodeStatusUpdateFrequency",
+        "must be at least 100ms, got 0.099",
+        id="status update period just under the floor, in seconds",
+    ),
+    pytest.param(
+        scenario(
+            faults=("{at: 5s, type: SetParameters, kubelet: {nodeStatusUpdateFrequency: 50ms}}",)
+        ),
+        "spec.faults[0].kubelet.nodeStatusUpdateFrequency",
+        "must be at least 100ms",
+        id="status update period under the floor, set by SetParameters",
+    ),
+    pytest.param(
         spec("kubelet: {nodeLeaseDurationSeconds: 0}"),
         "spec.kubelet.nodeLeaseDurationSeconds",
         "must be >= 1",

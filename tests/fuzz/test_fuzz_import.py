@@ -24,7 +24,8 @@ CLUSTERS = {
 KINDS = ["Node", "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "List", "x"]
 
 
-def _import(text: str, flags: str | None) -> None:
+def _import(what: tuple[str, str | None]) -> None:
+    text, flags = what
     mapping, _report = import_cluster(text, flags=flags)
     try:
         parse_scenario(mapping)
@@ -33,7 +34,7 @@ def _import(text: str, flags: str | None) -> None:
 
 
 def test_fuzz_kubectl_output() -> None:
-    tally = Tally("import: kubectl output")
+    tally = Tally("import: kubectl output", _import, ScenarioError)
 
     @SETTINGS
     @given(st.data())
@@ -60,7 +61,6 @@ def test_fuzz_kubectl_output() -> None:
             doc = data.draw(JSON, label="doc")
         text = as_text(doc, data)
         flags = data.draw(st.one_of(st.none(), st.text(max_size=60), EDGE_TEXT), label="flags")
-        tally.judge((text, flags), lambda: _import(text, flags), ScenarioError)
+        tally.judge((text, flags))
 
-    one()
-    tally.report()
+    tally.fuzz(one)

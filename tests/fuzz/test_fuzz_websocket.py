@@ -191,7 +191,6 @@ def test_fuzz_websocket_messages(settings) -> None:
     settings.PLAYGROUND_MAX_PODS_PER_ROOM = 1000
     settings.PLAYGROUND_MAX_NODES_PER_ROOM = 100
     room = create.room_create("fuzz", LESSON, None, 10.0)
-    tally = Tally("websocket: every message type")
     loop = Loop()
     comm = WebsocketCommunicator(
         application,
@@ -217,18 +216,19 @@ def test_fuzz_websocket_messages(settings) -> None:
             if broken is not None or paused is not None:
                 raise AssertionError(f"the tick failed on it: {(broken or paused).error}")
 
+    tally = Tally("websocket: every message type", send, Refused)
+
     @SETTINGS
     @given(messages())
     def one(msg: dict[str, Any]) -> None:
-        tally.judge(msg, lambda: send(msg), Refused)
+        tally.judge(msg)
 
     try:
-        one()
+        tally.fuzz(one)
     finally:
         loop.run(comm.disconnect())
         loop.stop()
         runtime.forget_cache()
-    tally.report()
 
 
 @pytest.mark.django_db
@@ -237,7 +237,12 @@ def test_fuzz_lesson_answers() -> None:
     r = Room.objects.get(pk=room.pk)
     rooms_tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))  # paused at "silent"
     assert LessonState.objects.get(room=room).checkpoint == "silent"
-    tally = Tally("lesson answers")
+    tally = Tally(
+        "lesson answers",
+        lambda what: classroom.answer(room.pk, *what),
+        LessonError,
+        lambda exc: str(exc).startswith("lesson."),
+    )
 
     @SETTINGS
     @given(
@@ -248,13 +253,9 @@ def test_fuzz_lesson_answers() -> None:
         ),
     )
     def one(client: str, content: dict[str, Any]) -> None:
-        tally.judge(
-            (client, content),
-            lambda: classroom.answer(room.pk, client, content),
-            LessonError,
-            lambda exc: str(exc).startswith("lesson."),
-        )
+        tally.judge((client, content))
 
-    one()
-    runtime.forget_cache()
-    tally.report()
+    try:
+        tally.fuzz(one)
+    finally:
+        runtime.forget_cache()

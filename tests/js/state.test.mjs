@@ -165,3 +165,26 @@ test("out-of-service and PodGC: why names the release's rule", () => {
   // Other taints keep their controller's why.
   assert.match(why({ type: "TaintAdded", node: "a-1", key: "node.kubernetes.io/unreachable", effect: "NoExecute" }, current), /^doNoExecuteTaintingPass/);
 });
+
+test("SnapshotBuilder: a snapshot built from chunks is the state applySnapshot makes of the whole", async () => {
+  const { SnapshotBuilder, Config } = await import("../../static/js/state.js");
+  const nodes = Array.from({ length: 7 }, (_, i) => ({ name: `n-${i}`, zone: "z", ready: "True", taints: [], conditions: [] }));
+  const pods = Array.from({ length: 11 }, (_, i) => ({ key: `default/p-${i}`, node: `n-${i % 7}`, phase: "Running" }));
+  const events = Array.from({ length: Config.maxEvents + 5 }, (_, i) => ({ idx: i, t: i, type: "PodCreated" }));
+  const snap = { seq: 9, simT: 42.5, speed: 10, paused: false, room: { slug: "r" }, zones: [{ zone: "z" }],
+    params: null, workloads: { "Deployment/default/web": [3, 2] }, nodes, pods, events };
+  const before = { ...emptyState(), role: "operator", params: { kubernetesVersion: "1.34" } };
+  const whole = applySnapshot(before, snap);
+  const { nodes: _n, pods: _p, events: _e, ...head } = snap;
+  const b = new SnapshotBuilder(before, head);
+  for (let i = 0; i < nodes.length; i += 3) b.nodes(nodes.slice(i, i + 3));
+  for (let i = 0; i < pods.length; i += 4) b.pods(pods.slice(i, i + 4));
+  for (let i = 0; i < events.length; i += 500) b.events(events.slice(i, i + 500));
+  const built = b.finish();
+  assert.deepEqual(built, whole);
+  assert.equal(built.events.length, Config.maxEvents);
+  assert.equal(built.events[0].idx, 5, "the newest maxEvents kept");
+  assert.equal(built.role, "operator");
+  assert.deepEqual(built.params, { kubernetesVersion: "1.34" }, "parameters carry over when the snapshot has none");
+  assert.equal(built.nodes.size, 7); assert.equal(built.pods.size, 11);
+});

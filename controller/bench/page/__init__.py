@@ -12,6 +12,12 @@ in headless Chromium and, once a wall second, samples:
 - the page: ``window.playgroundRoom.state().simT`` (the simulated time of the last applied
   delta), the clock it shows, events applied, websocket traffic, JS heap, long tasks, frames.
 
+The steady state starts at the first frame drawn after the first snapshot's handler (the page's
+load, the snapshot's parse and first render are before it) and runs to the last sample, the
+resyncs included: in it, every long task (Chromium's "longtask" entries: main-thread tasks over
+50 ms) with the page's own measures that overlap it (room.js: performance.measure "room:..."),
+and each measure's times. ``--profile`` records a CPU profile and a trace of it (profile.py).
+
 lag = server clock - page simT, in simulated seconds (wall seconds = sim / speed); it splits
 into the worker's share (clock - sim_ms) and the delivery + page share (sim_ms - simT). With a
 1 s tick even a perfect pipeline shows a sawtooth from ~0 to speed x tick simulated seconds,

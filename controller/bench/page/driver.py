@@ -24,7 +24,8 @@ from ...engine import safe_yaml
 from ..procs import BenchError
 from ..scenarios import page_scenario
 from ..stack import Stack
-from .probe import INIT_SCRIPT, SAMPLE_JS, Message, Run, Sample, read_server
+from .probe import INIT_SCRIPT, SAMPLE_JS, Message, Run, Sample, Span, read_server
+from .profile import Profiler
 from .report import HEAD, report, row
 
 REPO = Path(settings.BASE_DIR)
@@ -126,7 +127,7 @@ class PageBench:
             room = json.loads(out.strip().splitlines()[-1])
             run.setup["create"] = time.monotonic() - t0
             self.err(f"room {room['slug']} created, paused, in {run.setup['create']:.1f} s")
-            self._measure(run, stack, room, screenshot)
+            self._measure(run, stack, room, screenshot, opts)
         except KeyboardInterrupt:
             self.err("interrupted: stopping the stack")
         finally:
@@ -164,7 +165,10 @@ class PageBench:
             controls.room_control(opts["room"], "resume", None, "pagebench")
 
     # -- the browser ------------------------------------------------------------------------
-    def _measure(self, run: Run, stack: PageStack, room: dict[str, Any], screenshot: Path) -> None:
+    def _measure(
+        self, run: Run, stack: PageStack, room: dict[str, Any], screenshot: Path,
+        opts: dict[str, Any],
+    ) -> None:  # fmt: skip
         from playwright.sync_api import sync_playwright
 
         db = sqlite3.connect(f"file:{stack.db_path}?mode=ro", uri=True, timeout=10)
@@ -190,7 +194,10 @@ class PageBench:
                         f"page loaded with the snapshot applied in {run.setup['snapshot']:.1f} s;"
                         f" room resumed; sampling for {run.seconds} s"
                     )
-                    self._sample(run, stack, page, db, room["id"])
+                    profiler = Profiler(browser, context, page) if opts["profile"] else None
+                    self._sample(run, stack, page, db, room["id"], profiler)
+                    if profiler:
+                        profiler.stop(run, ARTIFACTS / f"pagebench-{run.nodes}.cpuprofile")
                     run.log_end = stack.log_path.stat().st_size
                     screenshot.parent.mkdir(parents=True, exist_ok=True)
                     page.screenshot(path=str(screenshot), full_page=True)
@@ -206,8 +213,9 @@ class PageBench:
             run.console.append(f"{msg.type}: {msg.text}")
 
     def _sample(
-        self, run: Run, stack: PageStack, page: Any, db: sqlite3.Connection, room_id: int
-    ) -> None:
+        self, run: Run, stack: PageStack, page: Any, db: sqlite3.Connection, room_id: int,
+        profiler: Profiler | None,
+    ) -> None:  # fmt: skip
         start = time.monotonic()
         run.start_epoch_ms = time.time() * 1000
         self.out(HEAD)
@@ -216,6 +224,8 @@ class PageBench:
             if delay > 0:
                 time.sleep(delay)
             t = time.monotonic() - start
+            if profiler and not profiler.started and t >= run.warmup:
+                profiler.start()
             server = read_server(db, room_id)
             e0 = time.perf_counter()
             probe = page.evaluate(SAMPLE_JS)
@@ -224,6 +234,9 @@ class PageBench:
                 Message(m["type"], m["arrived"], m["done"], m["chars"], m["t"], m["simT"])
                 for m in probe.pop("log")
             ]
+            run.tasks += [Span("longtask", x["start"], x["dur"]) for x in probe.pop("tasks")]
+            run.measures += [Span(x["name"], x["start"], x["dur"]) for x in probe.pop("measures")]
+            run.first_drawn_ms = run.first_drawn_ms or probe["firstDrawn"]
             sample = Sample(t, server, probe, eval_ms, messages)
             self.out(row(sample, run.samples[-1] if run.samples else None))
             run.samples.append(sample)

@@ -11,11 +11,15 @@ from typing import Any
 
 # Installed before room.js runs, without touching the page's code: wraps the handler room.js
 # sets as ws.onmessage to log each message (type and "t" read from its first bytes, arrival,
-# the handler's end, simT after it), and counts long tasks and animation frames.
+# the handler's end, simT after it), notes when the first snapshot has been drawn (the first
+# frame after its handler: the steady state starts there), logs every long task (the browser's
+# own PerformanceObserver "longtask": a main-thread task over 50 ms) and every measure the
+# page takes of its own phases (room.js: performance.measure "room:..."), and counts frames.
 INIT_SCRIPT = r"""
 (() => {
   const m = window.__pagebench = { msgs: 0, chars: 0, types: {}, opens: 0, closes: 0,
-    longTasks: 0, longTaskMs: 0, maxLongTaskMs: 0, frames: 0, log: [] };
+    longTasks: 0, longTaskMs: 0, maxLongTaskMs: 0, frames: 0, log: [], firstDrawn: null,
+    tasks: [], measures: [] };
   const epochMs = () => performance.timeOrigin + performance.now();
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
@@ -35,6 +39,12 @@ INIT_SCRIPT = r"""
           m.msgs++; m.chars += e.data.length; m.types[type] = (m.types[type] || 0) + 1;
           m.log.push({ type, arrived, done: epochMs(), chars: e.data.length,
             t: t ? Number(t[1]) : null, simT: s ? s.simT : null });
+          // Drawn: the frame after the handler (its rAF callback runs before that frame's
+          // paint; the task queued from it runs after).
+          if (type === "snapshot" && m.firstDrawn === null) {
+            m.firstDrawn = 0;
+            requestAnimationFrame(() => setTimeout(() => { m.firstDrawn = epochMs(); }));
+          }
         }
       };
     }
@@ -44,15 +54,23 @@ INIT_SCRIPT = r"""
       for (const e of list.getEntries()) {
         m.longTasks++; m.longTaskMs += e.duration;
         m.maxLongTaskMs = Math.max(m.maxLongTaskMs, e.duration);
+        m.tasks.push({ start: performance.timeOrigin + e.startTime, dur: e.duration });
       }
     }).observe({ type: "longtask", buffered: true });
   } catch (err) { m.longTasks = null; }
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.name.startsWith("room:")) m.measures.push({ name: e.name, start: performance.timeOrigin + e.startTime, dur: e.duration });
+      }
+    }).observe({ type: "measure", buffered: true });
+  } catch (err) { /* no user timing: no phases */ }
   const frame = () => { m.frames++; requestAnimationFrame(frame); };
   requestAnimationFrame(frame);
 })();
 """
 
-# One sample; drains the message log.
+# One sample; drains the logs of messages, long tasks and measures.
 SAMPLE_JS = """
 () => {
   const r = window.playgroundRoom, s = r ? r.state() : null, m = window.__pagebench;
@@ -64,7 +82,8 @@ SAMPLE_JS = """
     heap: performance.memory ? performance.memory.usedJSHeapSize : null,
     msgs: m.msgs, chars: m.chars, types: { ...m.types }, opens: m.opens, closes: m.closes,
     longTasks: m.longTasks, longTaskMs: m.longTaskMs, maxLongTaskMs: m.maxLongTaskMs,
-    frames: m.frames, log: m.log.splice(0),
+    frames: m.frames, log: m.log.splice(0), firstDrawn: m.firstDrawn || null,
+    tasks: m.tasks.splice(0), measures: m.measures.splice(0),
   };
 }
 """
@@ -136,6 +155,19 @@ def parse_clock(text: str) -> float | None:
 
 
 @dataclass
+class Span:
+    """A long task or a measure of the page's own (epoch milliseconds)."""
+
+    name: str
+    start: float
+    dur: float
+
+    @property
+    def end(self) -> float:
+        return self.start + self.dur
+
+
+@dataclass
 class Sample:
     t: float  # wall seconds since the room was resumed
     server: ServerClock
@@ -181,4 +213,11 @@ class Run:
     failed_requests: list[str] = field(default_factory=list)
     setup: dict[str, float] = field(default_factory=dict)
     start_epoch_ms: float = 0.0
+    first_drawn_ms: float | None = None  # epoch ms: the first snapshot drawn (steady state)
+    tasks: list[Span] = field(default_factory=list)  # every long task since the page loaded
+    measures: list[Span] = field(default_factory=list)  # the page's "room:..." measures
+    profile: str | None = None  # --profile: the .cpuprofile written
+    profile_top: list[tuple[str, float, float]] = field(default_factory=list)  # fn, self ms, %
+    trace_span: float = 0.0  # --profile: the trace's length, ms
+    trace_top: list[tuple[str, float, float]] = field(default_factory=list)  # kind, self ms, %
     log_end: int = 0  # the stack log's size when sampling ended (shutdown noise after it)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..stats import percentile
-from .probe import Message, Run, Sample, ServerClock
+from .probe import Message, Run, Sample, ServerClock, Span
 
 # Stack log lines worth reporting (Celery's level tags, Python and Daphne failures).
 HTTP_ERROR = re.compile(r'"(\w+ \S+)" ([45]\d\d) ')
@@ -118,6 +118,7 @@ def report(
         w(f"  long tasks during the run: {p1['longTasks'] - p0['longTasks']}"
           f" ({p1['longTaskMs'] - p0['longTaskMs']:.0f} ms in all, longest since load"
           f" {p1['maxLongTaskMs']:.0f} ms); animation frames {(p1['frames'] - p0['frames']) / wall:.0f}/s")  # fmt: skip
+    steady_state(run, w)
     evals = [s.eval_ms for s in kept]
     w(f"  page.evaluate round trip: mean {statistics.fmean(evals):.1f} ms, max {max(evals):.1f} ms")  # fmt: skip
     noise = run.console + run.page_errors
@@ -133,9 +134,70 @@ def report(
     w(f"  stack log: {len(problems)} warning/error lines while measuring ({log_copy})")
     for text in problems[:10]:
         w(f"    {text[:300]}")
-        write_csv(run, csv_path)
+    write_csv(run, csv_path)
     w(f"  samples: {csv_path}")
     w(f"  screenshot: {screenshot if screenshot.exists() else '(none: the run was cut short)'}")
+
+
+def overlap(a: Span, b: Span) -> float:
+    return max(0.0, min(a.end, b.end) - max(a.start, b.start))
+
+
+def steady_state(run: Run, w: Callable[[str], Any]) -> None:
+    """Long tasks and the page's phases in the steady state: from the first frame drawn after
+    the first snapshot's handler (the page's load, the snapshot's parse and first render are
+    before it) to the last sample, the resyncs included (a resync is part of running)."""
+    if run.first_drawn_ms is None:
+        w("  steady state: the first snapshot was never drawn")
+        return
+    begin, end = run.first_drawn_ms, run.start_epoch_ms + run.samples[-1].t * 1000
+    rel = (begin - run.start_epoch_ms) / 1000
+    w(f" steady state: from the first snapshot drawn ({rel:+.1f} s from the resume) to the end:")
+    tasks = [x for x in run.tasks if begin <= x.start <= end]
+    measures = [x for x in run.measures if begin <= x.start <= end]
+    label = "long tasks (over 50 ms, 'longtask')"
+    if not tasks:
+        w(f"  {label:<40} none")
+    else:
+        durs = [x.dur for x in tasks]
+        w(f"  {label:<40} {len(tasks)}, {sum(durs):.0f} ms in all; median"
+          f" {statistics.median(durs):.0f}  p95 {percentile(durs, 0.95):.0f}  max {max(durs):.0f} ms")  # fmt: skip
+        buckets: dict[int, int] = {}
+        for x in tasks:
+            k = int((x.start - run.start_epoch_ms) // 10000)
+            buckets[k] = buckets.get(k, 0) + 1
+        first, last = min(buckets), int((end - run.start_epoch_ms) // 10000)
+        w(f"  {'  per 10 wall s from the resume':<40} "
+          + " ".join(f"{k * 10:+d}s:{buckets.get(k, 0)}" for k in range(first, last + 1)))  # fmt: skip
+        inside: dict[str, float] = {}
+        for x in tasks:
+            for m in measures:
+                if ms := overlap(x, m):
+                    inside[m.name] = inside.get(m.name, 0.0) + ms
+        outer = {k: v for k, v in inside.items() if k.count(":") == 1}  # top-level phases
+        rest = sum(durs) - sum(outer.values())
+        parts = sorted(inside.items(), key=lambda kv: -kv[1])
+        w(f"  {'  spent in (page measures, nested too)':<40} "
+          + ", ".join(f"{k} {v:.0f}" for k, v in parts) + f", outside any measure {rest:.0f} ms")  # fmt: skip
+        for x in sorted(tasks, key=lambda x: -x.dur)[:5]:
+            names = sorted(((m.name, overlap(x, m)) for m in measures if overlap(x, m)), key=lambda kv: -kv[1])  # fmt: skip
+            w(f"    {x.dur:5.0f} ms at {(x.start - run.start_epoch_ms) / 1000:+6.1f} s: "
+              + (", ".join(f"{n} {ms:.0f}" for n, ms in names[:4]) or "no page measure"))  # fmt: skip
+    if measures:
+        w("  page phases (performance.measure in room.js), ms:")
+        by: dict[str, list[float]] = {}
+        for m in measures:
+            by.setdefault(m.name, []).append(m.dur)
+        for name, d in sorted(by.items(), key=lambda kv: -sum(kv[1])):
+            w(f"    {name:<38} {len(d):5d} x  mean {statistics.fmean(d):6.1f}  p95"
+              f" {percentile(d, 0.95):6.1f}  max {max(d):6.1f}  total {sum(d):7.0f}")  # fmt: skip
+    if run.profile:
+        w(f"  CPU profile after the warmup ({run.profile}), top self time:")
+        for fn, ms, pct in run.profile_top:
+            w(f"    {ms:8.0f} ms {pct:5.1f} %  {fn}")
+        w(f"  the renderer's main thread in the trace ({run.trace_span / 1000:.1f} s), self time:")
+        for name, ms, pct in run.trace_top:
+            w(f"    {ms:8.0f} ms {pct:5.1f} %  {name}")
 
 
 def continuous_lag(

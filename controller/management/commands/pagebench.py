@@ -26,6 +26,12 @@ class Command(BaseCommand):
         add("--warmup", type=float, default=5.0, help="wall seconds left out of the summary")
         add("--tick", type=float, help="PLAYGROUND_TICK_SECONDS (default: as make run)")
         add("--screenshot", help="default: test-artifacts/pagebench-NODES.png")
+        add(
+            "--profile", action="store_true",
+            help="record a CPU profile of the page after the warmup (Chromium's Profiler over"
+            " CDP): test-artifacts/pagebench-NODES.cpuprofile and the top functions by self"
+            " time (the profiler's overhead skews the other figures a little)",
+        )  # fmt: skip
         add("--internal", choices=["create", "resume"], help=argparse.SUPPRESS)
         add("--scenario-file", help=argparse.SUPPRESS)
         add("--room", type=int, help=argparse.SUPPRESS)
