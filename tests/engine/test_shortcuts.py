@@ -6,13 +6,20 @@ cluster state (with each node's probe timestamp) at two instants of the run.
 Shortcuts covered: the monitor pass's parked nodes (nodelifecycle/lazy_health.py); PodGC's
 indexes (podgc.gc_indexed against gc_listed; half the seeds lower terminatedPodThreshold); the
 eviction loop's kept sum of the pods' declared usage (EvictionLoop.pods_usage); the kubelet
-admission's kept sums of the admitted pods (kubelet/predicate.AdmittedIndex)."""
+admission's kept sums of the admitted pods (kubelet/predicate.AdmittedIndex); the eviction loop's
+kept signals view (EvictionLoop.signals)."""
 
 from __future__ import annotations
+
+import pickle
+from typing import Any
 
 import pytest
 
 from controller.engine.kubelet import predicate
+from controller.engine.kubelet.eviction.api import get_threshold_quantity
+from controller.engine.scenario.model import Fault
+from controller.engine.simulation import Simulation
 from controller.engine.timeline import to_json
 
 from .random_clusters import make_sim, random_scenario, run
@@ -72,3 +79,83 @@ def test_the_kept_admitted_pods_sum_what_the_kubelet_s_loop_sums(monkeypatch) ->
         run(seed, True, [])
     # (and some while a critical pod's admission waits for its preemption kills)
     assert len(checked) > 400 and sum(checked) > 250 and sum(waited) >= 5
+
+
+def _signals_straightforward(loop: Any) -> list[dict[str, object]]:
+    """What EvictionLoop.signals returned before it was kept: each observed signal (sorted)
+    with a threshold, and its thresholds resolved against the observed capacity."""
+    out: list[dict[str, object]] = []
+    for signal in sorted(loop.observed):
+        thresholds = [t for t in loop.manager.config.thresholds if t.signal == signal]
+        if not thresholds:
+            continue
+        o = loop.observed[signal]
+        out.append(
+            {
+                "signal": signal,
+                "available": o.available,
+                "capacity": o.capacity,
+                "at": o.time_ms / 1000,
+                "thresholds": [
+                    {
+                        "value": get_threshold_quantity(t.value, o.capacity),
+                        "gracePeriod": t.grace_period_ms / 1000,
+                    }
+                    for t in thresholds
+                ],
+            }
+        )
+    return out
+
+
+def test_the_kept_signals_view_is_the_straightforward_one_at_every_instant() -> None:
+    """Each kubelet's signals every 3 s of the random runs (memory leaks move them, kubelets
+    restart): the kept view is what the straightforward computation gives then, it is used
+    again while nothing moved and made anew when a sync observed new figures."""
+    kept = moved = 0
+    for seed in SEEDS[::3]:
+        sim = make_sim(seed, True)
+        last: dict[str, list[dict[str, object]]] = {}
+        for t in range(0, sim.scenario.duration_ms + 1, 3000):
+            sim.run(t)
+            for name, kubelet in sim.kubelets.items():
+                view = kubelet.eviction.signals()
+                assert view == _signals_straightforward(kubelet.eviction), (seed, t, name)
+                before = last.get(name)
+                kept += view is before
+                moved += before is not None and view != before
+                last[name] = view
+    assert kept > 1000 and moved > 50
+
+
+def test_the_kept_signals_view_follows_new_thresholds() -> None:
+    """A SetParameters of the kubelets' evictionHard replaces the thresholds with no new
+    observations: the view shows the new thresholds at once."""
+    sim = make_sim(3, True)
+    sim.run(20_000)
+    loop = next(iter(sim.kubelets.values())).eviction
+    before = loop.signals()
+    assert loop.signals() is before
+    sim.apply_action(
+        Fault(
+            sim.now_ms, "SetParameters", {"kubelet": {"evictionHard": {"memory.available": "1Gi"}}}
+        ),
+        1,
+    )
+    assert not sim.refused_actions
+    after = loop.signals()
+    assert after == _signals_straightforward(loop) != before
+    values = {s["signal"]: [t["value"] for t in s["thresholds"]] for s in after}
+    assert values["memory.available"] == [1 << 30]
+
+
+def test_the_signals_view_is_not_pickled() -> None:
+    """An engine is pickled between ticks: without its kept views (made again when asked)."""
+    sim = Simulation(random_scenario(5))
+    sim.run(10_000)
+    name = next(iter(sim.kubelets))
+    view = sim.kubelets[name].eviction.signals()
+    again = pickle.loads(pickle.dumps(sim)).kubelets[name].eviction
+    assert "signals_view" in sim.kubelets[name].eviction.__dict__
+    assert "signals_view" not in again.__dict__
+    assert again.signals() == view

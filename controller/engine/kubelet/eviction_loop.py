@@ -23,6 +23,7 @@ from .eviction.api import (
     NodeStats,
     Observation,
     PodStats,
+    Threshold,
     get_threshold_quantity,
 )
 from .eviction.helpers import make_signal_observations, parse_threshold_config, thresholds_met
@@ -196,29 +197,58 @@ class EvictionLoop:
             self.sim.__dict__.setdefault("observed_nodes", set()).add(name)
         self.observed = observations
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the kept signals view (signals() builds it again when asked)."""
+        state = dict(self.__dict__)
+        state.pop("signals_view", None)
+        return state
+
     def signals(self) -> list[dict[str, object]]:
         """The eviction signals of the last sync (makeSignalObservations) that have a
         threshold, each with its thresholds resolved to amounts (GetThresholdQuantity against
-        the observed capacity): what the page charts for a selected node."""
+        the observed capacity): what the page charts for a selected node.
+
+        Kept until the next sync's observations or a new threshold list (issue #27; one of
+        ``Simulation.shortcuts``): the live view asks for it at every change of the node, and
+        the list is shared by the views made meanwhile, which nothing changes in place."""
         observed = getattr(self, "observed", {})
+        thresholds = self.manager.config.thresholds
+        kept = self.__dict__.get("signals_view")
+        if (
+            kept is not None
+            and kept[0] is observed
+            and kept[1] is thresholds
+            and self.sim.shortcuts
+        ):
+            return kept[2]
+        out = self.build_signals(observed, thresholds)
+        self.signals_view = (observed, thresholds, out)
+        return out
+
+    @staticmethod
+    def build_signals(
+        observed: dict[str, Observation], all_thresholds: list[Threshold]
+    ) -> list[dict[str, object]]:
+        """signals() without the keeping."""
+        by_signal: dict[str, list[Threshold]] = {}
+        for t in all_thresholds:
+            by_signal.setdefault(t.signal, []).append(t)
         out: list[dict[str, object]] = []
-        for signal in sorted(observed):
-            thresholds = [t for t in self.manager.config.thresholds if t.signal == signal]
-            if not thresholds:
-                continue
+        for signal in sorted(observed.keys() & by_signal.keys()):
             o = observed[signal]
+            capacity = o.capacity
             out.append(
                 {
                     "signal": signal,
                     "available": o.available,
-                    "capacity": o.capacity,
+                    "capacity": capacity,
                     "at": o.time_ms / 1000,
                     "thresholds": [
                         {
-                            "value": get_threshold_quantity(t.value, o.capacity),
+                            "value": get_threshold_quantity(t.value, capacity),
                             "gracePeriod": t.grace_period_ms / 1000,
                         }
-                        for t in thresholds
+                        for t in by_signal[signal]
                     ],
                 }
             )
