@@ -10,7 +10,7 @@ from controller import affinity
 from controller.bench import history, live, rooms, stack, stats, viewers
 from controller.locks import redis_client
 from controller.models import Room
-from controller.rooms import broadcast
+from controller.rooms import broadcast, phases
 
 
 @pytest.mark.parametrize(
@@ -48,6 +48,13 @@ def test_live_row_counts_raw_and_bounded_bytes(redis_server, settings) -> None:
     assert r["resync_ticks"] >= 1
     assert r["max_raw_bytes"] > broadcast.max_bytes() >= r["max_bytes"]
     assert r["mean_raw_bytes"] >= r["mean_bytes"]
+    # Each phase of the tick (rooms/phases.py) at p95 and max, printed under the row.
+    assert list(r["phases"]) == list(phases.PHASES)
+    for name in ("load", "advance", "persist", "commit", "broadcast"):
+        f = r["phases"][name]
+        assert f["wall_max"] >= f["wall_p95"] >= 0 and f["cpu_max"] > 0, name
+    assert sum(f["cpu_max"] for f in r["phases"].values()) >= r["max_cpu_ms"] * 0.5
+    assert "by phase" in live.format_live(r)
     assert not Room.objects.filter(slug__startswith="live-bench").exists()
 
 
