@@ -194,6 +194,9 @@ PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = env_number(
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
 CELERY_WORKER_DIRECT = True
 PLAYGROUND_TICK_SECONDS = float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))
+# A room with more view rows than this gets, on connect, a note to fetch snapshot.json (parsed
+# by the page's worker) instead of its snapshot on the websocket (controller/live/consumers.py).
+PLAYGROUND_SNAPSHOT_FETCH_ROWS = int(os.environ.get("PLAYGROUND_SNAPSHOT_FETCH_ROWS", "10000"))
 # No tick broadcasts more than this; a larger one becomes a resync notice (controller/rooms/broadcast.py).
 PLAYGROUND_DELTA_MAX_BYTES = int(os.environ.get("PLAYGROUND_DELTA_MAX_BYTES", str(256 * 1024)))
 CELERY_BEAT_SCHEDULE = {

@@ -1,6 +1,7 @@
 """A room client in Python that follows the page's protocol (static/js/room.js, state.js):
 snapshot on connect, deltas in ``seq`` order (a gap asks for a snapshot), a ``resync`` notice
-fetches ``snapshot.json`` over HTTP (or asks the socket when that fails), and a closed socket
+or a big room's snapshot note (``fetch``) fetches ``snapshot.json`` over HTTP (or asks the
+socket for it inline when that fails), and a closed socket
 reconnects after a second. Used by the fault tests (tests/app/test_faults.py) and the
 ``manage.py bench`` viewer row; it keeps the seq only, not the objects.
 """
@@ -106,7 +107,11 @@ class LiveClient:
         rec = Received(time.monotonic(), kind, m.get("seq"), m)
         if self.keep:
             self.received.append(rec)
-        if kind == "snapshot":
+        if kind == "snapshot" and m.get("fetch"):  # a big room's: fetched, as a resync's
+            if not self._resyncing:
+                self._resyncing = True
+                asyncio.get_running_loop().create_task(self._fetch_snapshot(m))
+        elif kind == "snapshot":
             self.snapshots += 1
             self.seq = m["seq"]
         elif kind == "resync":
@@ -132,12 +137,12 @@ class LiveClient:
             body = await asyncio.to_thread(_get, url)
             snap = json.loads(body)
             if snap["seq"] < notice["seq"]:
-                self.send({"type": "snapshot"})
+                self.send({"type": "snapshot"})  # (a note again, when the room is big)
             else:
                 self.snapshots += 1
                 self.seq = max(self.seq, snap["seq"])
         except (OSError, ValueError, KeyError):
-            self.send({"type": "snapshot"})
+            self.send({"type": "snapshot", "inline": True})  # on the socket, not a note
         finally:
             self._resyncing = False
 

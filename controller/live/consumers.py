@@ -23,6 +23,7 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
+from django.conf import settings
 
 from .. import limits
 from ..engine import values
@@ -167,15 +168,15 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         if self.live_paused:
             await self.send_json({"type": "live", "paused": True, "message": PAUSED})
 
-    async def _send_snapshot(self) -> None:
+    async def _send_snapshot(self, inline: bool = False) -> None:
         """The room's snapshot (reading.room_snapshot) with this client's role and lesson
         state: the shared part is built once per room version for every client
         (deltas.snapshot_bytes: a class joining a 1,000-node room is one 17 MB build, not a
         hundred), this client's part is added to its end."""
-        body = await database_sync_to_async(self._snapshot_body)()
+        body = await database_sync_to_async(self._snapshot_body)(inline)
         await self.send(text_data=body.decode())
 
-    def _snapshot_body(self) -> bytes:
+    def _snapshot_body(self, inline: bool = False) -> bytes:
         room = Room.objects.get(pk=self.room.pk)
         lesson = messages.snapshot(room, self.client)
         self.hold = None
@@ -183,6 +184,23 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             self.hold = messages.holds(lesson["state"], self.operator and not self.presenting)
             lesson["state"] = messages.for_role(lesson["state"], self.operator)
         role = "operator" if self.operator else "viewer"
+        if (
+            not inline
+            and lesson is None
+            and deltas.view_rows(room) > settings.PLAYGROUND_SNAPSHOT_FETCH_ROWS
+        ):
+            # A big room (a 5,000-node room: 35,000 rows, 10 MB) gets a note to fetch
+            # snapshot.json: the page's worker parses it and the page applies it in pieces
+            # (static/js/snapshot-fetch.js), where a 10 MB message was parsed and applied in
+            # one task of its main thread. Not a lesson room (held back per client; small).
+            note = {
+                "type": "snapshot",
+                "fetch": True,
+                "seq": room.seq,
+                "lesson": None,
+                "role": role,
+            }
+            return json.dumps(note, separators=(",", ":")).encode()
         body = deltas.snapshot_bytes(room, {"lesson": lesson, "role": role})
         if self.hold is not None:  # a lesson room (small): decoded, held, encoded again
             body = json.dumps(self.hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
@@ -252,8 +270,8 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         if bad is not None:
             await self._reply_error(": ".join(bad))
             return
-        if kind == "snapshot":
-            await self._send_snapshot()
+        if kind == "snapshot":  # inline: the page could not fetch snapshot.json
+            await self._send_snapshot(content.get("inline") is True)
             return
         if kind == "ping":
             await self.send_json({"type": "pong"})

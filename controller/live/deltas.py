@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from ..models import Room
+from ..models import ObjectView, Room
 from ..rooms import reading
 
 # -- one snapshot per room version, shared by every client of this process -----------------
@@ -47,3 +47,9 @@ def snapshot_bytes(room: Room, extra: dict[str, Any] | None = None) -> bytes:
             ):
                 _CACHE.popitem(last=False)
     return reading.with_tail(body, {**reading.snapshot_clock(room), **(extra or {})})
+
+
+def view_rows(room: Room) -> int:
+    """How many view rows (nodes, pods, zones...) the room has: its snapshot's size, without
+    building it."""
+    return ObjectView.objects.filter(room=room).count()

@@ -59,13 +59,14 @@ class Panel {
     if (this.plot) { this.plot.destroy(); this.plot = null; this.keys = ""; }
     this.el.replaceChildren(Object.assign(document.createElement("p"), { className: "muted chart-empty", textContent: text }));
   }
-  // t: the time axis; cols: [[key, values]] in order.
+  // t: the time axis; cols: [[key, values]] in order. True when it made a chart (uPlot's
+  // first draw: 15-25 ms, where an update is 1-3 ms).
   draw(t, cols) {
-    if (!t.length) { this.empty(`${this.title}: no samples yet`); return; }
+    if (!t.length) { this.empty(`${this.title}: no samples yet`); return false; }
     const data = [t, ...cols.map(([, v]) => v)];
     this.box.dataset.from = t[0]; this.box.dataset.to = t[t.length - 1];
     const keys = cols.map(([k]) => k).join("|");
-    if (this.plot && this.keys === keys) { this.plot.setData(data); return; }
+    if (this.plot && this.keys === keys) { this.plot.setData(data); return false; }
     if (this.plot) this.plot.destroy();
     this.el.replaceChildren();
     this.keys = keys;
@@ -84,6 +85,7 @@ class Panel {
       const left = this.plot.cursor.left;
       if (left !== undefined && left >= 0 && this.onPick) this.onPick(this.plot.posToVal(left, "x"));
     });
+    return true;
   }
 }
 
@@ -103,6 +105,8 @@ class Multiples {
     root.append(this.section);
     this.panels = new Map();
   }
+  // True when it stopped after making a chart with more panels to draw: called again (in a
+  // task of its own, Charts.draw), it updates those drawn and goes on with the rest.
   draw() {
     const { t, cols } = this.table;
     const { panels, max, hidden } = panelsOf(this.kind, t, cols, MAX_PANELS);
@@ -116,11 +120,13 @@ class Multiples {
       let panel = this.panels.get(p.key);
       if (!panel) { panel = new Panel(this.grid, p.key, this.onPick, { count: this.count, series: this.series }); this.panels.set(p.key, panel); }
       panel.box.dataset.panel = p.key;
-      panel.draw(t, p.cols.map((k) => [k.replace(`${p.key} `, ""), cols.get(k)]));
+      const made = panel.draw(t, p.cols.map((k) => [k.replace(`${p.key} `, ""), cols.get(k)]));
+      if (made && p !== panels[panels.length - 1]) return true;
     }
     // Panels keep their order: re-append in the order given.
     for (const p of panels) this.grid.append(this.panels.get(p.key).box);
     this.more.textContent = hidden ? `and ${hidden} more (the ${MAX_PANELS} that fell furthest short are drawn)` : "";
+    return false;
   }
 }
 
@@ -172,8 +178,18 @@ export class Charts {
     this.signals.box.dataset.node = name;
     this.schedule();
   }
+  // Drawn at most twice a second, in steps (drawSteps): a step that made a chart ends its task.
   schedule() {
-    if (!this.pending) { this.pending = true; setTimeout(() => { this.pending = false; timed("room:charts", () => this.draw()); }, 500); }
+    if (!this.pending) { this.pending = true; setTimeout(() => this.drawSteps(), 500); }
+  }
+  drawSteps(steps = null) {
+    const todo = steps || [() => this.ready.draw(), () => this.queue.draw(), () => this.replicas.draw(), () => this.drawSignals()];
+    while (todo.length) {
+      const made = timed("room:charts", todo[0]);
+      if (made === true) { setTimeout(() => this.drawSteps(todo)); return; }  // again, in the next task
+      todo.shift();
+    }
+    this.pending = false;  // samples recorded meanwhile: drawn by the next schedule()
   }
   record(state, workloads) {
     const t = state.simT;
@@ -213,9 +229,16 @@ export class Charts {
     this.signalTable.clear();
     this.nodeHistory.clear();
   }
+  // Everything at once (tests); the page draws in steps (drawSteps).
   draw() {
-    this.ready.draw(); this.queue.draw(); this.replicas.draw();
+    while (this.ready.draw());
+    while (this.queue.draw());
+    while (this.replicas.draw());
+    this.drawSignals();
+  }
+  drawSignals() {
     const s = this.signalTable;
     this.signals.draw(s.t, [...s.cols.keys()].sort().map((k) => [k, s.cols.get(k)]));
+    return false;
   }
 }

@@ -77,10 +77,13 @@ function send(obj) {
 // While a resync fetch is under way, the deltas that arrive wait here (then replay in order).
 let resyncBuffer = null;
 
+// notice: a resync's, or a big room's snapshot sent as a note to fetch it ({fetch: true}:
+// its role and lesson; the page then shows the fetched snapshot as it would the message).
 function resync(notice) {
   if (operator && notice.refused) showError(notice.refused.map((x) => `${x.action} by ${x.actor} refused: ${x.error}`).join("; "));
   if (resyncBuffer) return;  // one fetch at a time; its snapshot is at least as new
   resyncBuffer = [];
+  const first = notice.type === "snapshot";
   // With the token: while a lesson's question is open, a viewer's snapshot is held back.
   // Fetched, parsed and applied in pieces off the main thread (snapshot-fetch.js).
   fetchSnapshot(`/rooms/${slug}/snapshot.json${token ? `?token=${encodeURIComponent(token)}` : ""}`, () => state)
@@ -88,16 +91,19 @@ function resync(notice) {
       const buffered = resyncBuffer; resyncBuffer = null;
       const replay = resyncReplay(notice, head, buffered);
       if (replay === null) { send({ type: "snapshot" }); return; }
-      built.role = state.role;
-      timed("room:snapshot", () => handleSnapshot({ ...head, role: state.role }, built));
+      built.role = first ? notice.role : state.role;
+      const snap = first ? { ...head, role: built.role, lesson: notice.lesson } : { ...head, role: state.role };
+      timed("room:snapshot", () => handleSnapshot(snap, built));
       for (const d of replay) handle(d);
     })
-    .catch(() => { resyncBuffer = null; send({ type: "snapshot" }); });
+    // Not fetched: the snapshot on the socket (inline, so that it is not a note again).
+    .catch(() => { resyncBuffer = null; send({ type: "snapshot", inline: true }); });
 }
 
 function handle(m) {
   if (m.type === "resync") { resync(m); return; }
   if (resyncBuffer && (m.type === "delta" || m.type === "reset")) { resyncBuffer.push(m); return; }
+  if (m.type === "snapshot" && m.fetch) { resync(m); return; }
   if (m.type === "snapshot") { timed("room:snapshot", () => handleSnapshot(m)); return; }
   if (m.type === "delta" || m.type === "reset") { timed("room:delta", () => handleDelta(m)); return; }
   if (m.type === "lesson") {

@@ -58,3 +58,40 @@ def test_the_page_resyncs_after_a_tick_over_the_limit_and_matches_the_server(
     assert got == want
     assert page.locator("#conn").inner_text() == "live"
     page.screenshot(path=ARTIFACTS / "bounded-deltas-resynced.png", full_page=True)
+
+
+@pytest.mark.stack_env(PLAYGROUND_DELTA_MAX_BYTES="4096", PLAYGROUND_SNAPSHOT_FETCH_ROWS="1")
+@pytest.mark.parametrize("operator", [True, False])
+def test_a_big_room_is_fetched_by_the_worker_on_connect(
+    live_stack, room, browser, operator
+) -> None:
+    """A room over PLAYGROUND_SNAPSHOT_FETCH_ROWS view rows (1 here) sends a note on connect,
+    not its snapshot: the page's worker fetches snapshot.json and the page shows what the
+    inline snapshot showed (the server's nodes, the client's role)."""
+    page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    frames: list[str] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(str(f))))
+    workers: list[str] = []
+    page.on("worker", lambda w: workers.append(w.url))
+    query = f"?token={room.operator_token}" if operator else ""
+    page.goto(f"{live_stack}/rooms/{room.slug}/{query}")
+    page.wait_for_selector(f"{card('a-1')} .pod", timeout=20_000)
+    note = json.loads(next(f for f in frames if '"snapshot"' in f))
+    assert note == {
+        "type": "snapshot",
+        "fetch": True,
+        "seq": note["seq"],
+        "lesson": None,
+        "role": "operator" if operator else "viewer",
+    }
+    assert [u.rsplit("/", 1)[-1] for u in workers] == ["snapshot-worker.js"]
+    server = json.loads(
+        urllib.request.urlopen(f"{live_stack}/rooms/{room.slug}/snapshot.json").read()
+    )
+    got = page.evaluate("[...window.playgroundRoom.state().nodes.keys()].sort()")
+    assert got == sorted(n["name"] for n in server["nodes"])
+    assert page.evaluate("window.playgroundRoom.state().role") == note["role"]
+    assert page.locator("#conn").inner_text() == "live"
+    assert errors == []

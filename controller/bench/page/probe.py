@@ -11,8 +11,8 @@ from typing import Any
 
 # Installed before room.js runs, without touching the page's code: wraps the handler room.js
 # sets as ws.onmessage to log each message (type and "t" read from its first bytes, arrival,
-# the handler's end, simT after it), notes when the first snapshot has been drawn (the first
-# frame after its handler: the steady state starts there), logs every long task (the browser's
+# the handler's end, simT after it), notes when the first snapshot has been drawn (the frame
+# after the first that sees it applied: the steady state starts there), logs every long task (the browser's
 # own PerformanceObserver "longtask": a main-thread task over 50 ms) and every measure the
 # page takes of its own phases (room.js: performance.measure "room:..."), and counts frames.
 INIT_SCRIPT = r"""
@@ -39,12 +39,6 @@ INIT_SCRIPT = r"""
           m.msgs++; m.chars += e.data.length; m.types[type] = (m.types[type] || 0) + 1;
           m.log.push({ type, arrived, done: epochMs(), chars: e.data.length,
             t: t ? Number(t[1]) : null, simT: s ? s.simT : null });
-          // Drawn: the frame after the handler (its rAF callback runs before that frame's
-          // paint; the task queued from it runs after).
-          if (type === "snapshot" && m.firstDrawn === null) {
-            m.firstDrawn = 0;
-            requestAnimationFrame(() => setTimeout(() => { m.firstDrawn = epochMs(); }));
-          }
         }
       };
     }
@@ -65,7 +59,17 @@ INIT_SCRIPT = r"""
       }
     }).observe({ type: "measure", buffered: true });
   } catch (err) { /* no user timing: no phases */ }
-  const frame = () => { m.frames++; requestAnimationFrame(frame); };
+  // The first snapshot drawn: the frame after the one that first sees it applied (seq >= 0:
+  // a small room's comes in its message, a big room's is fetched after a note; the rAF
+  // callback runs before that frame's paint, the task queued from it after).
+  const frame = () => {
+    m.frames++;
+    if (m.firstDrawn === null && window.playgroundRoom && window.playgroundRoom.state().seq >= 0) {
+      m.firstDrawn = 0;
+      requestAnimationFrame(() => setTimeout(() => { m.firstDrawn = epochMs(); }));
+    }
+    requestAnimationFrame(frame);
+  };
   requestAnimationFrame(frame);
 })();
 """
