@@ -267,8 +267,10 @@ function renderTimeline(full, newEvents = []) {
   if (full) {
     // As a rebuilt list would read: no entry picked on a chart.
     for (const el of els.timeline.querySelectorAll("li.picked")) el.classList.remove("picked");
-    // A big room's resync frame also rebuilds its canvas: its list comes 60 entries a frame.
-    timeline.full(wanted, state.nodes.size > Config.compactAbove ? 60 : Infinity);
+    // A big room's resync frame also rebuilds its canvas and more: there the list shows its
+    // first 40 entries (more than it has room for) at once and 20 more each frame after.
+    const big = state.nodes.size > Config.compactAbove;
+    timeline.full(wanted, big ? 40 : Infinity, 20);
   } else timeline.prepend(wanted.map((w) => w.make()));
 }
 

@@ -58,14 +58,14 @@ export function patchList(parent, wanted, keyOf = (el) => keys.get(el)) {
 }
 
 // The list as a page keeps it: full() shows the wanted entries, the first `eager` at once and
-// the rest `eager` per animation frame after (appended below; a resync of a 5,000-node room
+// the rest `step` per animation frame after (appended below; a resync of a 5,000-node room
 // brings ~400 new entries, which laid out in one frame made it a 75-95 ms long task). Deltas'
 // entries go on top; the list keeps its first `max` entries, the ones still to come included.
 export class TimelineList {
   constructor(el, { max = 600 } = {}) { this.el = el; this.max = max; this.pending = []; this.step = Infinity; this.frame = 0; }
 
-  full(wanted, eager = Infinity) {
-    this.pending = wanted.slice(eager); this.step = eager;
+  full(wanted, eager = Infinity, step = eager) {
+    this.pending = wanted.slice(eager); this.step = step;
     patchList(this.el, wanted.slice(0, eager));
     this.schedule();
   }

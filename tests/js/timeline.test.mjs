@@ -104,15 +104,17 @@ globalThis.requestAnimationFrame = (f) => { frames.push(f); return frames.length
 const runFrame = () => { const f = frames.shift(); if (f) f(); return Boolean(f); };
 const wantedOf = (keys) => keys.map((key) => ({ key, make: () => new Item(key) }));
 
-test("TimelineList.full: the first `eager` entries at once, then `eager` a frame, until all are there", () => {
+test("TimelineList.full: the first `eager` entries at once, then `step` a frame, until all are there", () => {
   frames.length = 0;
   const p = listOf(["x"]);
   const tl = new TimelineList(p);
   const keys = Array.from({ length: 10 }, (_, i) => `e${9 - i}`);
-  tl.full(wantedOf(keys), 4);
+  tl.full(wantedOf(keys), 4, 3);
   assert.deepEqual(p.kids.map(keyOf), keys.slice(0, 4));
   runFrame();
-  assert.deepEqual(p.kids.map(keyOf), keys.slice(0, 8));
+  assert.deepEqual(p.kids.map(keyOf), keys.slice(0, 7));
+  runFrame();
+  assert.deepEqual(p.kids.map(keyOf), keys.slice(0, 10), "the last frame: what is left");
   runFrame();
   assert.deepEqual(p.kids.map(keyOf), keys);
   assert.equal(runFrame(), false, "no frame asked for once all are shown");
