@@ -10,6 +10,7 @@ import { timed } from "./perf.js";
 import { fetchSnapshot } from "./snapshot-fetch.js";
 import { Scrubber } from "./scrubber.js";
 import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, podsByNode, resyncReplay, shownTime, why } from "./state.js";
+import { TimelineList, entryElement, entryKey } from "./timeline.js";
 import { Topology } from "./topology.js";
 
 const app = document.getElementById("app");
@@ -27,6 +28,7 @@ const els = {
   error: document.getElementById("error"), presence: document.getElementById("presence"),
   workloads: document.getElementById("workloads"),
 };
+const timeline = new TimelineList(els.timeline);
 const charts = new Charts(document.getElementById("charts"), (t) => pickTime(t));
 let selected = null;
 const topology = new Topology({ zones: els.zones, compact: els.compact }, {
@@ -163,6 +165,7 @@ function loadHistory() {
 
 // A time picked on a chart: the timeline scrolls to the last event at or before it.
 function pickTime(t) {
+  timeline.flush();
   for (const el of els.timeline.querySelectorAll("li.picked")) el.classList.remove("picked");
   const items = [...els.timeline.querySelectorAll("li[data-t]")];
   const hit = items.find((li) => Number(li.dataset.t) <= t + 1e-9) || items[items.length - 1];
@@ -253,18 +256,22 @@ function renderParams() {
 function renderTimeline(full, newEvents = []) {
   const filter = els.filter.value.trim();
   const list = full ? state.events : newEvents;
-  const items = [];
+  const wanted = [];
   for (let i = list.length - 1; i >= 0; i--) {
     const e = list[i];
     if (!eventMatches(e, filter, state)) continue;
-    items.push(h("li", { class: `ev t-${e.type}`, "data-t": e.t }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
-      h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: e.pod || e.node || e.zone || e.object || e.fault || "" }),
-      operator ? h("button", { class: "rewind-here", "data-t": e.t, title: `rewind the room to ${fmtTime(e.t)}, just after this event`, text: "⟲" }) : null,
-      h("div", { class: "why", text: e.why ?? why(e, state) })));
-    if (items.length >= 400) break;
+    const text = e.why ?? why(e, state);
+    wanted.push({ key: entryKey(e, text), make: () => entryElement(e, text, operator) });
+    if (wanted.length >= 400) break;
   }
-  if (full) els.timeline.replaceChildren(...items);
-  else { els.timeline.prepend(...items); while (els.timeline.childElementCount > 600) els.timeline.lastElementChild.remove(); }
+  if (full) {
+    // As a rebuilt list would read: no entry picked on a chart.
+    for (const el of els.timeline.querySelectorAll("li.picked")) el.classList.remove("picked");
+    // A big room's resync frame also rebuilds its canvas and more: there the list shows its
+    // first 40 entries (more than it has room for) at once and 20 more each frame after.
+    const big = state.nodes.size > Config.compactAbove;
+    timeline.full(wanted, big ? 40 : Infinity, 20);
+  } else timeline.prepend(wanted.map((w) => w.make()));
 }
 
 function showDetail(kind, key, quiet = false) {
