@@ -134,17 +134,22 @@ def comparison_pending(
                 },
             )
             rooms.append(room)
-        comparison = _create_with_unique_slug(
-            Comparison,
-            _unique_comparison_slug,
-            base,
-            name=base,
-            left=rooms[0],
-            right=rooms[1],
-            left_label=sides[0][0][:80],
-            right_label=sides[1][0][:80],
-        )
+        comparison = _comparison_row(base, rooms, (sides[0][0], sides[1][0]))
     return comparison
+
+
+def _comparison_row(base: str, rooms: list[Room], labels: tuple[str, str]) -> Comparison:
+    """The comparison of two stored rooms, under a free slug of ``base``."""
+    return _create_with_unique_slug(
+        Comparison,
+        _unique_comparison_slug,
+        base,
+        name=base,
+        left=rooms[0],
+        right=rooms[1],
+        left_label=labels[0][:80],
+        right_label=labels[1][:80],
+    )
 
 
 def comparison_rooms(
@@ -175,16 +180,7 @@ def comparison_rooms(
             operator_token=rooms[0].operator_token
         )
         LessonState.objects.filter(room__in=rooms).delete()
-        comparison = _create_with_unique_slug(
-            Comparison,
-            _unique_comparison_slug,
-            base,
-            name=base,
-            left=rooms[0],
-            right=rooms[1],
-            left_label=sides[0][0][0][:80],
-            right_label=sides[1][0][0][:80],
-        )
+        comparison = _comparison_row(base, rooms, (sides[0][0][0], sides[1][0][0]))
     return comparison, scenarios
 
 
