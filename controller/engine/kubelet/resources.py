@@ -113,15 +113,9 @@ def pod_usage(sim: Simulation, pod: Pod, resource: str, now: int) -> int:
 def pods_usage(sim: Simulation, pods: list[Pod], now: int) -> tuple[int, int, int]:
     """Sum of memory, ephemeral-storage and pids over the running pods, leaks included."""
     mem, eph, pids = declared_pods_usage(pods)
-    leaks = sim.leaks
-    if leaks.by_target:
-        for pod in pods:
-            if pod.started and ("pod", pod.key) in leaks.by_target:
-                target = ("pod", pod.key)
-                mem += leaks.extra(target, "memory", now)
-                eph += leaks.extra(target, "ephemeral-storage", now)
-                pids += leaks.extra(target, "pids", now)
-        return min(INT64_MAX, mem), min(INT64_MAX, eph), min(INT64_MAX, pids)
+    if sim.leaks.by_target:
+        lmem, leph, lpids = leaked_pods_usage(sim, pods, now)
+        return min(INT64_MAX, mem + lmem), min(INT64_MAX, eph + leph), min(INT64_MAX, pids + lpids)
     return mem, eph, pids
 
 
