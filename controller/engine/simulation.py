@@ -468,10 +468,8 @@ class Simulation:
         kubelet's AdmittedIndex (kubelet/predicate.py) looks at it again."""
         if pod.node_name:
             kubelet = self.kubelets.get(pod.node_name)
-            if kubelet is not None:
-                index = kubelet.__dict__.get("admitted_index")
-                if index is not None:
-                    index.dirty.add(pod.key)
+            if kubelet is not None and kubelet.admitted_index is not None:
+                kubelet.admitted_index.dirty.add(pod.key)
 
     def on_usage_changed(self, node_name: str, now: int) -> None:
         kubelet = self.kubelets.get(node_name)

@@ -65,6 +65,11 @@ INODE_BYTES = 16 * 1024  # bytes per inode when a node does not declare its inod
 class EvictionLoop:
     """One kubelet's eviction manager loop."""
 
+    # signals() as last built, with the observations and thresholds it was built from
+    # (kept under Simulation.shortcuts; not pickled)
+    signals_view: tuple[dict[str, Observation], list[Threshold], list[dict[str, object]]] | None
+    signals_view = None
+
     def __init__(self, kubelet: Kubelet, node: Node) -> None:
         self.kubelet = kubelet
         self.sim = kubelet.sim
@@ -213,7 +218,7 @@ class EvictionLoop:
         the list is shared by the views made meanwhile, which nothing changes in place."""
         observed = getattr(self, "observed", {})
         thresholds = self.manager.config.thresholds
-        kept = self.__dict__.get("signals_view")
+        kept = self.signals_view
         if (
             kept is not None
             and kept[0] is observed

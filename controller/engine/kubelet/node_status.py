@@ -25,7 +25,7 @@ from ..objects import (
     NodeCondition,
     Pod,
 )
-from .predicate import drop_admitted_index, kubelet_predicate_admit
+from .predicate import AdmittedIndex, kubelet_predicate_admit
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
@@ -70,6 +70,10 @@ RUNNING, STOPPED, LEASE_ONLY = "Running", "Stopped", "LeaseOnly"
 
 class Kubelet:
     """One node's kubelet."""
+
+    # The pods its admission counts, kept between admissions (predicate.AdmittedIndex,
+    # under Simulation.shortcuts); None until the next admission makes it.
+    admitted_index: AdmittedIndex | None = None
 
     def __init__(
         self,
@@ -440,8 +444,9 @@ class Kubelet:
         return self.shutdown.admit()
 
     def drop_admitted_index(self) -> None:
-        """predicate.drop_admitted_index: unsent statuses or waiting admissions are gone."""
-        drop_admitted_index(self)
+        """Its unsent statuses or waiting admissions are gone at once: the admission index
+        is made again at the next admission."""
+        self.admitted_index = None
 
     def usage_changed(self, now_ms: int) -> None:
         self.eviction.wake(now_ms)

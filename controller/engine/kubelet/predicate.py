@@ -197,7 +197,7 @@ class AdmittedIndex:
     sent, an admission waiting for its preemption kills) names the pod
     (Simulation.admission_changed), and only those pods are looked at again; a kubelet
     process that loses its unsent statuses or its waiting admissions drops the whole index
-    (``drop_admitted_index``). With the shortcut off, admitted_usage sums every pod."""
+    (Kubelet.drop_admitted_index). With the shortcut off, admitted_usage sums every pod."""
 
     __slots__ = ("cpu", "dirty", "eph", "mem", "n", "pods")
 
@@ -256,12 +256,6 @@ class AdmittedIndex:
         return n, (cpu, mem, eph)
 
 
-def drop_admitted_index(kubelet: Kubelet) -> None:
-    """The kubelet's unsent statuses or waiting admissions are gone at once: the index is
-    made again at the next admission."""
-    kubelet.__dict__.pop("admitted_index", None)
-
-
 def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bool, str, str]:
     """predicateAdmitHandler.Admit on a kubelet: the node (getNodeAnyWay: none left to read
     here means nothing to check), the pods it admitted, fits; a pod that does not fit goes
@@ -277,9 +271,9 @@ def kubelet_predicate_admit(kubelet: Kubelet, pod: Pod, now_ms: int) -> tuple[bo
     # The node's pods as pods_on_node lists them, read in place (nothing changes them here).
     bound = cluster.pods_by_node.get(kubelet.node_name, {})
     if kubelet.sim.shortcuts:
-        index = kubelet.__dict__.get("admitted_index")
+        index = kubelet.admitted_index
         if index is None:
-            index = kubelet.__dict__["admitted_index"] = AdmittedIndex(bound, waiting, phase_of)
+            index = kubelet.admitted_index = AdmittedIndex(bound, waiting, phase_of)
         usage = index.usage(bound, pod, waiting, phase_of)
     else:
         usage = admitted_usage(bound.values(), pod, waiting, phase_of)
