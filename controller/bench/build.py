@@ -72,7 +72,7 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     from ..engine.scenario import load_scenario
     from ..engine.simulation import Simulation
     from ..rooms import build, create, reading, runtime, tick
-    from ..rooms.build import gc_paused
+    from ..rooms.runtime import gc_paused
 
     text = big_room_text(nodes, pods)
     clock = time.perf_counter

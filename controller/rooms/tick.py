@@ -303,8 +303,7 @@ def _write(
         # PostgreSQL the server stores each while the next is made).
         bulk.insert_views(room.pk, _all_views(sim))
         getattr(sim, "observed_nodes", set()).clear()
-        empty = {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
-        return _saved(room, rt, start, events, fresh, empty, force_snapshot, size, limit)
+        return _saved(room, rt, start, events, fresh, _no_changes(), force_snapshot, size, limit)
     # A fresh room's views are all of them (below): which objects its events touched is moot.
     nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
@@ -317,13 +316,7 @@ def _write(
         zones_changed = True
     # Taint-manager countdowns and heartbeat ages move without events: the page derives
     # them from timestamps in the views.
-    changes: dict[str, Any] = {
-        "nodes": {},
-        "pods": {},
-        "zones": None,
-        "workloads": None,
-        "params": None,
-    }
+    changes = _no_changes()
     upserts: list[tuple[str, str, Any]] = []
     deletes: list[tuple[str, str]] = []
     # Each view is encoded once, for its row; the lengths add up to a lower bound of the
@@ -373,6 +366,12 @@ def _write(
     elif upserts:
         bulk.upsert_views(room.pk, upserts)
     return _saved(room, rt, start, events, fresh, changes, force_snapshot, size, limit)
+
+
+def _no_changes() -> dict[str, Any]:
+    """A delta's changed views before any is added: nodes and pods by name, the zones, the
+    workloads' replicas, the parameters (None: unchanged)."""
+    return {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
 
 
 def _all_views(sim: Simulation) -> Iterator[tuple[str, str, Any]]:
