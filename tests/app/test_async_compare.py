@@ -26,11 +26,34 @@ def _sides() -> list:
     return [("default", {}), ("30 s", FAST)]
 
 
+def _built_by_a_worker(left: Room, right: Room, tmp_path, snapshots: bool = False) -> None:
+    """A real Celery worker builds the two rooms until both are live (and, with
+    ``snapshots``, each has its first engine snapshot); on a timeout the rooms' build states
+    and the worker's log are the failure's message."""
+    from django.db import connection
+
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker.start()
+    try:
+        wait_for(
+            lambda: Room.objects.filter(pk__in=[left.pk, right.pk], build_state="live").count()
+            == 2,
+            120,
+            "both rooms to be live",
+        )
+        for room in (left, right) if snapshots else ():
+            wait_for(lambda r=room: EngineSnapshot.objects.filter(room=r).exists(), 30, "snaps")
+    except AssertionError:
+        states = list(Room.objects.values_list("build_state", "build_progress", "build_error"))
+        log = worker.log.read_text(errors="replace")[-3000:]
+        raise AssertionError(f"{states}\n{log}") from None
+    finally:
+        worker.kill()
+
+
 def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
     client, transactional_db, redis_server, tmp_path
 ) -> None:
-    from django.db import connection
-
     started = time.perf_counter()
     c = compare.comparison_create("", BIG, _sides(), None, 10.0)
     took = time.perf_counter() - started
@@ -44,23 +67,7 @@ def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
     assert 'id="compare-building"' in page and 'id="compare"' not in page
     assert page.count('<span class="build-progress">queued</span>') == 2
 
-    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
-    worker.start()
-    try:
-        wait_for(
-            lambda: Room.objects.filter(pk__in=[left.pk, right.pk], build_state="live").count()
-            == 2,
-            120,
-            "both rooms to be live",
-        )
-        for room in (left, right):
-            wait_for(lambda r=room: EngineSnapshot.objects.filter(room=r).exists(), 30, "snaps")
-    except AssertionError:
-        states = list(Room.objects.values_list("build_state", "build_progress", "build_error"))
-        log = worker.log.read_text(errors="replace")[-3000:]
-        raise AssertionError(f"{states}\n{log}") from None
-    finally:
-        worker.kill()
+    _built_by_a_worker(left, right, tmp_path, snapshots=True)
     left, right = Room.objects.get(pk=left.pk), Room.objects.get(pk=right.pk)
     # One clock: both anchored at the same wall instant, at simulated 0.
     assert left.wall_anchor == right.wall_anchor
@@ -204,8 +211,6 @@ def test_a_long_scenario_is_not_read_in_the_request(
 def test_a_long_scenario_compared_returns_at_once_and_the_workers_make_both_rooms_live(
     client, transactional_db, redis_server, tmp_path
 ) -> None:
-    from django.db import connection
-
     from controller.models import PendingImport
 
     c = compare.comparison_create("", BIG, _sides(), None, 10.0, inline_max_chars=0)
@@ -215,21 +220,7 @@ def test_a_long_scenario_compared_returns_at_once_and_the_workers_make_both_room
     assert 'id="compare-building"' in page
     assert client.get(f"/rooms/{left.slug}/export.yaml").status_code == 409
 
-    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
-    worker.start()
-    try:
-        wait_for(
-            lambda: Room.objects.filter(pk__in=[left.pk, right.pk], build_state="live").count()
-            == 2,
-            120,
-            "both rooms to be live",
-        )
-    except AssertionError:
-        states = list(Room.objects.values_list("build_state", "build_progress", "build_error"))
-        log = worker.log.read_text(errors="replace")[-3000:]
-        raise AssertionError(f"{states}\n{log}") from None
-    finally:
-        worker.kill()
+    _built_by_a_worker(left, right, tmp_path)
     left, right = Room.objects.get(pk=left.pk), Room.objects.get(pk=right.pk)
     name = load_scenario(BIG).name
     assert (left.name, right.name) == (f"{name} (default)", f"{name} (30 s)")
