@@ -9,8 +9,7 @@ the nodes are cut into blocks of BLOCK, and each block keeps, for one kind of po
 signature, its non-zero requests and its spreading owner): which of its nodes fit, and per
 (matching pods on the node, zone) group the best resource score with the first node name
 holding it, plus its matching pods per zone. A pod's window of feasible nodes is read whole
-blocks at a time (whole leaves of LEAF nodes where the window cuts a block, node by node
-only where it cuts a leaf), and a node's score is its resource score plus its group's
+blocks at a time (node by node in the two blocks where it starts and ends), and a node's score is its resource score plus its group's
 SelectorSpread score, so the highest total and the first name holding it come out of the
 group bests. Matching pods and feasible nodes per zone are kept packed in one integer each
 (ZONE_BITS bits per zone), so that a window adds up a block's zones in one addition.
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
-LEAF = 8  # a block's nodes are also summed up by leaves of LEAF, for a window that cuts it
 ZONE_BITS = 48  # per zone in a packed sum (a window holds far fewer than 2**48 pods)
 ZONE_MASK = (1 << ZONE_BITS) - 1
 # A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone)
@@ -63,7 +61,6 @@ class _Block:
         "glist",
         "groups",
         "items",
-        "leaves",
         "maxc",
         "members",
         "stale",
@@ -75,8 +72,6 @@ class _Block:
         if items is None:  # filled in by copy()
             return
         self.items = items  # per node: feasible data
-        # per LEAF nodes: their summary (_leaf), made when a window cuts the block there
-        self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
         self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
         members: dict[Group, list[int]] = {}  # group -> offsets of its nodes
@@ -86,10 +81,10 @@ class _Block:
         self.zn = zn  # feasible nodes per zone, packed
 
     def copy(self) -> _Block:
-        """The same summary, sharing nothing that changes in place (items and leaves are
-        replaced, never changed; a group's best and members are changed in place)."""
+        """The same summary, sharing nothing that changes in place (a group's best and
+        members are changed in place; glist is replaced, never changed)."""
         b = _Block(None)
-        b.items, b.leaves, b.stale, b.glist = list(self.items), list(self.leaves), set(), self.glist
+        b.items, b.stale, b.glist = list(self.items), set(), self.glist
         b.count, b.maxc, b.zp, b.zn = self.count, self.maxc, self.zp, self.zn
         b.groups = {k: v[:] for k, v in self.groups.items()}
         b.members = {k: v[:] for k, v in self.members.items()}
@@ -156,13 +151,6 @@ def _summary(
                 g[0] = r
                 g[1] = name
     return count, maxc, groups, zp, zn
-
-
-def _leaf(items: list[Item | None]) -> tuple[int, int, list[tuple[str, int, Group]], int, int]:
-    """A leaf's summary: (feasible nodes, largest count, the groups' bests as (name, R,
-    group), matching pods and feasible nodes per zone, packed)."""
-    count, maxc, groups, zp, zn = _summary(items)
-    return count, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
 
 
 def _items(
@@ -271,7 +259,6 @@ def _block(
             continue
         items[off] = new
         b.glist = None
-        b.leaves[off // LEAF] = None
         if old is not None:
             name, _r, c, _zone, key, p, q = old
             b.count -= 1
@@ -390,42 +377,22 @@ def schedule_window(
                     zp += b.zp
                     zn += b.zn
                 continue
-            # The window cuts the block: whole leaves, node by node where it cuts a leaf.
-            end = bend if bend < hi else hi
-            items, leaves = b.items, b.leaves
-            while pos < end and need:
-                li = (pos - bstart) // LEAF
-                lstart = bstart + li * LEAF
-                lend = lstart + LEAF if lstart + LEAF < bend else bend
-                if pos == lstart and lend <= end:
-                    leaf = leaves[li]
-                    if leaf is None:
-                        leaf = leaves[li] = _leaf(items[li * LEAF : lend - bstart])
-                    count = leaf[0]
-                    if count < need:
-                        pos = lend
-                        if count:
-                            need -= count
-                            if leaf[1] > maxc:
-                                maxc = leaf[1]
-                            cands += leaf[2]
-                            zp += leaf[3]
-                            zn += leaf[4]
-                        continue
-                stop = lend if lend < end else end
-                seg = items[pos - bstart : stop - bstart]
-                if None in seg:
-                    seg = [it for it in seg if it is not None]
-                    if len(seg) >= need:  # the window ends at the need-th feasible node here
-                        last = seg[need - 1]
-                        stop = pos + items[pos - bstart : stop - bstart].index(last) + 1
-                elif len(seg) >= need:
-                    stop = pos + need
-                seg = seg[:need]
-                pos = stop
-                if seg:
-                    need -= len(seg)
-                    partial += seg
+            # The window cuts the block: node by node (the partial nodes are few, as most
+            # of a window is whole blocks; a summary of parts of a block would be remade
+            # after nearly every bind, the chosen node being near the window's start).
+            stop = bend if bend < hi else hi
+            seg = b.items[pos - bstart : stop - bstart]
+            if None in seg:
+                seg = [it for it in seg if it is not None]
+                if len(seg) >= need:  # the window ends at the need-th feasible node here
+                    stop = pos + b.items[pos - bstart : stop - bstart].index(seg[need - 1]) + 1
+            elif len(seg) >= need:
+                stop = pos + need
+            seg = seg[:need]
+            pos = stop
+            if seg:
+                need -= len(seg)
+                partial += seg
         processed += pos - lo
     found = wanted - need
     if not found:
