@@ -44,7 +44,7 @@ Item = tuple[str, int, int, str, int, int, int]
 # A group, (c, zone), is the small int c * WindowIndex.z1 + the zone's number (1, 2...; 0 for
 # a node without a zone): an index into a window's table of SelectorSpread scores.
 Group = int
-_C, _ZP, _ZN = itemgetter(2), itemgetter(5), itemgetter(6)
+_C = itemgetter(2)
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
@@ -62,6 +62,8 @@ class _Block:
         "items",
         "maxc",
         "members",
+        "ps",
+        "qs",
         "stale",
         "zn",
         "zp",
@@ -78,12 +80,16 @@ class _Block:
         self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
+        # per node: its two packed terms (0 when it does not fit), summed for a window's cut
+        self.ps = [0 if it is None else it[5] for it in items]
+        self.qs = [0 if it is None else it[6] for it in items]
 
     def copy(self) -> _Block:
         """The same summary, sharing nothing that changes in place (a group's best and
         members are changed in place; glist is replaced, never changed)."""
         b = _Block(None)
         b.items, b.stale, b.glist = list(self.items), set(), self.glist
+        b.ps, b.qs = list(self.ps), list(self.qs)
         b.count, b.maxc, b.zp, b.zn = self.count, self.maxc, self.zp, self.zn
         b.groups = {k: v[:] for k, v in self.groups.items()}
         b.members = {k: v[:] for k, v in self.members.items()}
@@ -270,6 +276,7 @@ def _block(
             continue
         items[off] = new
         b.glist = None
+        b.ps[off], b.qs[off] = (0, 0) if new is None else (new[5], new[6])
         if old is not None:
             name, _r, c, _zone, key, p, q = old
             b.count -= 1
@@ -405,10 +412,16 @@ def schedule_window(
             elif len(seg) >= need:
                 stop = pos + need
                 del seg[need:]
-            pos = stop
             if seg:
                 need -= len(seg)
                 partial += seg
+                zp += sum(b.ps[pos - bstart : stop - bstart])
+                zn += sum(b.qs[pos - bstart : stop - bstart])
+                if b.maxc > maxc:  # else none of these nodes has more
+                    c = max(map(_C, seg))
+                    if c > maxc:
+                        maxc = c
+            pos = stop
         processed += pos - lo
     found = wanted - need
     if not found:
@@ -425,12 +438,6 @@ def schedule_window(
             if it[1] > best or (it[1] == best and it[0] < chosen):
                 best, chosen = it[1], it[0]
         return chosen
-    if partial:
-        zp += sum(map(_ZP, partial))
-        zn += sum(map(_ZN, partial))
-        c = max(map(_C, partial))
-        if c > maxc:
-            maxc = c
     # Matching pods per zone of the window's feasible nodes (a zone with feasible nodes is
     # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone), then
     # its zone term of spread_score, by zone number (0.0 for a zone not there: no candidate).
