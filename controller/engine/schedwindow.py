@@ -269,14 +269,19 @@ def _block(
     items, nodes, groups, members = b.items, idx.nodes, b.groups, b.members
     redo: list[Group] = []
     redo_max = False
-    for off in sorted(b.stale):
+    offs = sorted(b.stale) if len(b.stale) > 1 else list(b.stale)
+    b.stale.clear()
+    news = _items(sched, idx, [nodes[lo + off] for off in offs], info, nz, cache)
+    for off, new in zip(offs, news):
         old = items[off]
-        new = _items(sched, idx, [nodes[lo + off]], info, nz, cache)[0]
         if old == new:
             continue
         items[off] = new
         b.glist = None
-        b.ps[off], b.qs[off] = (0, 0) if new is None else (new[5], new[6])
+        if new is None:
+            b.ps[off] = b.qs[off] = 0
+        else:
+            b.ps[off], b.qs[off] = new[5], new[6]
         if old is not None:
             name, _r, c, _zone, key, p, q = old
             b.count -= 1
@@ -306,7 +311,6 @@ def _block(
                 if r > g[0] or (r == g[0] and name < g[1]):
                     g[0] = r
                     g[1] = name
-    b.stale.clear()
     for key in redo:
         mine = members.get(key)
         if mine is None:
