@@ -35,6 +35,8 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
@@ -131,10 +133,18 @@ class WindowIndex:
         self.z1 = len(self.zones) + 1
         self.wanted = _scheduler()[1](len(nodes))  # numFeasibleNodesToFind
 
-    def forget(self, name: str) -> None:
-        i = self.pos.get(name)
+
+def forget(indexes: Iterable[WindowIndex], name: str) -> None:
+    """Node ``name``'s NodeInfo changed: its block in each of ``indexes`` is to be brought up
+    to date (the node's place looked up once for indexes over the same node list)."""
+    pos: dict[str, int] | None = None
+    i: int | None = None
+    for idx in indexes:
+        if idx.pos is not pos:
+            pos = idx.pos
+            i = pos.get(name)
         if i is not None:
-            b = self.blocks[i // BLOCK]
+            b = idx.blocks[i // BLOCK]
             if b is not None:
                 b.stale.add(i % BLOCK)
 
