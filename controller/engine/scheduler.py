@@ -383,7 +383,9 @@ class KubeScheduler:
             prev = None
         if counts and prev is None:
             vec = node_info_contribution(pod)
-            used = self.requested.setdefault(pod.node_name, [0, 0, 0, 0, 0, 0])
+            used = self.requested.get(pod.node_name) or self.requested.setdefault(
+                pod.node_name, [0, 0, 0, 0, 0, 0]
+            )  # (no new list when the node has one)
             used[0] += vec[0]
             used[1] += vec[1]
             used[2] += vec[2]
