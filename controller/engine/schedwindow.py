@@ -384,6 +384,7 @@ def schedule_window(
     processed = 0  # nodes looked at
     cands: list[tuple[str, int, Group]] = []  # blocks' group bests (name, R, group)
     partial: list[Item] = []  # nodes of blocks the window cuts
+    cuts: list[tuple[int, list[Item]]] = []  # their blocks' largest counts and their nodes
     zp = zn = 0  # matching pods and feasible nodes per zone, packed
     maxc = 0
     for lo, hi in ((start, n), (0, start)):
@@ -431,16 +432,18 @@ def schedule_window(
                 partial += seg
                 zp += sum(b.ps[pos - bstart : stop - bstart])
                 zn += sum(b.qs[pos - bstart : stop - bstart])
-                if b.maxc > maxc:  # else none of these nodes has more
-                    c = max(map(_C, seg))
-                    if c > maxc:
-                        maxc = c
+                cuts.append((b.maxc, seg))
             pos = stop
         processed += pos - lo
     found = wanted - need
     if not found:
         return None  # the FitError: the per-node path counts the reasons
     sched.next_start_node_index = (start + processed) % n
+    for bmaxc, seg in cuts:
+        if bmaxc > maxc:  # else none of these nodes has more
+            c = max(map(_C, seg))
+            if c > maxc:
+                maxc = c
     if found == 1:  # the only feasible node
         return cands[0][0] if cands else partial[0][0]
     best, chosen = -1, ""
