@@ -386,8 +386,7 @@ class Simulation:
                     )
                     return
                 waiting.pop(pod.key, None)
-            pod.started = True
-            self.admission_changed(pod)
+            pod.started = True  # (set_pod_status tells the kubelet's AdmittedIndex)
             kubelet.status.set_pod_status(pod, now, "Running", ready=True)
             self.on_usage_changed(pod.node_name, now)
         elif kubelet.status.phase_of(pod) == "Running":

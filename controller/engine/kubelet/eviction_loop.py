@@ -410,12 +410,13 @@ class EvictionLoop:
 
     # -- inputs ---------------------------------------------------------------------------
     def active_pods(self) -> list[Pod]:
-        """GetActivePods: started, not terminal."""
-        return [
-            p
-            for p in self.sim.cluster.pods_on_node(self.kubelet.node_name)
-            if p.started and self.kubelet.status.phase_of(p) not in ("Failed", "Succeeded")
-        ]
+        """GetActivePods: started, not terminal (the phase as the kubelet has it)."""
+        status = self.kubelet.status
+        pods = self.sim.cluster.pods_by_node.get(self.kubelet.node_name, {}).values()
+        if not status.pending:  # phase_of is the API's phase for every pod
+            return [p for p in pods if p.started and p.phase not in ("Failed", "Succeeded")]
+        phase_of = status.phase_of
+        return [p for p in pods if p.started and phase_of(p) not in ("Failed", "Succeeded")]
 
     def node_stats(self, now: int) -> NodeStats:
         node = self.kubelet.node
