@@ -133,6 +133,8 @@ class EvictionLoop:
         self.usage_base = None  # the pods' declared usage may have changed
         if not self.kubelet.alive or self.in_sync:
             return  # a sync in progress schedules its successor itself
+        if self.handle is not None and self.at is not None and self.at <= now:
+            return  # a sync is due at this instant already (what _schedule would find)
         self._schedule(next_on_grid(now, self.base_ms, EVICTION_MONITORING_PERIOD_MS))
 
     def _schedule(self, at: int) -> None:
@@ -172,6 +174,7 @@ class EvictionLoop:
                 [self.pod_stats(p, now) for p in pods] if needs_pods else [],
                 self._reclaim,
                 self._fresh_stats,
+                observations,
             )
             self._apply(result, now)
         finally:
