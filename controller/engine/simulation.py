@@ -242,8 +242,7 @@ class Simulation:
 
     def create_pod(self, pod: Pod, now: int) -> None:
         """POST a pod: admission plugins, then the store (whose hooks bind/start it)."""
-        if pod.is_daemonset_pod():
-            pass  # the DaemonSet controller already added its tolerations to the template
+        # (a DaemonSet pod has the DaemonSet controller's tolerations from its template)
         admission.default_toleration_seconds(pod, self.config.api_server)
         self.cluster.add_pod(pod, now)
 
@@ -386,10 +385,9 @@ class Simulation:
                     )
                     return
                 waiting.pop(pod.key, None)
-            pod.started = True
-            self.admission_changed(pod)
+            pod.started = True  # (set_pod_status tells the kubelet's AdmittedIndex)
             kubelet.status.set_pod_status(pod, now, "Running", ready=True)
-            self.on_usage_changed(pod.node_name, now)
+            kubelet.usage_changed(now)  # on_usage_changed: this pod's kubelet
         elif kubelet.status.phase_of(pod) == "Running":
             if not pod.started:
                 pod.started = True  # containers restarted after a reboot
