@@ -409,10 +409,10 @@ class Simulation:
             self.kubelet_sync_pod(kubelet, pod, self.now_ms)
 
     def _kubelet_admits(self, kubelet: Kubelet, pod: Pod, now: int) -> bool:
-        """canAdmitPod, and Kubelet.rejectPod when a handler says no: a Warning event with
+        """canAdmitPod (Kubelet.admit: the admit handlers), and Kubelet.rejectPod when a handler says no: a Warning event with
         the message, and the status message with the kubelet's release's prefix ("Pod " in
         1.18, "Pod was rejected: " from 1.26)."""
-        ok, reason, message = self.kubelet_admit(kubelet, pod, now)
+        ok, reason, message = kubelet.admit(pod, now)
         if ok:
             return True
         self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
@@ -437,10 +437,6 @@ class Simulation:
                 self.on_usage_changed(pod.node_name, self.now_ms)
             return
         self.cluster.remove_pod(pod, self.now_ms)
-
-    def kubelet_admit(self, kubelet: Kubelet, pod: Pod, now: int) -> tuple[bool, str, str]:
-        """Kubelet pod admission: the admit handlers (Kubelet.admit)."""
-        return kubelet.admit(pod, now)
 
     def on_kubelet_started(self, kubelet: Kubelet, now: int) -> None:
         pass

@@ -172,8 +172,9 @@ class WorkloadControllers(
             return  # a late notice about an object already replaced under the same name
         alive = current is not None
         cls = pod_metrics_class(pod) if alive else None
-        if self._pod_class.get(key) != cls:
-            self._count_pod(key, cls)
+        prev = self._pod_class.get(key)
+        if prev != cls:
+            self._count_pod(key, prev, cls)
         if alive and pod.ready is True:  # is_pod_ready
             self.ready_since.setdefault(key, now)
         elif key in self.ready_since:
