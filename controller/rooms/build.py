@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
+from .. import bulk
 from ..engine.scenario import Scenario, ScenarioError, load_scenario
 from ..engine.simulation import Simulation
 from ..locks import RoomLock, redis_client
@@ -366,7 +367,7 @@ def _build(room: Room, scenario: Scenario) -> None:
         f"storing {len(sim.cluster.nodes):,} nodes, {len(sim.cluster.pods):,} pods and "
         f"{len(sim.timeline.events):,} events",
     )
-    with transaction.atomic(), gc_paused():
+    with bulk.checkpoint_later(), transaction.atomic(), gc_paused():
         # A compared room and its partner are locked together, in id order (the lock order).
         ids = lockstep_ids(room.pk)
         locked = {

@@ -5,6 +5,8 @@ timeline in idx order, the engine's own."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.utils import timezone
 
@@ -279,3 +281,36 @@ def test_a_big_new_rooms_views_stored_as_they_are_made_are_the_engines_views(db)
     snap = reading.room_snapshot(room)
     assert [n["name"] for n in snap["nodes"]] == sorted(sim.cluster.nodes)
     assert [p["key"] for p in snap["pods"]] == sorted(sim.cluster.pods)
+
+
+@pytest.mark.skipif(
+    os.environ.get("PLAYGROUND_DB") == "postgres", reason="SQLite's write-ahead log"
+)
+def test_a_big_writes_log_is_copied_into_the_database_file_by_a_thread_after_its_commit(
+    transactional_db,
+) -> None:
+    """bulk.checkpoint_later (around a new room's build): the commit leaves SQLite's log
+    uncopied (the database file untouched, the rows committed), the connection's automatic
+    checkpoint is back after it, and a thread copies the log into the file."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from controller import bulk
+    from controller.models import ObjectView
+
+    room = Room.objects.create(name="big", slug="big", scenario_yaml="", wall_anchor=timezone.now())
+    path = connection.settings_dict["NAME"]
+    rows = [("pod", f"p-{i}", {"text": "x" * 2000}) for i in range(3000)]  # ~1,500 log pages
+    before = os.stat(path).st_mtime_ns
+    with bulk.checkpoint_later():
+        with transaction.atomic():
+            bulk.insert_views(room.pk, rows)
+        assert os.stat(path).st_mtime_ns == before  # committed, the file not written
+        assert connection.cursor().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    assert connection.cursor().execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
+    for thread in threading.enumerate():
+        if thread.name == "sqlite-checkpoint":
+            thread.join(30)
+    assert os.stat(path).st_mtime_ns > before
+    assert ObjectView.objects.filter(room=room).count() == 3000
