@@ -45,7 +45,7 @@ class Cluster:
     # -- identity -------------------------------------------------------------------
     def new_uid(self, kind: str) -> str:
         self._uid += 1
-        return f"{kind.lower()}-{self._uid:08d}"
+        return kind.lower() + "-" + str(self._uid).zfill(8)  # f"{kind}-{uid:08d}", uid > 0
 
     # -- events ---------------------------------------------------------------------
     def record_event(

@@ -136,8 +136,8 @@ class Kubelet:
 
     @property
     def reaches_api(self) -> bool:
-        """Renews its lease and posts status."""
-        return self.alive and self.connected
+        """Renews its lease and posts status: alive and connected."""
+        return self.process_running and self.powered and self.connected
 
     @property
     def posts_status(self) -> bool:

@@ -239,11 +239,11 @@ class AdmittedIndex:
         """``admitted_usage(bound.values(), pod, waiting, phase_of)``, from the kept sums.
         The pod itself is left out of them whether it counts or not, so a mark on it waits
         for the next admission (when it has started, for a pod the kubelet admits now),
-        unless another pod of its name is kept."""
+        unless another pod of its name is bound or kept."""
         pods, dirty = self.pods, self.dirty
         own = pod.key
         kept = pods.get(own)
-        wait = own in dirty and (kept is None or kept is pod)
+        wait = own in dirty and (kept is None or kept is pod) and bound.get(own) is pod
         if wait:
             dirty.discard(own)
         for key in dirty:
