@@ -648,10 +648,9 @@ class KubeScheduler:
             scores.pop(name, None)
         for failures in self._failures.values():
             failures.pop(name, None)
-        for window in getattr(self, "_windows", {}).values():
-            window.forget(name)
-        for window in getattr(self, "_bases", {}).values():
-            window.forget(name)
+        windows, bases = getattr(self, "_windows", None) or {}, getattr(self, "_bases", None) or {}
+        if windows or bases:
+            schedwindow.forget(chain(windows.values(), bases.values()), name)
 
     def _failures_for(self, signature: tuple[object, ...]) -> dict[str, tuple[str, ...]]:
         """Why each node failed pods of this signature; valid until the scheduler is woken

@@ -35,6 +35,8 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
@@ -44,7 +46,7 @@ Item = tuple[str, int, int, str, int, int, int]
 # A group, (c, zone), is the small int c * WindowIndex.z1 + the zone's number (1, 2...; 0 for
 # a node without a zone): an index into a window's table of SelectorSpread scores.
 Group = int
-_C, _ZP, _ZN = itemgetter(2), itemgetter(5), itemgetter(6)
+_C = itemgetter(2)
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
@@ -62,6 +64,8 @@ class _Block:
         "items",
         "maxc",
         "members",
+        "ps",
+        "qs",
         "stale",
         "zn",
         "zp",
@@ -78,12 +82,16 @@ class _Block:
         self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
+        # per node: its two packed terms (0 when it does not fit), summed for a window's cut
+        self.ps = [0 if it is None else it[5] for it in items]
+        self.qs = [0 if it is None else it[6] for it in items]
 
     def copy(self) -> _Block:
         """The same summary, sharing nothing that changes in place (a group's best and
         members are changed in place; glist is replaced, never changed)."""
         b = _Block(None)
         b.items, b.stale, b.glist = list(self.items), set(), self.glist
+        b.ps, b.qs = list(self.ps), list(self.qs)
         b.count, b.maxc, b.zp, b.zn = self.count, self.maxc, self.zp, self.zn
         b.groups = {k: v[:] for k, v in self.groups.items()}
         b.members = {k: v[:] for k, v in self.members.items()}
@@ -125,10 +133,18 @@ class WindowIndex:
         self.z1 = len(self.zones) + 1
         self.wanted = _scheduler()[1](len(nodes))  # numFeasibleNodesToFind
 
-    def forget(self, name: str) -> None:
-        i = self.pos.get(name)
+
+def forget(indexes: Iterable[WindowIndex], name: str) -> None:
+    """Node ``name``'s NodeInfo changed: its block in each of ``indexes`` is to be brought up
+    to date (the node's place looked up once for indexes over the same node list)."""
+    pos: dict[str, int] | None = None
+    i: int | None = None
+    for idx in indexes:
+        if idx.pos is not pos:
+            pos = idx.pos
+            i = pos.get(name)
         if i is not None:
-            b = self.blocks[i // BLOCK]
+            b = idx.blocks[i // BLOCK]
             if b is not None:
                 b.stale.add(i % BLOCK)
 
@@ -263,13 +279,19 @@ def _block(
     items, nodes, groups, members = b.items, idx.nodes, b.groups, b.members
     redo: list[Group] = []
     redo_max = False
-    for off in sorted(b.stale):
+    offs = sorted(b.stale) if len(b.stale) > 1 else list(b.stale)
+    b.stale.clear()
+    news = _items(sched, idx, [nodes[lo + off] for off in offs], info, nz, cache)
+    for off, new in zip(offs, news):
         old = items[off]
-        new = _items(sched, idx, [nodes[lo + off]], info, nz, cache)[0]
         if old == new:
             continue
         items[off] = new
         b.glist = None
+        if new is None:
+            b.ps[off] = b.qs[off] = 0
+        else:
+            b.ps[off], b.qs[off] = new[5], new[6]
         if old is not None:
             name, _r, c, _zone, key, p, q = old
             b.count -= 1
@@ -299,7 +321,6 @@ def _block(
                 if r > g[0] or (r == g[0] and name < g[1]):
                     g[0] = r
                     g[1] = name
-    b.stale.clear()
     for key in redo:
         mine = members.get(key)
         if mine is None:
@@ -405,10 +426,16 @@ def schedule_window(
             elif len(seg) >= need:
                 stop = pos + need
                 del seg[need:]
-            pos = stop
             if seg:
                 need -= len(seg)
                 partial += seg
+                zp += sum(b.ps[pos - bstart : stop - bstart])
+                zn += sum(b.qs[pos - bstart : stop - bstart])
+                if b.maxc > maxc:  # else none of these nodes has more
+                    c = max(map(_C, seg))
+                    if c > maxc:
+                        maxc = c
+            pos = stop
         processed += pos - lo
     found = wanted - need
     if not found:
@@ -425,12 +452,6 @@ def schedule_window(
             if it[1] > best or (it[1] == best and it[0] < chosen):
                 best, chosen = it[1], it[0]
         return chosen
-    if partial:
-        zp += sum(map(_ZP, partial))
-        zn += sum(map(_ZN, partial))
-        c = max(map(_C, partial))
-        if c > maxc:
-            maxc = c
     # Matching pods per zone of the window's feasible nodes (a zone with feasible nodes is
     # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone), then
     # its zone term of spread_score, by zone number (0.0 for a zone not there: no candidate).
