@@ -314,3 +314,32 @@ def test_a_big_writes_log_is_copied_into_the_database_file_by_a_thread_after_its
             thread.join(30)
     assert os.stat(path).st_mtime_ns > before
     assert ObjectView.objects.filter(room=room).count() == 3000
+
+
+@pytest.mark.skipif(
+    os.environ.get("PLAYGROUND_DB") == "postgres", reason="SQLite's CHECK of JSON columns"
+)
+def test_the_bulk_inserts_json_is_valid_and_the_check_is_on_again_after_them(room) -> None:
+    """bulk's inserts skip SQLite's json_valid CHECK for the JSON they encode themselves;
+    every stored text is valid JSON, and the CHECK holds again right after (an invalid text
+    is refused), also after an insert that failed."""
+    from django.db import IntegrityError, connection, transaction
+
+    from controller import bulk
+
+    bulk.insert_views(room.pk, [("node", "n-1", {"a": [1, "é", None]}), ("pod", "p", {})])
+    bulk.insert_events(room.pk, 0, _synthetic(3))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        bulk.insert_views(room.pk, [("node", "n-1", {"again": True})])  # (room, kind, key) taken
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA ignore_check_constraints")
+        assert cursor.fetchone() == (0,)
+        for table in ("controller_objectview", "controller_timelineevent"):
+            cursor.execute(f"SELECT count(*), sum(json_valid(data)) FROM {table}")
+            assert cursor.fetchone() in ((2, 2), (3, 3))
+        with pytest.raises(IntegrityError), transaction.atomic():
+            cursor.execute(
+                "INSERT INTO controller_objectview (room_id, kind, key, data) "
+                "VALUES (%s, 'pod', 'q', '{not json')",
+                [room.pk],
+            )
