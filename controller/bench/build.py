@@ -69,6 +69,7 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
 
     from django.db import transaction
 
+    from .. import bulk
     from ..engine.scenario import load_scenario
     from ..engine.simulation import Simulation
     from ..rooms import build, create, reading, runtime, tick
@@ -91,7 +92,7 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     t3 = clock()
     c3 = time.process_time()
     events = len(sim.timeline.events)
-    with transaction.atomic(), gc_paused():
+    with bulk.checkpoint_later(), transaction.atomic(), gc_paused():
         rt = runtime.Runtime(sim, room.version)
         tick._persist(room, rt, fresh=True)
     t4 = clock()

@@ -5,6 +5,8 @@ timeline in idx order, the engine's own."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.utils import timezone
 
@@ -279,3 +281,65 @@ def test_a_big_new_rooms_views_stored_as_they_are_made_are_the_engines_views(db)
     snap = reading.room_snapshot(room)
     assert [n["name"] for n in snap["nodes"]] == sorted(sim.cluster.nodes)
     assert [p["key"] for p in snap["pods"]] == sorted(sim.cluster.pods)
+
+
+@pytest.mark.skipif(
+    os.environ.get("PLAYGROUND_DB") == "postgres", reason="SQLite's write-ahead log"
+)
+def test_a_big_writes_log_is_copied_into_the_database_file_by_a_thread_after_its_commit(
+    transactional_db,
+) -> None:
+    """bulk.checkpoint_later (around a new room's build): the commit leaves SQLite's log
+    uncopied (the database file untouched, the rows committed), the connection's automatic
+    checkpoint is back after it, and a thread copies the log into the file."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from controller import bulk
+    from controller.models import ObjectView
+
+    room = Room.objects.create(name="big", slug="big", scenario_yaml="", wall_anchor=timezone.now())
+    path = connection.settings_dict["NAME"]
+    rows = [("pod", f"p-{i}", {"text": "x" * 2000}) for i in range(3000)]  # ~1,500 log pages
+    before = os.stat(path).st_mtime_ns
+    with bulk.checkpoint_later():
+        with transaction.atomic():
+            bulk.insert_views(room.pk, rows)
+        assert os.stat(path).st_mtime_ns == before  # committed, the file not written
+        assert connection.cursor().execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    assert connection.cursor().execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
+    for thread in threading.enumerate():
+        if thread.name == "sqlite-checkpoint":
+            thread.join(30)
+    assert os.stat(path).st_mtime_ns > before
+    assert ObjectView.objects.filter(room=room).count() == 3000
+
+
+@pytest.mark.skipif(
+    os.environ.get("PLAYGROUND_DB") == "postgres", reason="SQLite's CHECK of JSON columns"
+)
+def test_the_bulk_inserts_json_is_valid_and_the_check_is_on_again_after_them(room) -> None:
+    """bulk's inserts skip SQLite's json_valid CHECK for the JSON they encode themselves;
+    every stored text is valid JSON, and the CHECK holds again right after (an invalid text
+    is refused), also after an insert that failed."""
+    from django.db import IntegrityError, connection, transaction
+
+    from controller import bulk
+
+    bulk.insert_views(room.pk, [("node", "n-1", {"a": [1, "é", None]}), ("pod", "p", {})])
+    bulk.insert_events(room.pk, 0, _synthetic(3))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        bulk.insert_views(room.pk, [("node", "n-1", {"again": True})])  # (room, kind, key) taken
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA ignore_check_constraints")
+        assert cursor.fetchone() == (0,)
+        for table in ("controller_objectview", "controller_timelineevent"):
+            cursor.execute(f"SELECT count(*), sum(json_valid(data)) FROM {table}")
+            assert cursor.fetchone() in ((2, 2), (3, 3))
+        with pytest.raises(IntegrityError), transaction.atomic():
+            cursor.execute(
+                "INSERT INTO controller_objectview (room_id, kind, key, data) "
+                "VALUES (%s, 'pod', 'q', '{not json')",
+                [room.pk],
+            )
