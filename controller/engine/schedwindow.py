@@ -87,13 +87,13 @@ class _Block:
         self.qs = [0 if it is None else it[6] for it in items]
 
     def copy(self) -> _Block:
-        """The same summary, sharing nothing that changes in place (a group's best and
-        members are changed in place; glist is replaced, never changed)."""
+        """The same summary, sharing nothing that changes in place (members are changed in
+        place; a group's best and glist are replaced, never changed)."""
         b = _Block(None)
         b.items, b.stale, b.glist = list(self.items), set(), self.glist
         b.ps, b.qs = list(self.ps), list(self.qs)
         b.count, b.maxc, b.zp, b.zn = self.count, self.maxc, self.zp, self.zn
-        b.groups = {k: v[:] for k, v in self.groups.items()}
+        b.groups = dict(self.groups)
         b.members = {k: v[:] for k, v in self.members.items()}
         return b
 
@@ -151,12 +151,12 @@ def forget(indexes: Iterable[WindowIndex], name: str) -> None:
 
 def _summary(
     items: list[Item | None], members: dict[Group, list[int]] | None = None
-) -> tuple[int, int, dict[Group, list[Any]], int, int]:
+) -> tuple[int, int, dict[Group, tuple[str, int, Group]], int, int]:
     """Feasible nodes, largest count, per (c, zone) group the best R with the first name
     holding it, matching pods and feasible nodes per zone (packed) of ``items``; with
     ``members``, each group's node offsets go there too (a block's, _Block)."""
     count = maxc = zp = zn = 0
-    groups: dict[Group, list[Any]] = {}  # group -> [max R, first name]
+    groups: dict[Group, tuple[str, int, Group]] = {}  # group -> (first name, max R, group)
     for off, it in enumerate(items):
         if it is None:
             continue
@@ -168,15 +168,14 @@ def _summary(
         zn += q
         g = groups.get(key)
         if g is None:
-            groups[key] = [r, name]
+            groups[key] = (name, r, key)
             if members is not None:
                 members[key] = [off]
         else:
             if members is not None:
                 members[key].append(off)
-            if r > g[0] or (r == g[0] and name < g[1]):
-                g[0] = r
-                g[1] = name
+            if r > g[1] or (r == g[1] and name < g[0]):
+                groups[key] = (name, r, key)
     return count, maxc, groups, zp, zn
 
 
@@ -301,7 +300,7 @@ def _block(
             mine.remove(off)
             if not mine:
                 del members[key], groups[key]
-            elif groups[key][1] == name:
+            elif groups[key][0] == name:
                 redo.append(key)
             if c == b.maxc:
                 redo_max = True
@@ -314,23 +313,22 @@ def _block(
                 b.maxc = c
             g = groups.get(key)
             if g is None:
-                groups[key] = [r, name]
+                groups[key] = (name, r, key)
                 members[key] = [off]
             else:
                 members[key].append(off)
-                if r > g[0] or (r == g[0] and name < g[1]):
-                    g[0] = r
-                    g[1] = name
+                if r > g[1] or (r == g[1] and name < g[0]):
+                    groups[key] = (name, r, key)
     for key in redo:
         mine = members.get(key)
         if mine is None:
             continue
-        best: list[Any] = []
+        best: Item | None = None
         for o in mine:
             it = items[o]
-            if not best or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):  # type: ignore[index]
-                best = [it[1], it[0]]  # type: ignore[index]
-        groups[key] = best
+            if best is None or it[1] > best[1] or (it[1] == best[1] and it[0] < best[0]):  # type: ignore[index]
+                best = it
+        groups[key] = (best[0], best[1], key)  # type: ignore[index]
     if redo_max:
         b.maxc = max(groups, default=0) // idx.z1
     return b
@@ -409,7 +407,7 @@ def schedule_window(
                         maxc = b.maxc
                     glist = b.glist
                     if glist is None:
-                        glist = b.glist = [(nm, r, g) for g, (r, nm) in b.groups.items()]
+                        glist = b.glist = list(b.groups.values())
                     cands += glist
                     zp += b.zp
                     zn += b.zn
