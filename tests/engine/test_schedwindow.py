@@ -97,6 +97,15 @@ CASES = {
         [deployment("big", 550, "10m")] + [deployment(f"s{i}", 40, "10m") for i in range(12)],
         [{"at": "20s", "type": "ZoneOutage", "zone": "zone-b"}],
     ),
+    # Seven zones: the packed zone sums pass 64 bits (WindowIndex.bits per zone).
+    "seven zones, two deployments, a zone outage": (
+        [
+            {"generate": {"count": 36, "namePrefix": f"{z}-", "zone": f"zone-{z}"}}
+            for z in "tuvwxyz"
+        ],
+        [deployment("web", 1200, "100m"), deployment("api", 600)],
+        [{"at": "30s", "type": "ZoneOutage", "zone": "zone-x"}],
+    ),
     "a deployment with more than 32 pods on a node": (
         zoned(70, cpu="16"),
         [deployment("web", 7500, "10m")],
