@@ -53,6 +53,7 @@ _ZERO = (0, 0, 0, 0, 0, 0)
 MAX_NODE_SCORE = 100  # scheduler.py's (it checks they are its own)
 ZONE_WEIGHTING = 2.0 / 3.0
 REBUILD = BLOCK // 4  # a block with more changed nodes is made again
+SHARED = 128  # counts whose packed terms are shared objects (WindowIndex.shift)
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 
 
@@ -124,12 +125,15 @@ class WindowIndex:
             return
         self.pos = {e[1]: i for i, e in enumerate(nodes)}
         self.bits, self.mask = bits, (1 << bits) - 1
-        # zone -> (its place in a packed sum, its number in a group)
-        self.shift: dict[str, tuple[int, int]] = {}
+        # zone -> (its place in a packed sum, its number in a group, c << place for c below
+        # SHARED: the nodes' packed terms are shared objects, not one int object per node,
+        # so that adding up a window's cut reads few distinct objects)
+        self.shift: dict[str, tuple[int, int, list[int]]] = {}
         for e in nodes:
             if e[6] and e[6] not in self.shift:
-                self.shift[e[6]] = (len(self.shift) * bits, len(self.shift) + 1)
-        self.zones = list(self.shift.values())
+                s = len(self.shift) * bits
+                self.shift[e[6]] = (s, len(self.shift) + 1, [c << s for c in range(SHARED)])
+        self.zones = [(s, zg) for s, zg, _ in self.shift.values()]
         self.z1 = len(self.zones) + 1
         self.wanted = _scheduler()[1](len(nodes))  # numFeasibleNodesToFind
 
@@ -209,8 +213,11 @@ def _items(
             c = counts.get(name, 0)
             zone = entry[6]
             if zone:
-                s, zg = shift[zone]
-                out.append((name, r, c, zone, c * z1 + zg, c << s, 1 << s))
+                s, zg, packed = shift[zone]
+                if c < SHARED:
+                    out.append((name, r, c, zone, c * z1 + zg, packed[c], packed[1]))
+                else:
+                    out.append((name, r, c, zone, c * z1 + zg, c << s, packed[1]))
             else:
                 out.append((name, r, c, zone, c * z1, 0, 0))
         else:
