@@ -424,7 +424,7 @@ def schedule_window(
             # after nearly every bind, the chosen node being near the window's start).
             stop = bend if bend < hi else hi
             seg = b.items[pos - bstart : stop - bstart]
-            if not all(seg):  # an infeasible node (None) in it
+            if b.count < bend - bstart and not all(seg):  # an infeasible node (None) in it
                 seg = list(filter(None, seg))
                 if len(seg) >= need:  # the window ends at the need-th feasible node here
                     stop = pos + b.items[pos - bstart : stop - bstart].index(seg[need - 1]) + 1
