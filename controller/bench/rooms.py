@@ -24,10 +24,14 @@ def rooms_bench(
 
     Ticks on time: every beat ticks every room to the beat's wall instant W, so a room's
     clock tells which W it was advanced to (wall_anchor + (sim_ms - sim_anchor_ms) / speed).
-    Every 0.2 s the bench reads every room's clock; the beats are the instants seen; a
+    Every 0.1 s the bench reads every room's clock; the beats are the instants seen; a
     (beat, room) pair is on time when that room was seen at that beat's instant (advanced to
     it before the next beat moved it on), out of (beats seen, or the beats expected in the
-    window when more) x rooms. Also the lag behind "now" (p50, p95, max).
+    window when more) x rooms. Also the lag behind "now" (p50, p95, max): a sawtooth from
+    the tick's delay to one period plus it, as a room's clock stands still between beats (so
+    its p95 is at least 0.95 period); and the landing delay: for every instant W a room was
+    advanced to, how long after W the bench first saw it there (p50, p95, max; an upper bound,
+    by up to the 0.1 s between reads): how late a beat's state lands.
     ``env``: the started processes' environment (default: this process's). CPU: user + system seconds of the worker
     processes over the run (/proc), per room per minute; beat's separately."""
     import tempfile
@@ -71,15 +75,20 @@ def rooms_bench(
         cpu0 = [cpu_seconds(p.pid) for p in procs if p.pid]
         beat_cpu0 = cpu_seconds(beat.pid) if beat.pid else 0.0
         lags: list[float] = []
+        landings: list[float] = []
         reached: dict[int, set[float]] = {pk: set() for pk in ids}
         wall0 = time.perf_counter()
         start = timezone.now().timestamp()
         while time.perf_counter() - wall0 < seconds:
-            for pk, lag, w in _clock_reads(ids):
+            reads = _clock_reads(ids)
+            seen_at = time.time()
+            for pk, lag, w in reads:
                 lags.append(lag)
-                if w is not None:
+                if w is not None and w not in reached[pk]:
                     reached[pk].add(w)
-            time.sleep(0.2)
+                    if w >= start:  # the first read that shows it (before: warm-up's)
+                        landings.append(max(0.0, seen_at - w))
+            time.sleep(0.1)
         run_s = time.perf_counter() - wall0
         end = timezone.now().timestamp()
         cpu1 = [cpu_seconds(p.pid) for p in procs if p.pid]
@@ -109,6 +118,9 @@ def rooms_bench(
         "lag_p50_s": round(percentile(lags, 0.5), 2),
         "lag_p95_s": round(percentile(lags, 0.95), 2),
         "lag_max_s": round(max(lags), 2),
+        "landing_p50_s": round(percentile(landings, 0.5), 2) if landings else None,
+        "landing_p95_s": round(percentile(landings, 0.95), 2) if landings else None,
+        "landing_max_s": round(max(landings), 2) if landings else None,
         "cpu_s_per_room_min": round(worker_cpu / rooms / (run_s / 60), 2),
         "worker_cpu_s": round(worker_cpu, 1),
         "beat_cpu_s": round(beat_cpu, 1),
@@ -155,7 +167,9 @@ def format_rooms(r: dict[str, Any]) -> str:
         f"+ beat, {r['seconds']} s (created in {r['create_s']} s, warm in {r['warmup_s']} s): "
         f"ticks on time {r['on_time'] * 100:.1f}% of {r['beats']} beats x {r['rooms']} rooms "
         f"({r['beats_expected']} beats expected) (lag behind now p50 {r['lag_p50_s']} s, p95 "
-        f"{r['lag_p95_s']} s, max {r['lag_max_s']} s); CPU {r['cpu_s_per_room_min']} s per "
+        f"{r['lag_p95_s']} s, max {r['lag_max_s']} s; a beat's state lands p50 "
+        f"{r['landing_p50_s']} s, p95 {r['landing_p95_s']} s, max {r['landing_max_s']} s "
+        f"after its beat); CPU {r['cpu_s_per_room_min']} s per "
         f"room per minute (workers {r['worker_cpu_s']} s, beat {r['beat_cpu_s']} s) "
         f"[{r['load']}]"
     )

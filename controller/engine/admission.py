@@ -57,6 +57,12 @@ def default_toleration_seconds(pod: Pod, cfg: ApiServerConfig) -> None:
     NoExecute tolerations for the configured seconds unless the pod already has them."""
     if DEFAULT_TOLERATION_SECONDS in cfg.disable_admission_plugins:
         return
+    if not pod.tolerations:  # (tolerates neither: both added)
+        pod.tolerations += (
+            _default_toleration(TAINT_NOT_READY, cfg.default_not_ready_toleration_seconds),
+            _default_toleration(TAINT_UNREACHABLE, cfg.default_unreachable_toleration_seconds),
+        )
+        return
     if not _tolerates_key(pod.tolerations, TAINT_NOT_READY):
         pod.tolerations.append(
             _default_toleration(TAINT_NOT_READY, cfg.default_not_ready_toleration_seconds)

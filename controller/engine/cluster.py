@@ -37,12 +37,15 @@ class Cluster:
         self.pods: dict[str, Pod] = {}
         self.pods_by_node: dict[str, dict[str, Pod]] = {}
         self.terminating: dict[str, Pod] = {}  # pods with a deletionTimestamp (PodGC's index)
+        # The pods in a terminal phase (Failed, Succeeded), by key: PodGC's gcTerminated
+        # index, kept on every phase write.
+        self.terminated: dict[str, Pod] = {}
         self._uid = 0
 
     # -- identity -------------------------------------------------------------------
     def new_uid(self, kind: str) -> str:
         self._uid += 1
-        return f"{kind.lower()}-{self._uid:08d}"
+        return kind.lower() + "-" + str(self._uid).zfill(8)  # f"{kind}-{uid:08d}", uid > 0
 
     # -- events ---------------------------------------------------------------------
     def record_event(
@@ -137,17 +140,6 @@ class Cluster:
         return True
 
     # -- pods -----------------------------------------------------------------------
-    @property
-    def terminated(self) -> dict[str, Pod]:
-        """The pods in a terminal phase (Failed, Succeeded), by key: PodGC's gcTerminated
-        index, kept on every phase write (made on first use: engines pickled before it
-        existed still load)."""
-        index = self.__dict__.get("_terminated")
-        if index is None:
-            index = {k: p for k, p in self.pods.items() if p.phase not in LIVE_PHASES}
-            self.__dict__["_terminated"] = index
-        return index
-
     def _phase_written(self, pod: Pod) -> None:
         self.sim.admission_changed(pod)
         if pod.phase not in LIVE_PHASES:
@@ -172,7 +164,10 @@ class Cluster:
         """The scheduler's Bind: sets spec.nodeName."""
         pod.node_name = node_name
         pod.unschedulable_reason = ""
-        self.pods_by_node.setdefault(node_name, {})[pod.key] = pod
+        on_node = self.pods_by_node.get(node_name)
+        if on_node is None:
+            on_node = self.pods_by_node[node_name] = {}
+        on_node[pod.key] = pod
         self.sim.admission_changed(pod)
         self.timeline.emit(now_ms, "PodScheduled", pod=pod.key, node=node_name)
         self.record_event(

@@ -383,7 +383,9 @@ class KubeScheduler:
             prev = None
         if counts and prev is None:
             vec = node_info_contribution(pod)
-            used = self.requested.setdefault(pod.node_name, [0, 0, 0, 0, 0, 0])
+            used = self.requested.get(pod.node_name) or self.requested.setdefault(
+                pod.node_name, [0, 0, 0, 0, 0, 0]
+            )  # (no new list when the node has one)
             used[0] += vec[0]
             used[1] += vec[1]
             used[2] += vec[2]
@@ -648,10 +650,9 @@ class KubeScheduler:
             scores.pop(name, None)
         for failures in self._failures.values():
             failures.pop(name, None)
-        for window in getattr(self, "_windows", {}).values():
-            window.forget(name)
-        for window in getattr(self, "_bases", {}).values():
-            window.forget(name)
+        windows, bases = getattr(self, "_windows", None) or {}, getattr(self, "_bases", None) or {}
+        if windows or bases:
+            schedwindow.forget(chain(windows.values(), bases.values()), name)
 
     def _failures_for(self, signature: tuple[object, ...]) -> dict[str, tuple[str, ...]]:
         """Why each node failed pods of this signature; valid until the scheduler is woken

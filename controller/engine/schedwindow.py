@@ -9,11 +9,12 @@ the nodes are cut into blocks of BLOCK, and each block keeps, for one kind of po
 signature, its non-zero requests and its spreading owner): which of its nodes fit, and per
 (matching pods on the node, zone) group the best resource score with the first node name
 holding it, plus its matching pods per zone. A pod's window of feasible nodes is read whole
-blocks at a time (whole leaves of LEAF nodes where the window cuts a block, node by node
-only where it cuts a leaf), and a node's score is its resource score plus its group's
-SelectorSpread score, so the highest total and the first name holding it come out of the
-group bests. Matching pods and feasible nodes per zone are kept packed in one integer each
-(ZONE_BITS bits per zone), so that a window adds up a block's zones in one addition.
+blocks at a time (node by node in the two blocks where it starts and ends), and a node's
+score is its resource score plus its group's SelectorSpread score, so the highest total and
+the first name holding it come out of the group bests. Matching pods and feasible nodes per
+zone are kept packed in one integer each (WindowIndex.bits bits per zone: few enough that
+three zones' sums stay machine integers, which sum() adds without making objects), so that
+a window adds up a block's zones in one addition.
 
 Each spreading owner (a Deployment's ReplicaSet) has its own blocks, as its counts differ;
 they start as copies of the base blocks of its kind of pod (the same filter signature and
@@ -34,20 +35,18 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .scheduler import KubeScheduler, NodeEntry, PodInfo
 
 BLOCK = 48
-LEAF = 8  # a block's nodes are also summed up by leaves of LEAF, for a window that cuts it
-ZONE_BITS = 48  # per zone in a packed sum (a window holds far fewer than 2**48 pods)
-ZONE_MASK = (1 << ZONE_BITS) - 1
 # A feasible node's data: (name, resource score R, matching pods c, zone, its group (c, zone)
 # as one int, c and 1 packed at its zone's place (0, 0 without a zone))
 Item = tuple[str, int, int, str, int, int, int]
-# A group, (c, zone), is the int c << GROUP_SHIFT | (the zone's place in a packed sum + 1), or
-# c << GROUP_SHIFT for a node without a zone (an int: hashed at no cost, unlike a tuple).
+# A group, (c, zone), is the small int c * WindowIndex.z1 + the zone's number (1, 2...; 0 for
+# a node without a zone): an index into a window's table of SelectorSpread scores.
 Group = int
-GROUP_SHIFT = 32
-_C, _ZP, _ZN = itemgetter(2), itemgetter(5), itemgetter(6)
+_C = itemgetter(2)
 # NodeInfo vector indices and its zero (scheduler.py checks they are its own).
 CPU, MEMORY, EPHEMERAL, PODS = 0, 1, 2, 3
 _ZERO = (0, 0, 0, 0, 0, 0)
@@ -63,9 +62,10 @@ class _Block:
         "glist",
         "groups",
         "items",
-        "leaves",
         "maxc",
         "members",
+        "ps",
+        "qs",
         "stale",
         "zn",
         "zp",
@@ -75,8 +75,6 @@ class _Block:
         if items is None:  # filled in by copy()
             return
         self.items = items  # per node: feasible data
-        # per LEAF nodes: their summary (_leaf), made when a window cuts the block there
-        self.leaves: list[Any] = [None] * ((len(items) + LEAF - 1) // LEAF)
         self.stale: set[int] = set()  # offsets of nodes whose NodeInfo changed since
         self.glist: list[tuple[str, int, Group]] | None = None  # groups as (name, R, group)
         members: dict[Group, list[int]] = {}  # group -> offsets of its nodes
@@ -84,14 +82,18 @@ class _Block:
         self.count, self.maxc, self.groups, self.members = count, maxc, groups, members
         self.zp = zp  # matching pods per zone, packed
         self.zn = zn  # feasible nodes per zone, packed
+        # per node: its two packed terms (0 when it does not fit), summed for a window's cut
+        self.ps = [0 if it is None else it[5] for it in items]
+        self.qs = [0 if it is None else it[6] for it in items]
 
     def copy(self) -> _Block:
-        """The same summary, sharing nothing that changes in place (items and leaves are
-        replaced, never changed; a group's best and members are changed in place)."""
+        """The same summary, sharing nothing that changes in place (members are changed in
+        place; a group's best and glist are replaced, never changed)."""
         b = _Block(None)
-        b.items, b.leaves, b.stale, b.glist = list(self.items), list(self.leaves), set(), self.glist
+        b.items, b.stale, b.glist = list(self.items), set(), self.glist
+        b.ps, b.qs = list(self.ps), list(self.qs)
         b.count, b.maxc, b.zp, b.zn = self.count, self.maxc, self.zp, self.zn
-        b.groups = {k: v[:] for k, v in self.groups.items()}
+        b.groups = dict(self.groups)
         b.members = {k: v[:] for k, v in self.members.items()}
         return b
 
@@ -100,7 +102,11 @@ class WindowIndex:
     """Block summaries for one kind of pod over the node list of one scheduling pass."""
 
     def __init__(
-        self, nodes: list[NodeEntry], counts: dict[str, int] | None, like: WindowIndex | None
+        self,
+        nodes: list[NodeEntry],
+        counts: dict[str, int] | None,
+        like: WindowIndex | None,
+        pods: int,
     ) -> None:
         self.nodes = nodes
         self.counts = counts
@@ -109,32 +115,48 @@ class WindowIndex:
         # hold the same feasible nodes and resource scores, c = 0 everywhere, so a block of
         # this index is a copy of its block with the nodes where c > 0 brought up to date.
         self.base: WindowIndex | None = None
-        if like is not None and like.nodes is nodes:  # the same node list: the same places
+        # A zone's sum in a window is at most the pods (that exist during the pass: none is
+        # made in it) or the nodes: ``bits`` bits hold it.
+        bits = max(pods, len(nodes)).bit_length()
+        if like is not None and like.nodes is nodes and like.bits == bits:  # the same places
             self.pos, self.shift, self.zones = like.pos, like.shift, like.zones
+            self.bits, self.mask, self.z1, self.wanted = like.bits, like.mask, like.z1, like.wanted
             return
         self.pos = {e[1]: i for i, e in enumerate(nodes)}
-        self.shift: dict[str, int] = {}  # zone -> its place in a packed sum
+        self.bits, self.mask = bits, (1 << bits) - 1
+        # zone -> (its place in a packed sum, its number in a group)
+        self.shift: dict[str, tuple[int, int]] = {}
         for e in nodes:
             if e[6] and e[6] not in self.shift:
-                self.shift[e[6]] = len(self.shift) * ZONE_BITS
-        self.zones = list(self.shift.items())
+                self.shift[e[6]] = (len(self.shift) * bits, len(self.shift) + 1)
+        self.zones = list(self.shift.values())
+        self.z1 = len(self.zones) + 1
+        self.wanted = _scheduler()[1](len(nodes))  # numFeasibleNodesToFind
 
-    def forget(self, name: str) -> None:
-        i = self.pos.get(name)
+
+def forget(indexes: Iterable[WindowIndex], name: str) -> None:
+    """Node ``name``'s NodeInfo changed: its block in each of ``indexes`` is to be brought up
+    to date (the node's place looked up once for indexes over the same node list)."""
+    pos: dict[str, int] | None = None
+    i: int | None = None
+    for idx in indexes:
+        if idx.pos is not pos:
+            pos = idx.pos
+            i = pos.get(name)
         if i is not None:
-            b = self.blocks[i // BLOCK]
+            b = idx.blocks[i // BLOCK]
             if b is not None:
                 b.stale.add(i % BLOCK)
 
 
 def _summary(
     items: list[Item | None], members: dict[Group, list[int]] | None = None
-) -> tuple[int, int, dict[Group, list[Any]], int, int]:
+) -> tuple[int, int, dict[Group, tuple[str, int, Group]], int, int]:
     """Feasible nodes, largest count, per (c, zone) group the best R with the first name
     holding it, matching pods and feasible nodes per zone (packed) of ``items``; with
     ``members``, each group's node offsets go there too (a block's, _Block)."""
     count = maxc = zp = zn = 0
-    groups: dict[Group, list[Any]] = {}  # group -> [max R, first name]
+    groups: dict[Group, tuple[str, int, Group]] = {}  # group -> (first name, max R, group)
     for off, it in enumerate(items):
         if it is None:
             continue
@@ -146,23 +168,15 @@ def _summary(
         zn += q
         g = groups.get(key)
         if g is None:
-            groups[key] = [r, name]
+            groups[key] = (name, r, key)
             if members is not None:
                 members[key] = [off]
         else:
             if members is not None:
                 members[key].append(off)
-            if r > g[0] or (r == g[0] and name < g[1]):
-                g[0] = r
-                g[1] = name
+            if r > g[1] or (r == g[1] and name < g[0]):
+                groups[key] = (name, r, key)
     return count, maxc, groups, zp, zn
-
-
-def _leaf(items: list[Item | None]) -> tuple[int, int, list[tuple[str, int, Group]], int, int]:
-    """A leaf's summary: (feasible nodes, largest count, the groups' bests as (name, R,
-    group), matching pods and feasible nodes per zone, packed)."""
-    count, maxc, groups, zp, zn = _summary(items)
-    return count, maxc, [(nm, r, g) for g, (r, nm) in groups.items()], zp, zn
 
 
 def _items(
@@ -175,7 +189,7 @@ def _items(
 ) -> list[Item | None]:
     """Each node's data for the window when it passes the filters (the per-node path's
     inline check of an untainted schedulable node), else None."""
-    requested, counts, shift = sched.requested, idx.counts or {}, idx.shift
+    requested, counts, shift, z1 = sched.requested, idx.counts or {}, idx.shift, idx.z1
     cpu, mem, eph, has_requests = info.cpu, info.memory, info.ephemeral, info.has_requests
     out: list[Item | None] = []
     for entry in entries:
@@ -195,10 +209,10 @@ def _items(
             c = counts.get(name, 0)
             zone = entry[6]
             if zone:
-                s = shift[zone]
-                out.append((name, r, c, zone, c << GROUP_SHIFT | (s + 1), c << s, 1 << s))
+                s, zg = shift[zone]
+                out.append((name, r, c, zone, c * z1 + zg, c << s, 1 << s))
             else:
-                out.append((name, r, c, zone, c << GROUP_SHIFT, 0, 0))
+                out.append((name, r, c, zone, c * z1, 0, 0))
         else:
             out.append(None)
     return out
@@ -264,14 +278,19 @@ def _block(
     items, nodes, groups, members = b.items, idx.nodes, b.groups, b.members
     redo: list[Group] = []
     redo_max = False
-    for off in sorted(b.stale):
+    offs = sorted(b.stale) if len(b.stale) > 1 else list(b.stale)
+    b.stale.clear()
+    news = _items(sched, idx, [nodes[lo + off] for off in offs], info, nz, cache)
+    for off, new in zip(offs, news):
         old = items[off]
-        new = _items(sched, idx, [nodes[lo + off]], info, nz, cache)[0]
         if old == new:
             continue
         items[off] = new
         b.glist = None
-        b.leaves[off // LEAF] = None
+        if new is None:
+            b.ps[off] = b.qs[off] = 0
+        else:
+            b.ps[off], b.qs[off] = new[5], new[6]
         if old is not None:
             name, _r, c, _zone, key, p, q = old
             b.count -= 1
@@ -281,7 +300,7 @@ def _block(
             mine.remove(off)
             if not mine:
                 del members[key], groups[key]
-            elif groups[key][1] == name:
+            elif groups[key][0] == name:
                 redo.append(key)
             if c == b.maxc:
                 redo_max = True
@@ -294,26 +313,24 @@ def _block(
                 b.maxc = c
             g = groups.get(key)
             if g is None:
-                groups[key] = [r, name]
+                groups[key] = (name, r, key)
                 members[key] = [off]
             else:
                 members[key].append(off)
-                if r > g[0] or (r == g[0] and name < g[1]):
-                    g[0] = r
-                    g[1] = name
-    b.stale.clear()
+                if r > g[1] or (r == g[1] and name < g[0]):
+                    groups[key] = (name, r, key)
     for key in redo:
         mine = members.get(key)
         if mine is None:
             continue
-        best: list[Any] = []
+        best: Item | None = None
         for o in mine:
             it = items[o]
-            if not best or it[1] > best[0] or (it[1] == best[0] and it[0] < best[1]):  # type: ignore[index]
-                best = [it[1], it[0]]  # type: ignore[index]
-        groups[key] = best
+            if best is None or it[1] > best[1] or (it[1] == best[1] and it[0] < best[0]):  # type: ignore[index]
+                best = it
+        groups[key] = (best[0], best[1], key)  # type: ignore[index]
     if redo_max:
-        b.maxc = max([key >> GROUP_SHIFT for key in groups], default=0)
+        b.maxc = max(groups, default=0) // idx.z1
     return b
 
 
@@ -335,32 +352,37 @@ def schedule_window(
 ) -> str | None:
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
-    nonzero_requests, num_feasible_nodes_to_find = _SCHEDULER or _scheduler()
     n = len(nodes)
-    nz = nonzero_requests(pod)
+    nz = pod.nonzero_vec or (_SCHEDULER or _scheduler())[0](pod)
     owner = sched._spread_owner(pod)
-    counts = sched._spread_counts(pod) if owner is not None else None
+    counts = None
+    if owner is not None:
+        counts = sched._spread.get(owner)
+        if counts is None:
+            counts = sched._spread_counts(pod)
     key = (info.signature, nz, owner)
     idx = sched._windows.get(key)
     if idx is None or idx.nodes is not nodes or idx.counts is not counts:
         like = next(iter(sched._windows.values()), None)
         if len(sched._windows) >= 4:  # pods of one kind come together: keep the last few
             sched._windows.clear()
-        idx = sched._windows[key] = WindowIndex(nodes, counts, like)
+        pods = len(sched.sim.cluster.pods)
+        idx = sched._windows[key] = WindowIndex(nodes, counts, like, pods)
         if counts is not None:
             bases = sched._bases
             base = bases.get(key[:2])
-            if base is None or base.nodes is not nodes:
+            if base is None or base.nodes is not nodes or base.bits != idx.bits:
                 if len(bases) >= 8:
                     bases.clear()
-                base = bases[key[:2]] = WindowIndex(nodes, None, idx)
+                base = bases[key[:2]] = WindowIndex(nodes, None, idx, pods)
             idx.base = base
     blocks = idx.blocks
-    need = wanted = num_feasible_nodes_to_find(n)
+    need = wanted = idx.wanted
     start = sched.next_start_node_index % n
     processed = 0  # nodes looked at
     cands: list[tuple[str, int, Group]] = []  # blocks' group bests (name, R, group)
     partial: list[Item] = []  # nodes of blocks the window cuts
+    cuts: list[tuple[int, list[Item]]] = []  # their blocks' largest counts and their nodes
     zp = zn = 0  # matching pods and feasible nodes per zone, packed
     maxc = 0
     for lo, hi in ((start, n), (0, start)):
@@ -385,52 +407,41 @@ def schedule_window(
                         maxc = b.maxc
                     glist = b.glist
                     if glist is None:
-                        glist = b.glist = [(nm, r, g) for g, (r, nm) in b.groups.items()]
+                        glist = b.glist = list(b.groups.values())
                     cands += glist
                     zp += b.zp
                     zn += b.zn
                 continue
-            # The window cuts the block: whole leaves, node by node where it cuts a leaf.
-            end = bend if bend < hi else hi
-            items, leaves = b.items, b.leaves
-            while pos < end and need:
-                li = (pos - bstart) // LEAF
-                lstart = bstart + li * LEAF
-                lend = lstart + LEAF if lstart + LEAF < bend else bend
-                if pos == lstart and lend <= end:
-                    leaf = leaves[li]
-                    if leaf is None:
-                        leaf = leaves[li] = _leaf(items[li * LEAF : lend - bstart])
-                    count = leaf[0]
-                    if count < need:
-                        pos = lend
-                        if count:
-                            need -= count
-                            if leaf[1] > maxc:
-                                maxc = leaf[1]
-                            cands += leaf[2]
-                            zp += leaf[3]
-                            zn += leaf[4]
-                        continue
-                stop = lend if lend < end else end
-                seg = items[pos - bstart : stop - bstart]
-                if None in seg:
-                    seg = [it for it in seg if it is not None]
-                    if len(seg) >= need:  # the window ends at the need-th feasible node here
-                        last = seg[need - 1]
-                        stop = pos + items[pos - bstart : stop - bstart].index(last) + 1
-                elif len(seg) >= need:
-                    stop = pos + need
-                seg = seg[:need]
-                pos = stop
-                if seg:
-                    need -= len(seg)
-                    partial += seg
+            # The window cuts the block: node by node (the partial nodes are few, as most
+            # of a window is whole blocks; a summary of parts of a block would be remade
+            # after nearly every bind, the chosen node being near the window's start).
+            stop = bend if bend < hi else hi
+            seg = b.items[pos - bstart : stop - bstart]
+            if not all(seg):  # an infeasible node (None) in it
+                seg = list(filter(None, seg))
+                if len(seg) >= need:  # the window ends at the need-th feasible node here
+                    stop = pos + b.items[pos - bstart : stop - bstart].index(seg[need - 1]) + 1
+                    del seg[need:]
+            elif len(seg) >= need:
+                stop = pos + need
+                del seg[need:]
+            if seg:
+                need -= len(seg)
+                partial += seg
+                zp += sum(b.ps[pos - bstart : stop - bstart])
+                zn += sum(b.qs[pos - bstart : stop - bstart])
+                cuts.append((b.maxc, seg))
+            pos = stop
         processed += pos - lo
     found = wanted - need
     if not found:
         return None  # the FitError: the per-node path counts the reasons
     sched.next_start_node_index = (start + processed) % n
+    for bmaxc, seg in cuts:
+        if bmaxc > maxc:  # else none of these nodes has more
+            c = max(map(_C, seg))
+            if c > maxc:
+                maxc = c
     if found == 1:  # the only feasible node
         return cands[0][0] if cands else partial[0][0]
     best, chosen = -1, ""
@@ -442,38 +453,40 @@ def schedule_window(
             if it[1] > best or (it[1] == best and it[0] < chosen):
                 best, chosen = it[1], it[0]
         return chosen
-    if partial:
-        zp += sum(map(_ZP, partial))
-        zn += sum(map(_ZN, partial))
-        c = max(map(_C, partial))
-        if c > maxc:
-            maxc = c
     # Matching pods per zone of the window's feasible nodes (a zone with feasible nodes is
-    # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone).
-    # (Zones by their place in a packed sum.)
-    zsum = {s: (zp >> s) & ZONE_MASK for _z, s in idx.zones if (zn >> s) & ZONE_MASK}
-    max_zone = max(zsum.values(), default=0)
-    zone_part = {
-        s + 1: ZONE_WEIGHTING
-        * (MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0)
-        for s, zc in zsum.items()
-    }
+    # there, if only with 0: DefaultPodTopologySpread counts every feasible node's zone), then
+    # its zone term of spread_score, by zone number (0.0 for a zone not there: no candidate).
+    mask, parts = idx.mask, [0.0] * idx.z1
+    max_zone = 0
+    there = []
+    for s, zg in idx.zones:
+        if (zn >> s) & mask:
+            zc = (zp >> s) & mask
+            there.append((zg, zc))
+            if zc > max_zone:
+                max_zone = zc
+    for zg, zc in there:
+        parts[zg] = ZONE_WEIGHTING * (
+            MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0
+        )
     # group -> SelectorSpread score (spread_score, its node and zone terms computed once per
-    # count and zone): every candidate's c is at most maxc, its zone one of zsum's or none
-    # (made for every count up to maxc when there are few, else for the counts present).
-    spread: dict[Group, int] = {}
-    present = (
-        range(maxc + 1)
-        if maxc <= 32
-        else {g >> GROUP_SHIFT for _, _, g in cands} | set(map(_C, partial))
-    )
-    for c in present:
+    # count and zone): every candidate's c is at most maxc, its zone one of those there or
+    # none. A list by group when maxc is small, else a dict of the counts present.
+    spread: Any = [] if maxc <= 32 else {}
+    z1 = idx.z1
+    for c in (
+        range(maxc + 1) if maxc <= 32 else {g // z1 for _, _, g in cands} | set(map(_C, partial))
+    ):
         f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
         a = f * (1.0 - ZONE_WEIGHTING)
-        cg = c << GROUP_SHIFT
-        for zg, part in zone_part.items():
-            spread[cg | zg] = int(a + part)
-        spread[cg] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
+        row = [int(a + part) for part in parts]
+        row[0] = int(f)  # a node without zone: spread_score(c, maxc, -1, ...)
+        if maxc <= 32:
+            spread += row
+        else:
+            cg = c * z1
+            for zg, v in enumerate(row):
+                spread[cg + zg] = v
     for name, r, g in cands:
         sc = r + spread[g]
         if sc > best or (sc == best and name < chosen):

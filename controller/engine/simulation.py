@@ -242,8 +242,7 @@ class Simulation:
 
     def create_pod(self, pod: Pod, now: int) -> None:
         """POST a pod: admission plugins, then the store (whose hooks bind/start it)."""
-        if pod.is_daemonset_pod():
-            pass  # the DaemonSet controller already added its tolerations to the template
+        # (a DaemonSet pod has the DaemonSet controller's tolerations from its template)
         admission.default_toleration_seconds(pod, self.config.api_server)
         self.cluster.add_pod(pod, now)
 
@@ -386,10 +385,9 @@ class Simulation:
                     )
                     return
                 waiting.pop(pod.key, None)
-            pod.started = True
-            self.admission_changed(pod)
+            pod.started = True  # (set_pod_status tells the kubelet's AdmittedIndex)
             kubelet.status.set_pod_status(pod, now, "Running", ready=True)
-            self.on_usage_changed(pod.node_name, now)
+            kubelet.usage_changed(now)  # on_usage_changed: this pod's kubelet
         elif kubelet.status.phase_of(pod) == "Running":
             if not pod.started:
                 pod.started = True  # containers restarted after a reboot
@@ -411,10 +409,10 @@ class Simulation:
             self.kubelet_sync_pod(kubelet, pod, self.now_ms)
 
     def _kubelet_admits(self, kubelet: Kubelet, pod: Pod, now: int) -> bool:
-        """canAdmitPod, and Kubelet.rejectPod when a handler says no: a Warning event with
+        """canAdmitPod (Kubelet.admit: the admit handlers), and Kubelet.rejectPod when a handler says no: a Warning event with
         the message, and the status message with the kubelet's release's prefix ("Pod " in
         1.18, "Pod was rejected: " from 1.26)."""
-        ok, reason, message = self.kubelet_admit(kubelet, pod, now)
+        ok, reason, message = kubelet.admit(pod, now)
         if ok:
             return True
         self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
@@ -439,10 +437,6 @@ class Simulation:
                 self.on_usage_changed(pod.node_name, self.now_ms)
             return
         self.cluster.remove_pod(pod, self.now_ms)
-
-    def kubelet_admit(self, kubelet: Kubelet, pod: Pod, now: int) -> tuple[bool, str, str]:
-        """Kubelet pod admission: the admit handlers (Kubelet.admit)."""
-        return kubelet.admit(pod, now)
 
     def on_kubelet_started(self, kubelet: Kubelet, now: int) -> None:
         pass

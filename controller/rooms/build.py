@@ -12,6 +12,7 @@ import redis
 from celery import current_app
 from django.db import transaction
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from .. import bulk
 from ..engine.scenario import Scenario, ScenarioError, load_scenario
@@ -181,21 +182,31 @@ def comparison_start(
 KEPT_S = 600
 
 
+def _seal(body: bytes) -> bytes:
+    """The pickle's HMAC (SHA-256, keyed by SECRET_KEY): a blob is unpickled only when this
+    app's own processes made it, not because it is in Redis (whoever can write to Redis could
+    otherwise run code in a worker)."""
+    return salted_hmac("playground.parsed-scenario", body, algorithm="sha256").hexdigest().encode()
+
+
 def parsed_blob(scenario: Scenario) -> bytes:
     """The parsed scenario as the worker takes it (kept_scenario): the engine code's version,
-    then the pickle."""
-    return ENGINE_VERSION.encode() + b"\n" + pickle.dumps(scenario, pickle.HIGHEST_PROTOCOL)
+    the pickle's seal, then the pickle."""
+    body = pickle.dumps(scenario, pickle.HIGHEST_PROTOCOL)
+    return ENGINE_VERSION.encode() + b"\n" + _seal(body) + b"\n" + body
 
 
 def scenario_of_blob(blob: bytes | None) -> Scenario | None:
-    """The scenario of a parsed_blob, or None when there is none or other engine code made it."""
+    """The scenario of a parsed_blob, or None when there is none, other engine code made it or
+    its seal does not match (then the worker parses the stored text, as with none)."""
     if not blob:
         return None
-    version, _, body = blob.partition(b"\n")
-    if version != ENGINE_VERSION.encode():
+    version, _, rest = blob.partition(b"\n")
+    seal, _, body = rest.partition(b"\n")
+    if version != ENGINE_VERSION.encode() or not constant_time_compare(seal, _seal(body)):
         return None
     with gc_paused():  # a collection per 700 new objects would walk them all again
-        scenario = pickle.loads(body)  # written by this app's own processes (form, worker)
+        scenario = pickle.loads(body)  # sealed by this app's own processes (form, worker)
     return scenario if isinstance(scenario, Scenario) else None
 
 

@@ -4,8 +4,6 @@ the other; both go live together on one clock; a side that fails fails the compa
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from controller.bench.build import big_room_text
@@ -54,14 +52,13 @@ def _built_by_a_worker(left: Room, right: Room, tmp_path, snapshots: bool = Fals
 def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
     client, transactional_db, redis_server, tmp_path
 ) -> None:
-    started = time.perf_counter()
     c = compare.comparison_create("", BIG, _sides(), None, 10.0)
-    took = time.perf_counter() - started
     left, right = c.left, c.right
+    # "At once": nothing of either room was built in the call (no timing assertion: the
+    # house measures speed with manage.py bench, never in tests).
     for room in (left, right):
         assert (room.build_state, room.build_progress) == ("building", "queued")
         assert ObjectView.objects.filter(room=room).count() == 0
-    assert took < 5, took
     assert left.operator_token == right.operator_token
     page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
     assert 'id="compare-building"' in page and 'id="compare"' not in page

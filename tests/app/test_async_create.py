@@ -4,6 +4,8 @@ live when stored, or shows why its build failed."""
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -11,6 +13,7 @@ from controller import timeline_store
 from controller.locks import redis_client
 from controller.models import EngineSnapshot, ObjectView, Room, TimelineChunk
 from controller.rooms import build, controls, create, errors, reading, tick
+from controller.rooms.runtime import ENGINE_VERSION
 from tests.app.scenarios import scenario
 
 from .conftest import Worker
@@ -275,6 +278,7 @@ def test_the_bench_build_row_times_every_phase_of_a_room_it_deletes_after(db) ->
         pytest.param("kept", 0, id="the scenario the form parsed: not parsed again"),
         pytest.param("other engine code", 1, id="parsed by other engine code: the text parsed"),
         pytest.param("nothing", 1, id="nothing kept (Redis restarted): the text parsed"),
+        pytest.param("forged", 1, id="a pickle this app did not seal: never unpickled"),
     ],
 )
 def test_the_worker_builds_the_scenario_the_form_parsed(
@@ -293,16 +297,27 @@ def test_the_worker_builds_the_scenario_the_form_parsed(
         room = build.room_start("handed", BIG, None, 10.0)
     key = f"playground:room:{room.pk}:scenario"
     assert redis_client().exists(key)
+    forged = pickle.dumps(load_scenario(BIG))
     if handed == "other engine code":
         stale = b"0123456789abcdef\n" + pickle.dumps(load_scenario(BIG))
         redis_client().set(key, stale)
     elif handed == "nothing":
         redis_client().delete(key)
+    elif handed == "forged":  # this engine code's tag, but sealed without SECRET_KEY
+        seal = hashlib.sha256(forged).hexdigest().encode()
+        redis_client().set(key, ENGINE_VERSION.encode() + b"\n" + seal + b"\n" + forged)
+    unpickled: list[bytes] = []
+    real_loads = pickle.loads
+    monkeypatch.setattr(
+        build.pickle, "loads", lambda data, **kw: unpickled.append(data) or real_loads(data, **kw)
+    )
     calls: list[str] = []
     real = build.load_scenario
     monkeypatch.setattr(build, "load_scenario", lambda text: calls.append(text) or real(text))
     build.room_build(room.pk)
     assert len(calls) == parses
+    assert forged not in unpickled
+    assert (len(unpickled) == 1) == (handed == "kept")
     assert not redis_client().exists(key)  # taken once
     room = Room.objects.get(pk=room.pk)
     assert room.build_state == "live"

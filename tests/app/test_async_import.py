@@ -7,7 +7,6 @@ the field, and changes nothing else. Small imports keep their errors on the form
 from __future__ import annotations
 
 import io
-import time
 from pathlib import Path
 
 import pytest
@@ -75,9 +74,7 @@ def test_a_big_import_returns_at_once_and_the_worker_imports_and_builds_it(
     # 40 nodes, 1,000 pods: 1.4 MB of kubectl YAML, over the limit of a parse in the request.
     text = big_kubectl_list(40, 25, "yaml")
     assert len(text) > build.IMPORT_INLINE_MAX_CHARS
-    started = time.perf_counter()
     response = _upload(client, text, **{"imp-name": "big shop", "create": "1"})
-    took = time.perf_counter() - started
     assert response.status_code == 302, response.content.decode()[:2000]
     room = Room.objects.get(name="big shop")
     assert response["Location"].startswith(f"/rooms/{room.slug}/?token=")
@@ -86,7 +83,6 @@ def test_a_big_import_returns_at_once_and_the_worker_imports_and_builds_it(
     assert PendingImport.objects.get(room=room).text == text
     assert ObjectView.objects.filter(room=room).count() == 0
     assert not ClusterParameters.objects.filter(room=room).exists()
-    assert took < 5, took  # the import alone takes longer (measured in the commit message)
     page = client.get(response["Location"]).content.decode()
     assert 'id="building"' in page and 'data-importing="1"' in page
     assert "kubectl output is imported first" in page and 'id="import-report"' not in page

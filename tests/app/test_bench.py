@@ -69,6 +69,8 @@ def test_rooms_row_runs_on_real_workers(no_announced_workers, stack_env, tmp_pat
     assert r["beats"] >= 2
     assert 0.0 <= r["on_time"] <= 1.0
     assert r["lag_p50_s"] <= r["lag_p95_s"] <= r["lag_max_s"]
+    assert r["landing_p50_s"] is not None  # beats were seen landing
+    assert 0.0 <= r["landing_p50_s"] <= r["landing_p95_s"] <= r["landing_max_s"]
     assert r["worker_cpu_s"] > 0
     assert r["min_sim_s"] > 0  # every room ticked
     assert not Room.objects.filter(slug__startswith="bench-rooms").exists()

@@ -97,6 +97,15 @@ CASES = {
         [deployment("big", 550, "10m")] + [deployment(f"s{i}", 40, "10m") for i in range(12)],
         [{"at": "20s", "type": "ZoneOutage", "zone": "zone-b"}],
     ),
+    # Seven zones: the packed zone sums pass 64 bits (WindowIndex.bits per zone).
+    "seven zones, two deployments, a zone outage": (
+        [
+            {"generate": {"count": 36, "namePrefix": f"{z}-", "zone": f"zone-{z}"}}
+            for z in "tuvwxyz"
+        ],
+        [deployment("web", 1200, "100m"), deployment("api", 600)],
+        [{"at": "30s", "type": "ZoneOutage", "zone": "zone-x"}],
+    ),
     "a deployment with more than 32 pods on a node": (
         zoned(70, cpu="16"),
         [deployment("web", 7500, "10m")],
@@ -150,3 +159,43 @@ def test_the_block_path_chooses_as_the_per_node_path(case: str, monkeypatch) -> 
     assert used >= 300, f"the block path was used for {used} pods only"
     assert fast_placed == slow_placed
     assert fast_events == slow_events
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "three zones, three deployments, a zone outage",
+        "many deployments, one coming back with pods on most nodes",
+    ],
+)
+def test_a_block_kept_up_to_date_equals_one_made_from_scratch(case: str, monkeypatch) -> None:
+    """Every block a window reads (copied from a base block, brought up to date node by node
+    after binds, or made) holds what a block made from scratch at that moment holds: its
+    nodes' data, the per-node packed zone terms that a window's cut adds up, the feasible
+    count, the largest count, the packed zone sums and each group's best."""
+    from controller.engine import schedwindow
+
+    real_block = schedwindow._block
+    checked = []
+
+    def checking(sched, idx, j, info, nz):  # type: ignore[no-untyped-def]
+        b = real_block(sched, idx, j, info, nz)
+        if b is not None:
+            lo = j * schedwindow.BLOCK
+            entries = idx.nodes[lo : lo + schedwindow.BLOCK]
+            cache = sched._resource_scores[nz]
+            fresh = schedwindow._Block(schedwindow._items(sched, idx, entries, info, nz, cache))
+            assert b.items == fresh.items
+            assert (b.ps, b.qs) == (fresh.ps, fresh.qs)
+            assert (b.count, b.maxc, b.zp, b.zn) == (fresh.count, fresh.maxc, fresh.zp, fresh.zn)
+            assert b.groups == fresh.groups
+            assert {k: sorted(v) for k, v in b.members.items()} == {
+                k: sorted(v) for k, v in fresh.members.items()
+            }
+            checked.append(j)
+        return b
+
+    monkeypatch.setattr(schedwindow, "_block", checking)
+    nodes, objects, faults = CASES[case]
+    run(nodes, objects, faults, 200, monkeypatch)
+    assert len(checked) >= 300, f"only {len(checked)} blocks were checked"

@@ -133,6 +133,8 @@ class EvictionLoop:
         self.usage_base = None  # the pods' declared usage may have changed
         if not self.kubelet.alive or self.in_sync:
             return  # a sync in progress schedules its successor itself
+        if self.handle is not None and self.at is not None and self.at <= now:
+            return  # a sync is due at this instant already (what _schedule would find)
         self._schedule(next_on_grid(now, self.base_ms, EVICTION_MONITORING_PERIOD_MS))
 
     def _schedule(self, at: int) -> None:
@@ -172,6 +174,7 @@ class EvictionLoop:
                 [self.pod_stats(p, now) for p in pods] if needs_pods else [],
                 self._reclaim,
                 self._fresh_stats,
+                observations,
             )
             self._apply(result, now)
         finally:
@@ -410,12 +413,13 @@ class EvictionLoop:
 
     # -- inputs ---------------------------------------------------------------------------
     def active_pods(self) -> list[Pod]:
-        """GetActivePods: started, not terminal."""
-        return [
-            p
-            for p in self.sim.cluster.pods_on_node(self.kubelet.node_name)
-            if p.started and self.kubelet.status.phase_of(p) not in ("Failed", "Succeeded")
-        ]
+        """GetActivePods: started, not terminal (the phase as the kubelet has it)."""
+        status = self.kubelet.status
+        pods = self.sim.cluster.pods_by_node.get(self.kubelet.node_name, {}).values()
+        if not status.pending:  # phase_of is the API's phase for every pod
+            return [p for p in pods if p.started and p.phase not in ("Failed", "Succeeded")]
+        phase_of = status.phase_of
+        return [p for p in pods if p.started and phase_of(p) not in ("Failed", "Succeeded")]
 
     def node_stats(self, now: int) -> NodeStats:
         node = self.kubelet.node

@@ -30,8 +30,6 @@ from .predicate import AdmittedIndex, kubelet_predicate_admit
 if TYPE_CHECKING:
     from ..simulation import Simulation
     from ..versions import Profile
-    from .nodeshutdown import ShutdownManager
-    from .status_manager import StatusManager
 
 # (condition, True reason, True message, False reason, False message, event if True, if False)
 PRESSURE_SETTERS = (
@@ -109,9 +107,13 @@ class Kubelet:
         self.pressure: set[str] = set()  # node conditions the eviction manager reports
         from .eviction_loop import EvictionLoop
         from .image_gc import ImageGCLoop
+        from .nodeshutdown import ShutdownManager
+        from .status_manager import StatusManager
 
         self.eviction = EvictionLoop(self, node)
         self.image_gc = ImageGCLoop(self)
+        self.status = StatusManager(self)  # the pod status manager
+        self.shutdown = ShutdownManager(self)  # the node shutdown manager
 
     # -- state --------------------------------------------------------------------------
     @property
@@ -134,34 +136,12 @@ class Kubelet:
 
     @property
     def reaches_api(self) -> bool:
-        """Renews its lease and posts status."""
-        return self.alive and self.connected
+        """Renews its lease and posts status: alive and connected."""
+        return self.process_running and self.powered and self.connected
 
     @property
     def posts_status(self) -> bool:
         return self.reaches_api and self.mode != LEASE_ONLY
-
-    @property
-    def status(self) -> StatusManager:
-        """The pod status manager (made on first use: engines pickled before it existed
-        still load)."""
-        manager = self.__dict__.get("_status")
-        if manager is None:
-            from .status_manager import StatusManager
-
-            manager = self.__dict__["_status"] = StatusManager(self)
-        return manager
-
-    @property
-    def shutdown(self) -> ShutdownManager:
-        """The node shutdown manager (made on first use: engines pickled before it existed
-        still load)."""
-        manager = self.__dict__.get("_shutdown")
-        if manager is None:
-            from .nodeshutdown import ShutdownManager
-
-            manager = self.__dict__["_shutdown"] = ShutdownManager(self)
-        return manager
 
     # -- lease --------------------------------------------------------------------------
     def lease_renew_ms(self, now_ms: int) -> int | None:

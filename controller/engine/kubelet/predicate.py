@@ -236,9 +236,17 @@ class AdmittedIndex:
         waiting: Collection[str],
         phase_of: Callable[[Pod], str],
     ) -> tuple[int, tuple[int, int, int]]:
-        """``admitted_usage(bound.values(), pod, waiting, phase_of)``, from the kept sums."""
-        pods = self.pods
-        for key in self.dirty:
+        """``admitted_usage(bound.values(), pod, waiting, phase_of)``, from the kept sums.
+        The pod itself is left out of them whether it counts or not, so a mark on it waits
+        for the next admission (when it has started, for a pod the kubelet admits now),
+        unless another pod of its name is bound or kept."""
+        pods, dirty = self.pods, self.dirty
+        own = pod.key
+        kept = pods.get(own)
+        wait = own in dirty and (kept is None or kept is pod) and bound.get(own) is pod
+        if wait:
+            dirty.discard(own)
+        for key in dirty:
             cur = bound.get(key)
             kept = pods.get(key)
             if kept is not None and (cur is not kept or not _admitted(cur, waiting, phase_of)):
@@ -246,7 +254,9 @@ class AdmittedIndex:
                 kept = None
             if kept is None and cur is not None and _admitted(cur, waiting, phase_of):
                 self._add(cur)
-        self.dirty.clear()
+        dirty.clear()
+        if wait:
+            dirty.add(own)
         n, cpu, mem, eph = self.n, self.cpu, self.mem, self.eph
         kept = pods.get(pod.key)
         if kept is pod:  # the pod itself is left out

@@ -76,8 +76,8 @@ class StatusManager:
         ``disruption``: a DisruptionTarget condition (reason, message) in the same status,
         written first (Cluster.set_disruption_target: nothing in 1.18)."""
         self.synced.add(pod.key)
-        self.kubelet.sim.admission_changed(pod)  # the kubelet's phase of it may change
         if not self.kubelet.reaches_api:
+            self.kubelet.sim.admission_changed(pod)  # the kubelet's phase of it may change
             prev = self.pending.get(pod.key)
             if ready is None:
                 ready = prev.ready if prev is not None else bool(pod.ready)
@@ -85,7 +85,9 @@ class StatusManager:
                 disruption = prev.disruption
             self.pending[pod.key] = PendingStatus(phase, reason, message, ready, disruption)
             return
-        self.pending.pop(pod.key, None)
+        if self.pending.pop(pod.key, None) is not None:
+            self.kubelet.sim.admission_changed(pod)  # the kubelet's phase is the API's again
+        # (a change of the API's phase is the store's to tell: Cluster._phase_written)
         self._write(pod, now, phase, reason, message, ready, disruption)
 
     def set_ready(self, pod: Pod, now: int) -> None:

@@ -551,12 +551,12 @@ class NodeLifecycleController:
     def process_pod(self, pod: Pod, now: int) -> None:
         """Port of Controller.processPod (a pod was bound or moved to a node)."""
         health = self.node_health.get(pod.node_name)
-        if health is None or pod.node_name not in self.cluster.nodes:
+        node = self.cluster.nodes.get(pod.node_name)
+        if health is None or node is None:
             return
         saved = health.saved_ready
         if saved is None:
             return
-        node = self.cluster.nodes[pod.node_name]
         if not self.taint_mode:
             self.process_no_taint_base_eviction(node, saved.status, [pod], now)
         if saved.status != TRUE:

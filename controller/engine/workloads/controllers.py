@@ -172,20 +172,28 @@ class WorkloadControllers(
             return  # a late notice about an object already replaced under the same name
         alive = current is not None
         cls = pod_metrics_class(pod) if alive else None
-        if self._pod_class.get(key) != cls:
-            self._count_pod(key, cls)
+        prev = self._pod_class.get(key)
+        if prev != cls:
+            self._count_pod(key, prev, cls)
         if alive and pod.ready is True:  # is_pod_ready
             self.ready_since.setdefault(key, now)
-        else:
-            self.ready_since.pop(key, None)
-        self.sim.kube_scheduler.pod_changed(pod, now)
+        elif key in self.ready_since:
+            del self.ready_since[key]
+        if pod.node_name or not alive:
+            # The scheduler's NodeInfo and queue. A pod that exists without a node was never
+            # counted on one (nodeName is set once, by the bind, which tells the scheduler
+            # itself): pod_changed would find nothing to do; its queue is enqueue's.
+            self.sim.kube_scheduler.pod_changed(pod, now)
         owner = pod.owner
         if owner is not None and owner.controller:
             okey = pod.owner_key
+            owned = self.owned.get(okey)
             if alive:
-                self.owned.setdefault(okey, {})[key] = pod
-            elif key in self.owned.get(okey, {}):
-                del self.owned[okey][key]
+                if owned is None:
+                    owned = self.owned[okey] = {}
+                owned[key] = pod
+            elif owned is not None and key in owned:
+                del owned[key]
             if owner.kind == "DaemonSet":
                 self._index_daemon_pod(okey, pod, alive)
             w = self.workloads.get(okey)
@@ -198,7 +206,8 @@ class WorkloadControllers(
                     self._recreate_deployment_emptied(w.owner.name, w.namespace, now)
         if not alive:
             self.ds_target.pop(key, None)
-        self._ensure_reconcile(now)
+        if not self._reconciling and self._scheduled_at != now:
+            self._ensure_reconcile(now)
 
     def _recreate_deployment_emptied(self, name: str, namespace: str, now: int) -> None:
         """Port of DeploymentController.deletePod: a Recreate Deployment is synced again when

@@ -23,8 +23,8 @@ class AvailabilityMetrics:
     """The availability metrics the page charts (not a Kubernetes controller): pods by phase,
     nodes by zone and state, each workload's desired and ready replicas, kept incrementally."""
 
-    def _count_pod(self, key: str, cls: str | None) -> None:
-        prev = self._pod_class.get(key)
+    def _count_pod(self, key: str, prev: str | None, cls: str | None) -> None:
+        """The pod ``key`` moves from class ``prev`` (its kept one) to ``cls``."""
         if prev == cls:
             return
         if prev is not None:

@@ -224,14 +224,18 @@ class EvictionManager:
         pods: Sequence[PodStats],
         reclaim: NodeReclaimFunc,
         fresh_stats: FreshStatsFunc,
+        observations: dict[str, Observation] | None = None,
     ) -> SyncResult:
         """Port of managerImpl.synchronize (1.18): update thresholds and conditions, evict
         local storage violators, else reclaim node-level resources or evict at most one pod
-        for the most urgent threshold. ``pods`` are the active pods (GetActivePods)."""
+        for the most urgent threshold. ``pods`` are the active pods (GetActivePods).
+        ``observations``: makeSignalObservations of ``node_stats``, when the caller has made
+        them already (nothing changes them)."""
         config = self.config
         if not config.thresholds and not config.local_storage_capacity_isolation:
             return SyncResult(list(self.node_conditions))
-        observations = make_signal_observations(node_stats)
+        if observations is None:
+            observations = make_signal_observations(node_stats)
         # the thresholds met independent of grace period
         thresholds = thresholds_met(config.thresholds, observations, False)
         # the thresholds previously met that have not yet satisfied their min-reclaim
