@@ -82,6 +82,11 @@ _HIDING = re.compile(
 
 
 def text_may_hide_problems(text: str) -> bool:
+    """Whether ``text`` matches _HIDING. A text with no backslash, no NUL and only ASCII (a
+    generated scenario, usually) cannot, and says so without the regex's scan of every
+    character (a sixth of the form's check of a 1,000-node scenario)."""
+    if "\\" not in text and "\x00" not in text and text.isascii():
+        return False
     return _HIDING.search(text) is not None
 
 

@@ -288,6 +288,15 @@ def _write(
     sim.timeline.events.clear()
     start = room.event_count
     size = 0
+    if fresh and len(events) > FIRST_DELTA_MAX:
+        # A big new room: its first delta is a resync notice (room_went_live), so its views
+        # are not kept for it; they go straight into the database as they are made (on
+        # PostgreSQL the server stores each while the next is made), while a thread makes
+        # its timeline's chunks (stored after them).
+        with timeline_store.written_after(room.pk, start, events):
+            bulk.insert_views(room.pk, _all_views(sim))
+        getattr(sim, "observed_nodes", set()).clear()
+        return _saved(room, rt, start, events, fresh, _no_changes(), True, size, limit)
     if fresh or start == 0:
         # Nothing stored yet (a new room, or a rewind that deleted everything): many events
         # at once go in compressed chunks (timeline_store).
@@ -297,13 +306,6 @@ def _write(
         # From event_count on: none stored yet (many at once in chunks, as a new room's).
         # Their JSON's bytes: the delta's lower bound begins.
         size += timeline_store.write(room.pk, start, events)
-    if fresh and len(events) > FIRST_DELTA_MAX:
-        # A big new room: its first delta is a resync notice (room_went_live), so its views
-        # are not kept for it; they go straight into the database as they are made (on
-        # PostgreSQL the server stores each while the next is made).
-        bulk.insert_views(room.pk, _all_views(sim))
-        getattr(sim, "observed_nodes", set()).clear()
-        return _saved(room, rt, start, events, fresh, _no_changes(), force_snapshot, size, limit)
     # A fresh room's views are all of them (below): which objects its events touched is moot.
     nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
     # Kubelets whose eviction signals moved at a sync: their view carries the new figures.

@@ -150,12 +150,17 @@ MAX_NESTING = safe_yaml.MAX_DEPTH
 
 
 def check_nesting(value: Any, path: str) -> None:
-    """The same limit for data that arrives already parsed (a live action's JSON)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > MAX_NESTING:
-                raise ScenarioError(path, f"nested deeper than {MAX_NESTING} levels")
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((c, depth + 1) for c in children)
+    """The same limit for data that arrives already parsed (a live action's JSON). Walked a
+    level at a time, its mappings and lists only (its scalars are most of a big scenario)."""
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 1
+    while level:
+        if depth > MAX_NESTING:
+            raise ScenarioError(path, f"nested deeper than {MAX_NESTING} levels")
+        inner = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, dict | list):
+                    inner.append(child)
+        level = inner
+        depth += 1
