@@ -117,8 +117,9 @@ class WindowIndex:
         # this index is a copy of its block with the nodes where c > 0 brought up to date.
         self.base: WindowIndex | None = None
         # A zone's sum in a window is at most the pods (that exist during the pass: none is
-        # made in it) or the nodes: ``bits`` bits hold it.
-        bits = max(pods, len(nodes)).bit_length()
+        # made in it) or the nodes: ``bits`` bits hold it, with one bit to spare (twice as
+        # many), should a hook ever make pods during a pass.
+        bits = (2 * max(pods, len(nodes))).bit_length()
         if like is not None and like.nodes is nodes and like.bits == bits:  # the same places
             self.pos, self.shift, self.zones = like.pos, like.shift, like.zones
             self.bits, self.mask, self.z1, self.wanted = like.bits, like.mask, like.z1, like.wanted
