@@ -49,6 +49,20 @@ def _built_by_a_worker(left: Room, right: Room, tmp_path, snapshots: bool = Fals
         worker.kill()
 
 
+def _both_sides_live(client, c: Comparison, left: Room, right: Room) -> None:
+    """Each side's timeline is the engine's run of its stored scenario, its 600 pods are
+    stored, the right side has its 30 s toleration, and the page shows the comparison."""
+    for room in (left, right):
+        sim = Simulation(load_scenario(room.scenario_yaml))
+        sim.run(room.sim_ms)
+        assert reading.room_timeline(room) == [dict(e) for e in sim.timeline.events]
+        assert ObjectView.objects.filter(room=room, kind="pod").count() == 600
+    api = load_scenario(right.scenario_yaml).config.api_server
+    assert api.default_unreachable_toleration_seconds == 30
+    page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
+    assert 'id="compare"' in page and 'id="compare-building"' not in page
+
+
 def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
     client, transactional_db, redis_server, tmp_path
 ) -> None:
@@ -71,15 +85,7 @@ def test_a_big_comparison_returns_at_once_and_both_rooms_go_live_together(
     assert (left.sim_anchor_ms, right.sim_anchor_ms) == (0, 0)
     assert left.operator_token == right.operator_token
     # Each side's timeline is the engine's, of its own stored scenario (with its changes).
-    for room in (left, right):
-        sim = Simulation(load_scenario(room.scenario_yaml))
-        sim.run(room.sim_ms)
-        assert reading.room_timeline(room) == [dict(e) for e in sim.timeline.events]
-        assert ObjectView.objects.filter(room=room, kind="pod").count() == 600
-    api = load_scenario(right.scenario_yaml).config.api_server
-    assert api.default_unreachable_toleration_seconds == 30
-    page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
-    assert 'id="compare"' in page and 'id="compare-building"' not in page
+    _both_sides_live(client, c, left, right)
 
 
 def test_the_first_side_built_waits_for_the_other(db, redis_server, monkeypatch) -> None:
@@ -227,14 +233,7 @@ def test_a_long_scenario_compared_returns_at_once_and_the_workers_make_both_room
     # Each side is the scenario with its own changes, as one read in the request would be.
     for room, (_label, changes) in zip((left, right), _sides(), strict=True):
         assert room.scenario_yaml == compare.with_changes(BIG, changes, "x")
-        sim = Simulation(load_scenario(room.scenario_yaml))
-        sim.run(room.sim_ms)
-        assert reading.room_timeline(room) == [dict(e) for e in sim.timeline.events]
-        assert ObjectView.objects.filter(room=room, kind="pod").count() == 600
-    api = load_scenario(right.scenario_yaml).config.api_server
-    assert api.default_unreachable_toleration_seconds == 30
-    page = client.get(f"/compare/{c.slug}/?token={left.operator_token}").content.decode()
-    assert 'id="compare"' in page and 'id="compare-building"' not in page
+    _both_sides_live(client, c, left, right)
 
 
 @pytest.mark.parametrize(
