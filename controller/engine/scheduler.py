@@ -703,8 +703,11 @@ class KubeScheduler:
         """Pods selected by the same controller, per node (countMatchingPods: bound, not
         terminated, not being deleted); None when no controller selects the pod."""
         owner = self._spread_owner(pod)
-        if owner is None:
-            return None
+        return None if owner is None else self.owner_counts(owner)
+
+    def owner_counts(self, owner: str) -> dict[str, int]:
+        """_spread_counts of the pods of ``owner`` (kept in _spread: _bind adds to it, a
+        counted pod that leaves drops them all)."""
         counts = self._spread.get(owner)
         if counts is None:
             counts = {}

@@ -361,13 +361,9 @@ def schedule_window(
     """The node genericScheduler.Schedule picks for ``pod`` (and nextStartNodeIndex moved as
     findNodesThatPassFilters moves it), or None: take the per-node path (nothing changed)."""
     n = len(nodes)
-    nz = pod.nonzero_vec or (_SCHEDULER or _scheduler())[0](pod)
+    nz = (_SCHEDULER or _scheduler())[0](pod)  # nonzero_requests, kept on the pod
     owner = sched._spread_owner(pod)
-    counts = None
-    if owner is not None:
-        counts = sched._spread.get(owner)
-        if counts is None:
-            counts = sched._spread_counts(pod)
+    counts = sched.owner_counts(owner) if owner is not None else None
     key = (info.signature, nz, owner)
     idx = sched._windows.get(key)
     if idx is None or idx.nodes is not nodes or idx.counts is not counts:
