@@ -58,10 +58,9 @@ def _chunks(
         pending: list[tuple[tuple[Any, ...], Future[bytes]]] = []
         for lo in range(0, len(events), CHUNK):
             part = events[lo : lo + CHUNK]
-            text = orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS)
+            text = _text(part)
             written[0] += len(text)
-            head = (room_id, start + lo, len(part), part[0]["t"], part[-1]["t"])
-            pending.append((head, pool.submit(zlib.compress, text, 1)))
+            pending.append((_head(room_id, start + lo, part), pool.submit(zlib.compress, text, 1)))
             if len(pending) > 1:
                 done, blob = pending.pop(0)
                 yield (*done, blob.result())
@@ -96,8 +95,17 @@ def written_after(room_id: int, start: int, events: list[dict[str, Any]]) -> Ite
 
 
 def _chunk_row(room_id: int, first_idx: int, part: list[dict[str, Any]]) -> tuple[Any, ...]:
-    text = orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS)
-    return (room_id, first_idx, len(part), part[0]["t"], part[-1]["t"], zlib.compress(text, 1))
+    return (*_head(room_id, first_idx, part), zlib.compress(_text(part), 1))
+
+
+def _head(room_id: int, first_idx: int, part: list[dict[str, Any]]) -> tuple[int, ...]:
+    """A chunk row's columns before its blob (_CHUNK_COLUMNS)."""
+    return (room_id, first_idx, len(part), part[0]["t"], part[-1]["t"])
+
+
+def _text(part: list[dict[str, Any]]) -> bytes:
+    """A chunk's JSON, before compression (level 1)."""
+    return orjson.dumps(part, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _decode(chunk: TimelineChunk) -> list[Row]:
