@@ -84,17 +84,15 @@ def parse_nodes(
                 {**template, "name": f"{prefix}1"}, kubelet, kubelet_raw, f"{p}.generate", profile
             )
             _add_unique(out, seen, first, p)
+            per_node = "kubelet" in template or "kubeletVersion" in template  # (_generated)
             for n in range(2, count + 1):
-                if "kubelet" in template or "kubeletVersion" in template:
+                name = f"{prefix}{n}"
+                if per_node:
                     spec = parse_node(
-                        {**template, "name": f"{prefix}{n}"},
-                        kubelet,
-                        kubelet_raw,
-                        f"{p}.generate",
-                        profile,
+                        {**template, "name": name}, kubelet, kubelet_raw, f"{p}.generate", profile
                     )
                 else:
-                    spec = _generated(first, f"{prefix}{n}", template, f"{p}.generate")
+                    spec = _generated(first, name, template, f"{p}.generate")
                 _add_unique(out, seen, spec, p)
         else:
             spec = parse_node(entry, kubelet, kubelet_raw, p, profile)
