@@ -52,8 +52,15 @@ class Cluster:
         self, now_ms: int, obj: str, reason: str, message: str, event_type: str = "Normal"
     ) -> None:
         """A Kubernetes Event (record.EventRecorder.Event), one per recording."""
-        self.timeline.emit(
-            now_ms, "K8sEvent", object=obj, reason=reason, message=message, eventType=event_type
+        self.timeline.add(
+            {
+                "t": now_ms,
+                "type": "K8sEvent",
+                "object": obj,
+                "reason": reason,
+                "message": message,
+                "eventType": event_type,
+            }
         )
 
     # -- nodes ----------------------------------------------------------------------
@@ -154,7 +161,7 @@ class Cluster:
         if pod.phase not in LIVE_PHASES:
             self.terminated[pod.key] = pod
         owner = pod.owner.ref() if pod.owner is not None else None
-        self.timeline.emit(now_ms, "PodCreated", pod=pod.key, owner=owner)
+        self.timeline.add({"t": now_ms, "type": "PodCreated", "pod": pod.key, "owner": owner})
         if pod.node_name:
             self.pods_by_node.setdefault(pod.node_name, {})[pod.key] = pod
             self.sim.admission_changed(pod)
@@ -169,7 +176,7 @@ class Cluster:
             on_node = self.pods_by_node[node_name] = {}
         on_node[pod.key] = pod
         self.sim.admission_changed(pod)
-        self.timeline.emit(now_ms, "PodScheduled", pod=pod.key, node=node_name)
+        self.timeline.add({"t": now_ms, "type": "PodScheduled", "pod": pod.key, "node": node_name})
         self.record_event(
             now_ms,
             f"Pod/{pod.key}",
@@ -216,11 +223,26 @@ class Cluster:
             pod.phase, pod.reason, pod.message = phase, reason, message
             self._phase_written(pod)
             if emit:
-                self.timeline.emit(now_ms, "PodPhase", pod=pod.key, phase=phase, reason=reason)
+                self.timeline.add(
+                    {
+                        "t": now_ms,
+                        "type": "PodPhase",
+                        "pod": pod.key,
+                        "phase": phase,
+                        "reason": reason,
+                    }
+                )
             changed = True
         if ready is not None and pod.ready is not ready:
             pod.ready = ready
-            self.timeline.emit(now_ms, "PodReady", pod=pod.key, status="True" if ready else "False")
+            self.timeline.add(
+                {
+                    "t": now_ms,
+                    "type": "PodReady",
+                    "pod": pod.key,
+                    "status": "True" if ready else "False",
+                }
+            )
             changed = True
         if changed:
             self.sim.on_pod_status_updated(pod, now_ms)

@@ -318,6 +318,11 @@ class PodInfo:
 class KubeScheduler:
     """The default scheduler: one scheduling pass per woken instant, at Phase.SCHEDULER."""
 
+    # Outside a pass (and in an engine pickled before they existed): no block summaries.
+    # Never changed in place: run_pass assigns the instance's own.
+    _windows: dict[tuple[object, ...], WindowIndex] = {}
+    _bases: dict[tuple[object, ...], WindowIndex] = {}
+
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.queue: dict[str, tuple[int, Pod]] = {}  # pod key -> (queue order, pod)
@@ -439,9 +444,21 @@ class KubeScheduler:
         if owner is not None and owner in self._spread:
             counts = self._spread[owner]
             counts[node_name] = counts.get(node_name, 0) + 1
-        self.sim.cluster.bind_pod(pod, node_name, now)
-        self.pod_changed(pod, now)
-        self.node_affinity.pop(pod.key, None)
+        cluster = self.sim.cluster
+        cluster.bind_pod(pod, node_name, now)
+        # A pod its kubelet started at the bind is accounted on the node already (the status
+        # write told pod_changed, through WorkloadControllers.on_pod_changed): pod_changed
+        # would find it there and change nothing. Any other pod is told here.
+        key = pod.key
+        prev = self._accounted.get(key)
+        if (
+            prev is None
+            or prev[1] != pod.node_name
+            or pod.phase in TERMINAL_PHASES
+            or cluster.pods.get(key) is not pod
+        ):
+            self.pod_changed(pod, now)
+        self.node_affinity.pop(key, None)
 
     def schedule(self, pod: Pod) -> tuple[str | None, str]:
         """Port of genericScheduler.Schedule: the chosen node, or None and the FitError."""
@@ -650,7 +667,7 @@ class KubeScheduler:
             scores.pop(name, None)
         for failures in self._failures.values():
             failures.pop(name, None)
-        windows, bases = getattr(self, "_windows", None) or {}, getattr(self, "_bases", None) or {}
+        windows, bases = self._windows, self._bases
         if windows or bases:
             schedwindow.forget(chain(windows.values(), bases.values()), name)
 
