@@ -356,6 +356,18 @@ class KubeScheduler:
         self.queue[pod.key] = (self._seq, pod)
         self.wake(now)
 
+    def enqueue_all(self, pods: list[Pod], now: int) -> None:
+        """``enqueue`` of each pod in turn, the pass scheduled once: each pod queued behind
+        the one before, the version bumped once per pod as each enqueue's wake does."""
+        if not pods:
+            return
+        queue = self.queue
+        for pod in pods:
+            self._seq += 1
+            queue[pod.key] = (self._seq, pod)
+        self._version += len(pods) - 1
+        self.wake(now)
+
     def wake(self, now: int) -> None:
         """Something changed in the cluster: MoveAllToActiveQueue, then a pass at this instant."""
         self._version += 1

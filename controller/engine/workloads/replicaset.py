@@ -34,10 +34,7 @@ class ReplicaSetController:
         diff = len(active) - rs.replicas
         if diff < 0:
             n = min(-diff, RS_BURST_REPLICAS)
-            for _ in range(n):
-                name = self._generate_name(rs)
-                pod = self._new_pod(rs, name, now)
-                self._create_pod(rs, pod, now, f"Created pod: {name}")
+            self._create_replicas(rs, n, now)
             if n < -diff:
                 self._mark(rs.key, now)
         elif diff > 0:
