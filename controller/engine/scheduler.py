@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
 from . import schedwindow
@@ -435,7 +435,7 @@ class KubeScheduler:
         self._at = None
         self._spread.clear()
         cluster = self.sim.cluster
-        for _seq, pod in sorted(self.queue.values(), key=lambda e: (-e[1].priority, e[0])):
+        for _seq, pod in self._queue_order():
             key = pod.key
             if cluster.pods.get(key) is not pod or pod.node_name or pod.deletion_ms is not None:
                 self.queue.pop(key, None)  # skipPodSchedule: gone, bound or being deleted
@@ -450,6 +450,16 @@ class KubeScheduler:
                 continue
             self.queue.pop(key, None)
             self._bind(pod, node_name, now)
+
+    def _queue_order(self) -> list[tuple[int, Pod]]:
+        """The queue's entries by priority (higher first), then queue order: the seq sort (an
+        int key read in C) and, only when the priorities differ, a stable sort by priority."""
+        order = sorted(self.queue.values(), key=itemgetter(0))
+        if order:
+            first = order[0][1].priority
+            if any(e[1].priority != first for e in order):
+                order.sort(key=lambda e: -e[1].priority)
+        return order
 
     def _bind(self, pod: Pod, node_name: str, now: int) -> None:
         owner = self._spread_owner(pod)

@@ -4,7 +4,9 @@ timeline byte for byte, the same cluster state, the same scheduler queue (order 
 sequence numbers) and version, and the same generated names.
 
 Covered: WorkloadControllers._create_replicas (manageReplicas' burst of creates, with the
-admission, the names and the scheduler's wake shared by the burst)."""
+admission, the names and the scheduler's wake shared by the burst); KubeScheduler._queue_order
+(the scheduling pass's sort of its queue); the ReplicaSet sync's and the kubelet admission
+index's predicates read inline run in every comparison above and in test_shortcuts.py."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from controller.engine.objects import Pod
 from controller.engine.scenario import parse_scenario
 from controller.engine.simulation import Simulation
 from controller.engine.state import cluster_state
@@ -179,3 +182,23 @@ def test_the_random_bursts_reach_both_paths() -> None:
                 sizes.add(o["spec"]["replicas"])
                 bound |= "nodeName" in o["spec"]["template"]["spec"]
     assert {500, 1000, 1200} <= sizes and bound
+
+
+@pytest.mark.parametrize("seed", range(30), ids=lambda s: f"seed {s}")
+def test_the_queue_order_is_the_priority_then_queue_order_sort(seed: int) -> None:
+    """KubeScheduler._queue_order (PrioritySort's less: higher priority, then the earlier
+    queue entry) against sorting by (-priority, seq) at once; the queue dict's own order is
+    not the seq order (a re-queued pod keeps its place with a new seq)."""
+    rng = random.Random(seed)
+    sim = Simulation(parse_scenario(burst_scenario(0)))
+    ks = sim.kube_scheduler
+    priorities = rng.choice([[0], [5], [0, 0, 0, 1000], [-3, 0, 7, 2_000_000_000]])
+    pods = []
+    for i in range(rng.randint(0, 60)):
+        pod = Pod("default", f"p-{i}", f"uid-{i}", 0)
+        pod.priority = rng.choice(priorities)
+        pods.append(pod)
+    seqs = rng.sample(range(1, 1000), len(pods))
+    ks.queue = {p.key: (seq, p) for p, seq in zip(pods, seqs)}
+    expected = sorted(ks.queue.values(), key=lambda e: (-e[1].priority, e[0]))
+    assert ks._queue_order() == expected
