@@ -45,7 +45,7 @@ from .objects import (
     tolerations_tolerate_taint,
 )
 from .schedwindow import MIN_NODES as WINDOW_MIN_NODES
-from .schedwindow import WindowIndex, schedule_window
+from .schedwindow import BaseIndex, OwnerIndex, schedule_window
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -342,11 +342,11 @@ class KubeScheduler:
         self._resource_scores: dict[tuple[int, int], dict[str, int]] = {}
         self._failures: dict[tuple[object, ...], dict[str, tuple[str, ...]]] = {}
         self._failures_version = 0
-        # Block summaries of big clusters (schedwindow.py), only during a scheduling pass.
-        self._windows: dict[tuple[object, ...], WindowIndex] = {}
-        # Per (signature, non-zero requests): the same blocks with no matching pod anywhere,
-        # that a new spreading owner's blocks start from (schedwindow.WindowIndex.base).
-        self._bases: dict[tuple[object, ...], WindowIndex] = {}
+        # Block summaries of big clusters (schedwindow.py), only during a scheduling pass: per
+        # (signature, non-zero requests) the nodes' keys and their blocks' (_bases), per
+        # (signature, non-zero requests, spreading owner) its groups' (_windows).
+        self._windows: dict[tuple[object, ...], OwnerIndex] = {}
+        self._bases: dict[tuple[object, ...], BaseIndex] = {}
         self._in_pass = False
 
     # -- hooks ------------------------------------------------------------------------------------
