@@ -320,8 +320,8 @@ class KubeScheduler:
 
     # Outside a pass (and in an engine pickled before they existed): no block summaries.
     # Never changed in place: run_pass assigns the instance's own.
-    _windows: dict[tuple[object, ...], WindowIndex] = {}
-    _bases: dict[tuple[object, ...], WindowIndex] = {}
+    _windows: dict[tuple[object, ...], OwnerIndex] = {}
+    _bases: dict[tuple[object, ...], BaseIndex] = {}
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
