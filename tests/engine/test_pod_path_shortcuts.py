@@ -21,7 +21,7 @@ from controller.engine.scenario import parse_scenario
 from controller.engine.simulation import Simulation
 from controller.engine.state import cluster_state
 from controller.engine.timeline import to_json
-from controller.engine.workloads import controllers
+from controller.engine.workloads import controllers, count_cluster
 
 SEEDS = range(12)
 
@@ -138,6 +138,8 @@ def run(seed: int, shortcuts: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"states": []}
     for t in (0, 20_000):
         sim.run(t)
+        # the kept pod and node counts (WorkloadControllers.on_pod_changed) are the counted ones
+        assert sim.workloads.cluster_metrics() == count_cluster(sim)
         ks = sim.kube_scheduler
         out["states"].append(
             (
@@ -149,6 +151,8 @@ def run(seed: int, shortcuts: bool) -> dict[str, Any]:
         )
     sim.run(sim.scenario.duration_ms)
     out["timeline"] = [to_json(e) for e in sim.timeline.events]
+    assert sim.workloads.cluster_metrics() == count_cluster(sim)
+    out["series"] = sim.workloads.series()
     out["names"] = sum(w.names_generated for w in sim.workloads.workloads.values())
     return out
 

@@ -24,7 +24,6 @@ from .common import (
     RESYNC_DELAY_MS,
     ROLLING_UPDATE,
     compute_hash,
-    pod_metrics_class,
     random_suffix,
     selector_matches,
 )
@@ -172,10 +171,19 @@ class WorkloadControllers(
         if current is not None and current is not pod:
             return  # a late notice about an object already replaced under the same name
         alive = current is not None
-        cls = pod_metrics_class(pod) if alive else None
-        prev = self._pod_class.get(key)
+        # (pod_metrics_class and _count_pod, written out: twice per pod at t=0)
+        cls = ("Terminating" if pod.deletion_ms is not None else pod.phase) if alive else None
+        pod_class = self._pod_class
+        prev = pod_class.get(key)
         if prev != cls:
-            self._count_pod(key, prev, cls)
+            counts = self.pod_counts
+            if prev is not None:
+                counts[prev] -= 1
+            if cls is None:
+                del pod_class[key]
+            else:
+                pod_class[key] = cls
+                counts[cls] = counts.get(cls, 0) + 1
         if alive and pod.ready is True:  # is_pod_ready
             self.ready_since.setdefault(key, now)
         elif key in self.ready_since:
