@@ -73,16 +73,21 @@ def written_after(room_id: int, start: int, events: list[dict[str, Any]]) -> Ite
     """Store ``events`` as ``write`` does, at the end of the block (unless it raises): their
     chunks are encoded and compressed by a thread meanwhile (a new room's: zlib lets go of
     the GIL, so while the block stores the room's views it runs on the machine's other core:
-    a seventh of a 1,000-node room's store)."""
+    a seventh of a 1,000-node room's store). Chunked events are taken over: ``events`` is
+    emptied, and the thread lets go of each chunk's events once encoded (so it, not the
+    caller, frees them: 935,000 event dicts at 5,000 nodes, a tenth of a second)."""
     if len(events) < CHUNK_MIN:
         yield
         bulk.insert_events(room_id, start, events)
         return
+    parts = [events[lo : lo + CHUNK] for lo in range(0, len(events), CHUNK)]
+    events.clear()
     with ThreadPoolExecutor(1, thread_name_prefix="timeline-chunks") as pool:
         rows = [
-            pool.submit(_chunk_row, room_id, start + lo, events[lo : lo + CHUNK])
-            for lo in range(0, len(events), CHUNK)
+            pool.submit(_chunk_row, room_id, start + i * CHUNK, part)
+            for i, part in enumerate(parts)
         ]
+        parts.clear()  # each part now held by its job only (let go when the job is done)
         try:
             yield
         except BaseException:

@@ -293,10 +293,11 @@ def _write(
         # are not kept for it; they go straight into the database as they are made (on
         # PostgreSQL the server stores each while the next is made), while a thread makes
         # its timeline's chunks (stored after them).
-        with timeline_store.written_after(room.pk, start, events):
+        count = len(events)
+        with timeline_store.written_after(room.pk, start, events):  # takes the events over
             bulk.insert_views(room.pk, _all_views(sim))
         getattr(sim, "observed_nodes", set()).clear()
-        return _saved(room, rt, start, events, fresh, _no_changes(), True, size, limit)
+        return _saved(room, rt, start, count, None, _no_changes(), True, size, limit)
     if fresh or start == 0:
         # Nothing stored yet (a new room, or a rewind that deleted everything): many events
         # at once go in compressed chunks (timeline_store).
@@ -367,7 +368,7 @@ def _write(
         bulk.insert_views(room.pk, upserts)
     elif upserts:
         bulk.upsert_views(room.pk, upserts)
-    return _saved(room, rt, start, events, fresh, changes, force_snapshot, size, limit)
+    return _saved(room, rt, start, len(events), events, changes, force_snapshot, size, limit)
 
 
 def _no_changes() -> dict[str, Any]:
@@ -393,18 +394,19 @@ def _saved(
     room: Room,
     rt: Runtime,
     start: int,
-    events: list[dict[str, Any]],
-    fresh: bool,
+    count: int,
+    events: list[dict[str, Any]] | None,
     changes: dict[str, Any],
     force_snapshot: bool,
     size: int,
     limit: int | None,
 ) -> tuple[dict[str, Any], bool]:
-    """The end of _write: the series, the room's counters and clock saved; the delta (a
-    resync notice when ``size`` passed ``limit``)."""
+    """The end of _write: the series, the room's counters and clock saved (``count`` new
+    events); the delta (a resync notice when ``size`` passed ``limit``) with ``events``, or
+    with None for them (a big new room's, sent as a resync notice: room_went_live)."""
     sim = rt.sim
     _persist_series(room, sim)
-    room.event_count = start + len(events)
+    room.event_count = start + count
     room.seq += 1
     room.version += 1
     rt.version = room.version
@@ -429,12 +431,12 @@ def _saved(
         "paused": room.paused,
     }
     if limit is not None and size > limit:
-        return resync_notice(delta, size, limit, len(events)), force_snapshot
+        return resync_notice(delta, size, limit, count), force_snapshot
     delta |= {
         # A new room's first instant is sent as a resync notice when it is big (room_went_live):
         # its events are not made into messages (935,000 of them at 5,000 nodes: 1.5 s).
         "events": None
-        if fresh and len(events) > FIRST_DELTA_MAX
+        if events is None
         else [_public_event(start + i, e) for i, e in enumerate(events)],
         **changes,
     }

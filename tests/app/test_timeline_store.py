@@ -343,3 +343,30 @@ def test_the_bulk_inserts_json_is_valid_and_the_check_is_on_again_after_them(roo
                 "VALUES (%s, 'pod', 'q', '{not json')",
                 [room.pk],
             )
+
+
+@pytest.mark.parametrize("events", [timeline_store.CHUNK_MIN, 2 * timeline_store.CHUNK + 1])
+def test_chunks_made_by_a_thread_are_writes_and_the_events_are_taken_over(room, events) -> None:
+    """timeline_store.written_after (a big new room's chunks, made by a thread while its views
+    are stored) stores the very rows that write stores (the straightforward path), and takes
+    the events over: the caller's list is empty after it."""
+    other = Room.objects.create(
+        name="other", slug="other", scenario_yaml="", wall_anchor=timezone.now()
+    )
+    given = _synthetic(events, t=7)
+    timeline_store.write(other.pk, 5, _synthetic(events, t=7))
+    with timeline_store.written_after(room.pk, 5, given):
+        pass
+    assert given == []
+
+    def rows(r: Room) -> list[tuple]:
+        return list(
+            TimelineChunk.objects.filter(room=r)
+            .order_by("first_idx")
+            .values_list("first_idx", "count", "first_t_ms", "last_t_ms", "blob")
+        )
+
+    assert [(*r[:4], bytes(r[4])) for r in rows(room)] == [
+        (*r[:4], bytes(r[4])) for r in rows(other)
+    ]
+    assert timeline_store.after(room) == timeline_store.after(other)
