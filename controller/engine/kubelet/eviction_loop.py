@@ -59,6 +59,17 @@ def kill_pod_timeout_s(grace_s: int) -> int:
     return max(grace_s + grace_s // 2, 10)
 
 
+def _any_storage_limit(pods: list[Pod]) -> bool:
+    """Whether a container of ``pods`` has an ephemeral-storage limit (a plain loop: the
+    generator it stands for, ``any(... for p in pods for c in p.containers)``, resumes a
+    frame per container, at each node's every sync)."""
+    for p in pods:
+        for c in p.containers:
+            if "ephemeral-storage" in c.limits:
+                return True
+    return False
+
+
 INODE_BYTES = 16 * 1024  # bytes per inode when a node does not declare its inode count
 
 
@@ -163,9 +174,7 @@ class EvictionLoop:
         observations = make_signal_observations(stats)
         self._observe(node.name, observations)
         met = thresholds_met(self.manager.config.thresholds, observations, False)
-        needs_pods = bool(met or self.manager.thresholds_met) or any(
-            "ephemeral-storage" in c.limits for p in pods for c in p.containers
-        )
+        needs_pods = bool(met or self.manager.thresholds_met) or _any_storage_limit(pods)
         self.in_sync = True
         try:
             result = self.manager.synchronize(
