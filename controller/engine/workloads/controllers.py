@@ -362,11 +362,12 @@ class WorkloadControllers(
             t.unschedulable_reason,
             t.disruption_target,
         )
-        # The same containers as the template's: what is derived from them, computed once.
-        pod.request_vec = t.requests3()
-        pod.nodeinfo_vec = node_info_contribution(t)
-        pod.nonzero_vec = nonzero_requests(t)
-        pod.qos = t.qos_class()
+        # The same containers as the template's: what is derived from them, computed once
+        # (kept on the template: read without the calls once it is there).
+        pod.request_vec = t.request_vec or t.requests3()
+        pod.nodeinfo_vec = t.nodeinfo_vec or node_info_contribution(t)
+        pod.nonzero_vec = t.nonzero_vec or nonzero_requests(t)
+        pod.qos = t.qos or t.qos_class()
         return pod
 
     def _generate_name(self, w: Workload) -> str:
