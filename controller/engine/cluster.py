@@ -177,11 +177,15 @@ class Cluster:
         on_node[pod.key] = pod
         self.sim.admission_changed(pod)
         self.timeline.add({"t": now_ms, "type": "PodScheduled", "pod": pod.key, "node": node_name})
-        self.record_event(
-            now_ms,
-            f"Pod/{pod.key}",
-            "Scheduled",
-            f"Successfully assigned {pod.key} to {node_name}",
+        self.timeline.add(  # record_event's K8sEvent
+            {
+                "t": now_ms,
+                "type": "K8sEvent",
+                "object": "Pod/" + pod.key,
+                "reason": "Scheduled",
+                "message": f"Successfully assigned {pod.key} to {node_name}",
+                "eventType": "Normal",
+            }
         )
         self.sim.on_pod_bound(pod, now_ms)
 

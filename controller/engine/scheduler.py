@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
 from . import schedwindow
@@ -45,7 +45,7 @@ from .objects import (
     tolerations_tolerate_taint,
 )
 from .schedwindow import MIN_NODES as WINDOW_MIN_NODES
-from .schedwindow import WindowIndex, schedule_window
+from .schedwindow import BaseIndex, OwnerIndex, schedule_window
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -320,8 +320,8 @@ class KubeScheduler:
 
     # Outside a pass (and in an engine pickled before they existed): no block summaries.
     # Never changed in place: run_pass assigns the instance's own.
-    _windows: dict[tuple[object, ...], WindowIndex] = {}
-    _bases: dict[tuple[object, ...], WindowIndex] = {}
+    _windows: dict[tuple[object, ...], OwnerIndex] = {}
+    _bases: dict[tuple[object, ...], BaseIndex] = {}
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
@@ -342,11 +342,11 @@ class KubeScheduler:
         self._resource_scores: dict[tuple[int, int], dict[str, int]] = {}
         self._failures: dict[tuple[object, ...], dict[str, tuple[str, ...]]] = {}
         self._failures_version = 0
-        # Block summaries of big clusters (schedwindow.py), only during a scheduling pass.
-        self._windows: dict[tuple[object, ...], WindowIndex] = {}
-        # Per (signature, non-zero requests): the same blocks with no matching pod anywhere,
-        # that a new spreading owner's blocks start from (schedwindow.WindowIndex.base).
-        self._bases: dict[tuple[object, ...], WindowIndex] = {}
+        # Block summaries of big clusters (schedwindow.py), only during a scheduling pass: per
+        # (signature, non-zero requests) the nodes' keys and their blocks' (_bases), per
+        # (signature, non-zero requests, spreading owner) its groups' (_windows).
+        self._windows: dict[tuple[object, ...], OwnerIndex] = {}
+        self._bases: dict[tuple[object, ...], BaseIndex] = {}
         self._in_pass = False
 
     # -- hooks ------------------------------------------------------------------------------------
@@ -354,6 +354,18 @@ class KubeScheduler:
         """A new pod without a node: activeQ.Add."""
         self._seq += 1
         self.queue[pod.key] = (self._seq, pod)
+        self.wake(now)
+
+    def enqueue_all(self, pods: list[Pod], now: int) -> None:
+        """``enqueue`` of each pod in turn, the pass scheduled once: each pod queued behind
+        the one before, the version bumped once per pod as each enqueue's wake does."""
+        if not pods:
+            return
+        queue = self.queue
+        for pod in pods:
+            self._seq += 1
+            queue[pod.key] = (self._seq, pod)
+        self._version += len(pods) - 1
         self.wake(now)
 
     def wake(self, now: int) -> None:
@@ -423,7 +435,7 @@ class KubeScheduler:
         self._at = None
         self._spread.clear()
         cluster = self.sim.cluster
-        for _seq, pod in sorted(self.queue.values(), key=lambda e: (-e[1].priority, e[0])):
+        for _seq, pod in self._queue_order():
             key = pod.key
             if cluster.pods.get(key) is not pod or pod.node_name or pod.deletion_ms is not None:
                 self.queue.pop(key, None)  # skipPodSchedule: gone, bound or being deleted
@@ -438,6 +450,16 @@ class KubeScheduler:
                 continue
             self.queue.pop(key, None)
             self._bind(pod, node_name, now)
+
+    def _queue_order(self) -> list[tuple[int, Pod]]:
+        """The queue's entries by priority (higher first), then queue order: the seq sort (an
+        int key read in C) and, only when the priorities differ, a stable sort by priority."""
+        order = sorted(self.queue.values(), key=itemgetter(0))
+        if order:
+            first = order[0][1].priority
+            if any(e[1].priority != first for e in order):
+                order.sort(key=lambda e: -e[1].priority)
+        return order
 
     def _bind(self, pod: Pod, node_name: str, now: int) -> None:
         owner = self._spread_owner(pod)

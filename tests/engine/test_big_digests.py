@@ -122,8 +122,8 @@ def mixed(n: int, version: str) -> dict:
 
 def many_owners(n: int) -> dict:
     """``n`` nodes in three zones, one Deployment of 550 pods (its ReplicaSet creates them in
-    two syncs of 500 and 50) and twelve of 40: the scheduler's blocks copied from its base
-    blocks, and a returning Deployment's made again (schedwindow._block); a zone outage."""
+    two syncs of 500 and 50) and twelve of 40: the scheduler's owner indexes made from its
+    base, and a returning Deployment's made again (schedwindow.OwnerIndex); a zone outage."""
     nodes = [
         {
             "generate": {

@@ -2,10 +2,11 @@
 per-node path (find_nodes_that_pass_filters + prioritize): the same node for every pod, the
 same nextStartNodeIndex, the same timeline, through a zone outage and rescheduling, with
 nodes that fill up, unschedulable and tainted nodes, nodes without a zone, pods without an
-owner and pods with a node selector."""
+owner and pods with a node selector; and on random clusters."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -88,16 +89,16 @@ CASES = {
             {"at": "20s", "type": "ZoneOutage", "zone": "zone-c"},
         ],
     ),
-    # Blocks of a Deployment's index copied from its pods' base blocks (schedwindow._block):
-    # small Deployments, one after another, each copies the base the one before kept
-    # current; the big one's pods come in two syncs of the ReplicaSet controller (500, then
-    # 50), the second time with pods on most nodes.
+    # Owner indexes made from their pods' base (schedwindow.OwnerIndex): small Deployments,
+    # one after another, each from the base the one before kept current; the big one's pods
+    # come in two syncs of the ReplicaSet controller (500, then 50), the second time with
+    # pods on most nodes (its zones' largest keys on nodes holding its pods).
     "many deployments, one coming back with pods on most nodes": (
         zoned(200, cpu="8"),
         [deployment("big", 550, "10m")] + [deployment(f"s{i}", 40, "10m") for i in range(12)],
         [{"at": "20s", "type": "ZoneOutage", "zone": "zone-b"}],
     ),
-    # Seven zones: the packed zone sums pass 64 bits (WindowIndex.bits per zone).
+    # Seven zones: the packed zone sums pass 64 bits (_Layout.bits per zone).
     "seven zones, two deployments, a zone outage": (
         [
             {"generate": {"count": 36, "namePrefix": f"{z}-", "zone": f"zone-{z}"}}
@@ -161,41 +162,112 @@ def test_the_block_path_chooses_as_the_per_node_path(case: str, monkeypatch) -> 
     assert fast_events == slow_events
 
 
+def random_case(seed: int) -> tuple[list, list, list]:
+    """A random cluster: 210-770 nodes in one to four zones (some without a zone), small or
+    big, Deployments and bare pods of random sizes, random faults."""
+    rng = random.Random(seed)
+    nodes: list[dict[str, Any]] = []
+    zones = "abcd"[: rng.randint(1, 4)]
+    for z in zones:
+        nodes.append(
+            {
+                "generate": {
+                    "count": rng.randint(210 // len(zones), 140 + 210 // len(zones)),
+                    "namePrefix": f"{z}{rng.randint(1, 99)}-",
+                    "zone": f"zone-{z}",
+                    "capacity": {
+                        "pods": str(rng.choice([6, 20, 110])),
+                        "cpu": rng.choice(["2", "8"]),
+                    },
+                }
+            }
+        )
+    if rng.random() < 0.5:
+        nodes.append({"generate": {"count": rng.randint(1, 40), "namePrefix": "plain-"}})
+    objects: list[dict[str, Any]] = [
+        deployment(f"d{i}", rng.randint(20, 700), rng.choice(["", "10m", "100m", "300m"]))
+        for i in range(rng.randint(1, 6))
+    ]
+    objects += [bare(f"p-{i}", rng.choice(["", "50m"])) for i in range(rng.randint(0, 60))]
+    zone_names = [n["generate"]["zone"] for n in nodes if "zone" in n["generate"]]
+    faults = [
+        {"at": f"{rng.randint(5, 60)}s", "type": "ZoneOutage", "zone": rng.choice(zone_names)}
+    ]
+    return nodes, objects, faults
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_block_path_chooses_as_the_per_node_path_on_random_clusters(
+    seed: int, monkeypatch
+) -> None:
+    nodes, objects, faults = random_case(seed)
+    calls = []
+    real_window = scheduler.schedule_window
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        chosen = real_window(*args)
+        calls.append(chosen is not None)
+        return chosen
+
+    monkeypatch.setattr(scheduler, "schedule_window", counting)
+    fast_placed, fast_events = run(nodes, objects, faults, 200, monkeypatch)
+    assert sum(calls) >= 100, f"the block path was used for {sum(calls)} pods only"
+    slow_placed, slow_events = run(nodes, objects, faults, 10**9, monkeypatch)
+    assert fast_placed == slow_placed
+    assert fast_events == slow_events
+
+
+def _fresh_equals(sched, base, idx, info) -> None:  # type: ignore[no-untyped-def]
+    """``base`` and ``idx`` hold what indexes made from scratch now hold (the owner's groups'
+    largest keys where they are made: a block and zone not marked to be made again)."""
+    from controller.engine import schedwindow
+
+    fresh = schedwindow.BaseIndex(sched, base.lay, info, base.nz)
+    for field in ("keys", "g0", "qs", "ok", "badn", "cnt", "zn", "bad", "best", "infeasible"):
+        assert getattr(base, field) == getattr(fresh, field), field
+    if idx is None:
+        return
+    owner = schedwindow.OwnerIndex(fresh, idx.counts)
+    for field in ("g", "ps", "zp", "maxc"):
+        assert getattr(idx, field) == getattr(owner, field), field
+    lay = base.lay
+    for zg in lay.zgs:
+        for j in range(lay.nb):
+            if idx.dirty[zg][j]:
+                continue
+            owner.regroup(j, zg)
+            for gi in range(zg, max(len(idx.best), len(owner.best)), lay.z1):
+                mine = idx.best[gi][j] if gi < len(idx.best) else schedwindow.NEG
+                made = owner.best[gi][j] if gi < len(owner.best) else schedwindow.NEG
+                assert mine == made, (gi, j)
+
+
 @pytest.mark.parametrize(
     "case",
     [
         "three zones, three deployments, a zone outage",
         "many deployments, one coming back with pods on most nodes",
+        "small nodes fill up, then pods stay pending",
     ],
 )
-def test_a_block_kept_up_to_date_equals_one_made_from_scratch(case: str, monkeypatch) -> None:
-    """Every block a window reads (copied from a base block, brought up to date node by node
-    after binds, or made) holds what a block made from scratch at that moment holds: its
-    nodes' data, the per-node packed zone terms that a window's cut adds up, the feasible
-    count, the largest count, the packed zone sums and each group's best."""
+def test_an_index_kept_up_to_date_equals_one_made_from_scratch(case: str, monkeypatch) -> None:
+    """Every index a window reads (a base and an owner's, made once per pass and brought up
+    to date node by node after binds) holds what indexes made from scratch at that moment
+    hold: every node's key, group and packed terms, and every block's feasible nodes, packed
+    sums, largest count, each zone's largest key and each group's (where made)."""
     from controller.engine import schedwindow
 
-    real_block = schedwindow._block
+    real_current = schedwindow.current
     checked = []
 
-    def checking(sched, idx, j, info, nz):  # type: ignore[no-untyped-def]
-        b = real_block(sched, idx, j, info, nz)
-        if b is not None:
-            lo = j * schedwindow.BLOCK
-            entries = idx.nodes[lo : lo + schedwindow.BLOCK]
-            cache = sched._resource_scores[nz]
-            fresh = schedwindow._Block(schedwindow._items(sched, idx, entries, info, nz, cache))
-            assert b.items == fresh.items
-            assert (b.ps, b.qs) == (fresh.ps, fresh.qs)
-            assert (b.count, b.maxc, b.zp, b.zn) == (fresh.count, fresh.maxc, fresh.zp, fresh.zn)
-            assert b.groups == fresh.groups
-            assert {k: sorted(v) for k, v in b.members.items()} == {
-                k: sorted(v) for k, v in fresh.members.items()
-            }
-            checked.append(j)
-        return b
+    def checking(sched, pod, info, nodes):  # type: ignore[no-untyped-def]
+        got = real_current(sched, pod, info, nodes)
+        if got is not None:
+            _fresh_equals(sched, got[0], got[1], info)
+            checked.append(got[1] is not None)
+        return got
 
-    monkeypatch.setattr(schedwindow, "_block", checking)
+    monkeypatch.setattr(schedwindow, "current", checking)
     nodes, objects, faults = CASES[case]
     run(nodes, objects, faults, 200, monkeypatch)
-    assert len(checked) >= 300, f"only {len(checked)} blocks were checked"
+    assert sum(checked) >= 300, f"only {sum(checked)} owner indexes were checked"

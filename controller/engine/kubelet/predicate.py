@@ -249,11 +249,26 @@ class AdmittedIndex:
         for key in dirty:
             cur = bound.get(key)
             kept = pods.get(key)
-            if kept is not None and (cur is not kept or not _admitted(cur, waiting, phase_of)):
+            if cur is None:
+                counts = False
+            elif phase_of is _api_phase:  # _admitted with the API's phase read inline
+                phase = cur.phase
+                counts = (
+                    phase != "Failed"
+                    and phase != "Succeeded"
+                    and (
+                        cur.started
+                        or (phase == "Running" and cur.deletion_ms is None)
+                        or key in waiting
+                    )
+                )
+            else:
+                counts = _admitted(cur, waiting, phase_of)
+            if kept is not None and (cur is not kept or not counts):
                 self._remove(key)
                 kept = None
-            if kept is None and cur is not None and _admitted(cur, waiting, phase_of):
-                self._add(cur)
+            if kept is None and counts:
+                self._add(cur)  # type: ignore[arg-type]  # counts: cur is a pod
         dirty.clear()
         if wait:
             dirty.add(own)
