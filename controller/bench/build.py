@@ -92,7 +92,7 @@ def build_phases(nodes: int, pods: int) -> dict[str, Any]:
     t3 = clock()
     c3 = time.process_time()
     events = len(sim.timeline.events)
-    with bulk.checkpoint_later(), transaction.atomic(), gc_paused():
+    with bulk.big_write(), transaction.atomic(), gc_paused():
         rt = runtime.Runtime(sim, room.version)
         tick._persist(room, rt, fresh=True)
     t4 = clock()

@@ -367,7 +367,7 @@ def _build(room: Room, scenario: Scenario) -> None:
         f"storing {len(sim.cluster.nodes):,} nodes, {len(sim.cluster.pods):,} pods and "
         f"{len(sim.timeline.events):,} events",
     )
-    with bulk.checkpoint_later(), transaction.atomic(), gc_paused():
+    with bulk.big_write(), transaction.atomic(), gc_paused():
         # A compared room and its partner are locked together, in id order (the lock order).
         ids = lockstep_ids(room.pk)
         locked = {

@@ -316,6 +316,42 @@ def test_a_big_writes_log_is_copied_into_the_database_file_by_a_thread_after_its
     assert ObjectView.objects.filter(room=room).count() == 3000
 
 
+@pytest.mark.skipif(os.environ.get("PLAYGROUND_DB") == "postgres", reason="SQLite's page cache")
+def test_a_big_write_has_a_roomy_page_cache_and_the_same_rows(transactional_db) -> None:
+    """bulk.big_write (around a new room's build): SQLite's page cache may hold the whole
+    transaction meanwhile, and has its size as before after it; the rows are those stored
+    without it."""
+    from django.db import connection, transaction
+
+    from controller import bulk
+    from controller.models import ObjectView
+
+    def cache_size() -> int:
+        return connection.cursor().execute("PRAGMA cache_size").fetchone()[0]
+
+    rows = [("pod", f"p-{i}", {"text": "x" * 2000, "i": i}) for i in range(3000)]
+    plain, big = (
+        Room.objects.create(name=n, slug=n, scenario_yaml="", wall_anchor=timezone.now())
+        for n in ("plain", "big")
+    )
+    with transaction.atomic():
+        bulk.insert_views(plain.pk, rows)
+    before = cache_size()
+    assert before != -bulk.BIG_WRITE_CACHE_KIB
+    with bulk.big_write():
+        assert cache_size() == -bulk.BIG_WRITE_CACHE_KIB
+        with transaction.atomic():
+            bulk.insert_views(big.pk, rows)
+    assert cache_size() == before
+
+    def stored(room: Room) -> list[tuple]:
+        return list(
+            ObjectView.objects.filter(room=room).order_by("key").values_list("kind", "key", "data")
+        )
+
+    assert stored(big) == stored(plain) and len(stored(big)) == 3000
+
+
 @pytest.mark.skipif(
     os.environ.get("PLAYGROUND_DB") == "postgres", reason="SQLite's CHECK of JSON columns"
 )
