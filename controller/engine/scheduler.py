@@ -83,6 +83,8 @@ assert (schedwindow.CPU, schedwindow.MEMORY, schedwindow.EPHEMERAL, schedwindow.
 )
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
 _TOLERATION_FIELDS = attrgetter("key", "operator", "value", "effect")
+# (requested cpu, memory, allocatable cpu, memory) -> KubeScheduler.resource_score
+_RESOURCE_SCORES: dict[tuple[int, int, int, int], int] = {}
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
 
@@ -673,14 +675,23 @@ class KubeScheduler:
         return out
 
     def resource_score(self, entry: NodeEntry, nz_cpu: int, nz_mem: int) -> int:
-        """NodeResourcesLeastAllocated + NodeResourcesBalancedAllocation for one node."""
+        """NodeResourcesLeastAllocated + NodeResourcesBalancedAllocation for one node (a pure
+        function of requested and allocatable cpu and memory: remembered per those four, as
+        nodes alike with the same pods score alike)."""
         used = self.requested.get(entry[1], _ZERO)
-        cpu_req, mem_req = used[NZ_CPU] + nz_cpu, used[NZ_MEMORY] + nz_mem
-        cpu_cap, mem_cap = entry[2], entry[3]
-        least = (
-            least_requested_score(cpu_req, cpu_cap) + least_requested_score(mem_req, mem_cap)
-        ) // 2
-        return least + balanced_resource_score(cpu_req, cpu_cap, mem_req, mem_cap)
+        key = (used[NZ_CPU] + nz_cpu, used[NZ_MEMORY] + nz_mem, entry[2], entry[3])
+        score = _RESOURCE_SCORES.get(key)
+        if score is None:
+            if len(_RESOURCE_SCORES) >= 1 << 16:
+                _RESOURCE_SCORES.clear()
+            cpu_req, mem_req, cpu_cap, mem_cap = key
+            least = (
+                least_requested_score(cpu_req, cpu_cap) + least_requested_score(mem_req, mem_cap)
+            ) // 2
+            score = _RESOURCE_SCORES[key] = least + balanced_resource_score(
+                cpu_req, cpu_cap, mem_req, mem_cap
+            )
+        return score
 
     # -- helpers ----------------------------------------------------------------------------------
     def _node_changed(self, name: str) -> None:

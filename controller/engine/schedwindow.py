@@ -513,7 +513,8 @@ def schedule_window(
         spread += row
     at = spread.__getitem__  # (a node that does not fit, group -1: its key is NEG)
     top = max(map(add, keys[s:a], map(at, g[s:a]))) if a > s else NEG
-    if e > b:
+    # (the best is seldom in the end cut: its largest key plus the largest score bounds it)
+    if e > b and max(keys[b:e]) + max(spread) > top:
         v = max(map(add, keys[b:e], map(at, g[b:e])))
         if v > top:
             top = v
