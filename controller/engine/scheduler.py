@@ -85,6 +85,8 @@ _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, NO_SCHEDULE)
 _TOLERATION_FIELDS = attrgetter("key", "operator", "value", "effect")
 # (requested cpu, memory, allocatable cpu, memory) -> KubeScheduler.resource_score
 _RESOURCE_SCORES: dict[tuple[int, int, int, int], int] = {}
+# PodInfo.signature -> a PodInfo with it (pods with equal signatures schedule alike)
+_POD_INFOS: dict[tuple[object, ...], PodInfo] = {}
 # (node, name, allocatable cpu, memory, ephemeral-storage, pods, zone key)
 NodeEntry = tuple[Node, str, int, int, int, int, str]
 
@@ -291,6 +293,9 @@ class PodInfo:
 
     @classmethod
     def of(cls, pod: Pod, required_node: str) -> PodInfo:
+        """The pod's PodInfo: one made for an earlier pod with the same signature when there
+        is one (its tolerations equal in every field the filters and scores read: key,
+        operator, value and effect; tolerationSeconds matters to eviction only)."""
         cpu, mem, eph = pod.request_vec or pod.requests3()
         tols = pod.tolerations
         selector = sorted(pod.node_selector.items()) if pod.node_selector else []
@@ -302,10 +307,15 @@ class PodInfo:
             eph,
             required_node,
         )
+        info = _POD_INFOS.get(signature)
+        if info is not None:
+            return info
+        if len(_POD_INFOS) >= 1 << 12:
+            _POD_INFOS.clear()
         # By position, in the fields' order: tolerations, tolerates_unschedulable, cpu,
         # memory, ephemeral, has_requests, node_selector, required_node, signature.
-        return cls(
-            tols,
+        info = _POD_INFOS[signature] = cls(
+            list(tols),  # (its own: admission changes a pod's list in place)
             tolerations_tolerate_taint(tols, _UNSCHEDULABLE_TAINT),
             cpu,
             mem,
@@ -315,6 +325,7 @@ class PodInfo:
             required_node,
             signature,
         )
+        return info
 
 
 class KubeScheduler:

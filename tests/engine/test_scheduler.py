@@ -787,3 +787,62 @@ def test_node_tree_keeps_the_order_nodes_were_added_not_their_names() -> None:
     tree.add("b-1", "zone-b")
     assert tree.zones == ["zone-a", "zone-c", "zone-b"]
     assert tree.list() == ["a-2", "c-1", "b-1", "a-1"]
+
+
+def _pod_info_pod(name: str, cpu: int = 100, seconds: int | None = 300, **kw: Any) -> Any:
+    from controller.engine.objects import Container, Pod, Toleration
+
+    tols = [
+        Toleration("node.kubernetes.io/not-ready", "Exists", "", "NoExecute", seconds),
+        Toleration("dedicated", "Equal", "db", "NoSchedule"),
+    ]
+    return Pod(
+        "default", name, name, 0, containers=[Container("c", {"cpu": cpu})], tolerations=tols, **kw
+    )
+
+
+def _fields(info: Any) -> tuple[object, ...]:
+    """What the filters and scores read of a PodInfo (a toleration's seconds: eviction only)."""
+    tols = [(t.key, t.operator, t.value, t.effect) for t in info.tolerations]
+    return (
+        tols,
+        info.tolerates_unschedulable,
+        info.cpu,
+        info.memory,
+        info.ephemeral,
+        info.has_requests,
+        info.node_selector,
+        info.required_node,
+        info.signature,
+    )
+
+
+@pytest.mark.parametrize(
+    ("second", "shared"),
+    [
+        pytest.param({"seconds": 30}, True, id="another tolerationSeconds: the same info"),
+        pytest.param({"cpu": 200}, False, id="another request: its own info"),
+        pytest.param({"node_selector": {"disk": "ssd"}}, False, id="a node selector: its own"),
+        pytest.param({"required": "n1"}, False, id="a required node: its own"),
+    ],
+)
+def test_pod_info_remembered_per_signature_equals_one_made_afresh(
+    second: dict[str, Any], shared: bool
+) -> None:
+    """PodInfo.of hands a pod the PodInfo of an earlier pod with its signature: every field
+    the filters and scores read equals a PodInfo made afresh, even after the first pod's
+    toleration list is changed in place (as admission does)."""
+    from controller.engine import scheduler
+    from controller.engine.objects import Toleration
+
+    required = second.pop("required", "")
+    first = _pod_info_pod("a")
+    a = scheduler.PodInfo.of(first, "")
+    first.tolerations.append(Toleration("extra", "Exists", "", "NoSchedule"))
+    first.tolerations[1] = Toleration("other", "Exists", "", "NoSchedule")
+    b = scheduler.PodInfo.of(_pod_info_pod("b", **second), required)
+    assert (a is b) == shared
+    scheduler._POD_INFOS.clear()
+    afresh = scheduler.PodInfo.of(_pod_info_pod("b", **second), required)
+    assert _fields(b) == _fields(afresh)
+    assert afresh.tolerates_unschedulable is False and afresh.has_requests is True
