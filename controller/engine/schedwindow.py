@@ -147,11 +147,6 @@ class BaseIndex:
         requested, score = sched.requested, sched.resource_score
         cpu, mem, eph, has_requests = self.fit
         nzc, nzm = self.nz
-        cache = sched._resource_scores.get(self.nz)
-        if cache is None:
-            if len(sched._resource_scores) >= 16:
-                sched._resource_scores.clear()
-            cache = sched._resource_scores[self.nz] = {}
         stale = sorted(self.stale) if len(self.stale) > 1 else self.stale
         for x in stale:
             entry = nodes[x]
@@ -170,10 +165,9 @@ class BaseIndex:
                     and entry[4] >= eph + used[EPHEMERAL]
                 )
             ):
-                r = cache.get(name)
-                if r is None:
-                    r = cache[name] = score(entry, nzc, nzm)
-                key = r << k | inv[x]
+                # (resource_score is memoised: the per-node path's cache per node would miss,
+                # its entry dropped when the node changed)
+                key = score(entry, nzc, nzm) << k | inv[x]
                 if not ok[x]:
                     ok[x] = ok[x + n] = 1
                     g0[x] = g0[x + n] = zgn[x]
