@@ -44,3 +44,18 @@ class RoomLock:
     def __exit__(self, *exc: object) -> None:
         if self.held:
             self.client.eval(_RELEASE, 1, self.key, self.token)
+
+
+def _owed_key(room_id: int) -> str:
+    return f"playground:room:{room_id}:owed"
+
+
+def owe_tick(room_id: int) -> None:
+    """A tick found the room's lock held: the holder is to tick once more when it is done (a
+    control such as a step changes no action's status, so only this says it came in)."""
+    redis_client().set(_owed_key(room_id), 1, px=LOCK_MS * 2)
+
+
+def take_owed_tick(room_id: int) -> bool:
+    """Whether a tick was owed since the last look (and no longer)."""
+    return bool(redis_client().getdel(_owed_key(room_id)))

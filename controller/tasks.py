@@ -11,11 +11,12 @@ from celery import current_task, shared_task
 from celery.signals import worker_ready, worker_shutting_down
 from celery.utils.nodenames import worker_direct
 from django.conf import settings
+from django.db.models import F
 from django.utils import timezone
 
 from . import affinity
 from .live.presence import unwatched_rooms
-from .locks import RoomLock, redis_client
+from .locks import RoomLock, owe_tick, redis_client, take_owed_tick
 from .models import Room
 from .rooms import actions, build, controls, imports, runtime, tick, whatif
 
@@ -29,11 +30,28 @@ STALE_BEATS = 3  # a worker's batch of ticks older than this many beats is dropp
 def room_tick_task(room_id: int, wall: str | None = None) -> None:
     """Advance one room to its "now" (applies pending actions first). ``wall`` is the beat's
     wall instant (ISO 8601): every room of one beat advances to that instant, so two rooms
-    compared side by side stay on one clock."""
+    compared side by side stay on one clock.
+
+    A tick that finds the room's lock held says so (locks.owe_tick) and tries the lock once
+    more, in case the holder let go before it said so; the holder looks after letting go and
+    ticks again. So an operator's step or action committed while a tick runs is done now,
+    not at the next beat (a paused room's step got none: the Step button did nothing)."""
     wall_now = datetime.fromisoformat(wall) if wall else None
+    for _ in range(1 + MAX_RETICKS):
+        if not _tick_locked(room_id, wall_now):
+            owe_tick(room_id)
+            if not _tick_locked(room_id, wall_now):
+                return  # the holder ticks again once it lets go
+        if not take_owed_tick(room_id):
+            return
+
+
+def _tick_locked(room_id: int, wall_now: datetime | None) -> bool:
+    """One tick under the room's lock; False when another worker holds it."""
     with RoomLock(room_id) as got:
         if not got:
-            return  # another worker is advancing it; the next tick catches up
+            return False
+        take_owed_tick(room_id)  # what was owed so far, this tick does
         restores = runtime.RESTORES
         tick.room_advance(room_id, wall_now)
         # An action submitted while this tick ran had its own tick skipped (the lock was
@@ -44,6 +62,7 @@ def room_tick_task(room_id: int, wall: str | None = None) -> None:
                 break
             tick.room_advance(room_id, wall_now)
         _record_tick(room_id, runtime.RESTORES - restores)
+    return True
 
 
 def _hostname() -> str:
@@ -122,6 +141,8 @@ def rooms_tick_task() -> None:
     )
     ids = set(running)
     ids |= set(live.filter(actions__status="pending").values_list("id", flat=True).distinct())
+    # A paused room whose step is not done yet (its tick was lost: a worker died mid-tick)
+    ids |= set(live.filter(paused=True, sim_anchor_ms__gt=F("sim_ms")).values_list("id", flat=True))
     try:
         build.requeue_lost_builds()
     except redis.RedisError:

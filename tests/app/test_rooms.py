@@ -312,6 +312,62 @@ def test_an_action_submitted_while_a_tick_runs_is_applied_before_the_tick_lets_g
     assert statuses == {"first": "applied", "late": "applied"}
 
 
+def test_a_step_sent_while_a_tick_runs_is_done_before_the_tick_lets_go(
+    transactional_db, redis_server, monkeypatch
+) -> None:
+    """The operator presses Step on a paused room while its tick runs (after that tick read the
+    room): the step's own tick finds the lock held and does nothing. A step changes no
+    action's status, so the running tick learns of it only from the owed-tick mark, and ticks
+    again before it lets go; the room is 60 s further, with no beat (here there is none)."""
+    from controller import tasks
+
+    room = make_room()  # paused, at 0
+    real = tick.room_advance
+    calls: list[int] = []
+
+    def advance(room_id, *args, **kwargs):
+        calls.append(room_id)
+        out = real(room_id, *args, **kwargs)
+        if len(calls) == 1:
+            controls.room_control(room_id, "step", 60, "teacher")
+            tasks.room_tick_task(room_id)  # the step's tick: the lock is held
+            assert calls == [room_id]  # it did not tick
+        return out
+
+    monkeypatch.setattr(tick, "room_advance", advance)
+    rooms_actions.action_submit(room, {"type": "StopKubelet", "node": "n-1"}, "teacher")
+    tasks.room_tick_task(room.pk)
+    assert calls == [room.pk, room.pk]
+    room.refresh_from_db()
+    assert room.paused and room.sim_ms >= 60_000
+
+
+def test_beat_ticks_a_paused_room_whose_step_is_not_done(
+    transactional_db, redis_server, monkeypatch
+) -> None:
+    """A paused room's step whose tick was lost (its worker died): beat's next pass ticks it,
+    as it ticks running rooms; a paused room with nothing owed is left alone."""
+    from controller import tasks
+
+    room, idle = make_room(), make_room()
+    tasks.rooms_tick_task()  # each to the instant it was paused at
+    room.refresh_from_db()
+    idle.refresh_from_db()
+    before = room.sim_ms
+    controls.room_control(room.pk, "step", 30, "teacher")
+    real = tick.room_advance
+    ticked: list[int] = []
+
+    def advance(room_id, *args, **kwargs):
+        ticked.append(room_id)
+        return real(room_id, *args, **kwargs)
+
+    monkeypatch.setattr(tick, "room_advance", advance)
+    tasks.rooms_tick_task()
+    assert Room.objects.get(pk=room.pk).sim_ms == before + 30_000
+    assert ticked == [room.pk]  # not the paused room with nothing owed
+
+
 def test_worker_killed_mid_ticking_resumes_without_lost_or_duplicated_events(
     celery_worker_proc, tmp_path
 ) -> None:
