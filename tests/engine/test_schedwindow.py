@@ -142,10 +142,9 @@ def run(nodes: list, objects: list, faults: list, window_min: int, monkeypatch) 
     return placed, [to_json(e) for e in sim.timeline.events]
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_the_block_path_chooses_as_the_per_node_path(case: str, monkeypatch) -> None:
-    nodes, objects, faults = CASES[case]
-    calls = []
+def _count_block_path(monkeypatch) -> list[bool]:  # type: ignore[no-untyped-def]
+    """Each schedule_window call from now on: whether it chose (the block path was taken)."""
+    calls: list[bool] = []
     real_window = scheduler.schedule_window
 
     def counting(*args):  # type: ignore[no-untyped-def]
@@ -154,6 +153,13 @@ def test_the_block_path_chooses_as_the_per_node_path(case: str, monkeypatch) -> 
         return chosen
 
     monkeypatch.setattr(scheduler, "schedule_window", counting)
+    return calls
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_block_path_chooses_as_the_per_node_path(case: str, monkeypatch) -> None:
+    nodes, objects, faults = CASES[case]
+    calls = _count_block_path(monkeypatch)
     fast_placed, fast_events = run(nodes, objects, faults, 200, monkeypatch)
     used = sum(calls)
     slow_placed, slow_events = run(nodes, objects, faults, 10**9, monkeypatch)
@@ -201,15 +207,7 @@ def test_the_block_path_chooses_as_the_per_node_path_on_random_clusters(
     seed: int, monkeypatch
 ) -> None:
     nodes, objects, faults = random_case(seed)
-    calls = []
-    real_window = scheduler.schedule_window
-
-    def counting(*args):  # type: ignore[no-untyped-def]
-        chosen = real_window(*args)
-        calls.append(chosen is not None)
-        return chosen
-
-    monkeypatch.setattr(scheduler, "schedule_window", counting)
+    calls = _count_block_path(monkeypatch)
     fast_placed, fast_events = run(nodes, objects, faults, 200, monkeypatch)
     assert sum(calls) >= 100, f"the block path was used for {sum(calls)} pods only"
     slow_placed, slow_events = run(nodes, objects, faults, 10**9, monkeypatch)
