@@ -479,21 +479,9 @@ class KubeScheduler:
         if owner is not None and owner in self._spread:
             counts = self._spread[owner]
             counts[node_name] = counts.get(node_name, 0) + 1
-        cluster = self.sim.cluster
-        cluster.bind_pod(pod, node_name, now)
-        # A pod its kubelet started at the bind is accounted on the node already (the status
-        # write told pod_changed, through WorkloadControllers.on_pod_changed): pod_changed
-        # would find it there and change nothing. Any other pod is told here.
-        key = pod.key
-        prev = self._accounted.get(key)
-        if (
-            prev is None
-            or prev[1] != pod.node_name
-            or pod.phase in TERMINAL_PHASES
-            or cluster.pods.get(key) is not pod
-        ):
-            self.pod_changed(pod, now)
-        self.node_affinity.pop(key, None)
+        self.sim.cluster.bind_pod(pod, node_name, now)
+        self.pod_changed(pod, now)
+        self.node_affinity.pop(pod.key, None)
 
     def schedule(self, pod: Pod) -> tuple[str | None, str]:
         """Port of genericScheduler.Schedule: the chosen node, or None and the FitError."""
