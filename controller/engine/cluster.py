@@ -155,8 +155,10 @@ class Cluster:
         elif self.terminated.get(pod.key) is pod:
             del self.terminated[pod.key]
 
-    def add_pod(self, pod: Pod, now_ms: int) -> None:
-        """Create a pod (after admission). A pod with nodeName set is bound already."""
+    def add_pod(self, pod: Pod, now_ms: int, notify: bool = True) -> None:
+        """Create a pod (after admission). A pod with nodeName set is bound already. Without
+        ``notify`` the informers' add handlers (Simulation.on_pod_added) are the caller's
+        (WorkloadControllers._create_replicas: one scheduler wake for a burst)."""
         self.pods[pod.key] = pod
         if pod.phase not in LIVE_PHASES:
             self.terminated[pod.key] = pod
@@ -165,7 +167,8 @@ class Cluster:
         if pod.node_name:
             self.pods_by_node.setdefault(pod.node_name, {})[pod.key] = pod
             self.sim.admission_changed(pod)
-        self.sim.on_pod_added(pod, now_ms)
+        if notify:
+            self.sim.on_pod_added(pod, now_ms)
 
     def bind_pod(self, pod: Pod, node_name: str, now_ms: int) -> None:
         """The scheduler's Bind: sets spec.nodeName."""
@@ -177,15 +180,11 @@ class Cluster:
         on_node[pod.key] = pod
         self.sim.admission_changed(pod)
         self.timeline.add({"t": now_ms, "type": "PodScheduled", "pod": pod.key, "node": node_name})
-        self.timeline.add(  # record_event's K8sEvent
-            {
-                "t": now_ms,
-                "type": "K8sEvent",
-                "object": "Pod/" + pod.key,
-                "reason": "Scheduled",
-                "message": f"Successfully assigned {pod.key} to {node_name}",
-                "eventType": "Normal",
-            }
+        self.record_event(
+            now_ms,
+            f"Pod/{pod.key}",
+            "Scheduled",
+            f"Successfully assigned {pod.key} to {node_name}",
         )
         self.sim.on_pod_bound(pod, now_ms)
 

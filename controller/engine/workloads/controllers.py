@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..admission import add_or_update_daemon_pod_tolerations, default_toleration_seconds
-from ..cluster import LIVE_PHASES
 from ..core import Phase
 from ..manifests import pod_from_manifest
 from ..objects import OwnerRef, Pod, Toleration
@@ -24,6 +23,7 @@ from .common import (
     RESYNC_DELAY_MS,
     ROLLING_UPDATE,
     compute_hash,
+    pod_metrics_class,
     random_suffix,
     selector_matches,
 )
@@ -171,19 +171,10 @@ class WorkloadControllers(
         if current is not None and current is not pod:
             return  # a late notice about an object already replaced under the same name
         alive = current is not None
-        # (pod_metrics_class and _count_pod, written out: twice per pod at t=0)
-        cls = ("Terminating" if pod.deletion_ms is not None else pod.phase) if alive else None
-        pod_class = self._pod_class
-        prev = pod_class.get(key)
+        cls = pod_metrics_class(pod) if alive else None
+        prev = self._pod_class.get(key)
         if prev != cls:
-            counts = self.pod_counts
-            if prev is not None:
-                counts[prev] -= 1
-            if cls is None:
-                del pod_class[key]
-            else:
-                pod_class[key] = cls
-                counts[cls] = counts.get(cls, 0) + 1
+            self._count_pod(key, prev, cls)
         if alive and pod.ready is True:  # is_pod_ready
             self.ready_since.setdefault(key, now)
         elif key in self.ready_since:
@@ -387,9 +378,9 @@ class WorkloadControllers(
         With ``Simulation.shortcuts`` (issue #27), for pods the scheduler is to place (the
         template names no node), the same writes, events and informer reactions with what
         the pods share made once: the DefaultTolerationSeconds admission (the same template
-        tolerations give the same result), the owner's names, the scheduler's wake
-        (KubeScheduler.enqueue_all: queued in the same order, its version bumped once per
-        pod); the store's write (Cluster.add_pod) written out. For an unbound pod the
+        tolerations give the same result) and the scheduler's wake (KubeScheduler.enqueue_all:
+        queued in the same order, its version bumped once per pod; Cluster.add_pod told not
+        to notify, its informer reactions made here). For an unbound pod the
         reactions (on_pod_added: enqueue, then on_pod_changed) write no object and no
         event, so nothing comes between a pod's PodCreated and its SuccessfulCreate, or
         between the burst's pods, that the straightforward loop would put there."""
@@ -401,46 +392,20 @@ class WorkloadControllers(
                 self._create_pod(rs, self._new_pod(rs, name, now), now, f"Created pod: {name}")
             return
         cluster = sim.cluster
-        pods, terminated, add = cluster.pods, cluster.terminated, cluster.timeline.add
-        owner = t.owner.ref() if t.owner is not None else None
-        obj = f"{rs.kind}/{rs.namespace}/{rs.name}"
-        # _generate_name's parts
-        base, seed, prefix = (
-            f"{rs.name}-"[:MAX_GENERATED_NAME_LENGTH],
-            f"{rs.uid}/",
-            f"{rs.namespace}/",
-        )
         tolerations: list[Toleration] | None = None
         created: list[Pod] = []
         for _ in range(count):
-            while True:
-                rs.names_generated += 1
-                name = base + random_suffix(seed + str(rs.names_generated))
-                key = prefix + name
-                if key not in pods:
-                    break
+            name = self._generate_name(rs)
             pod = self._new_pod(rs, name, now)
             if tolerations is None:
                 default_toleration_seconds(pod, sim.config.api_server)
                 tolerations = pod.tolerations
             else:
                 pod.tolerations = list(tolerations)
-            pods[key] = pod
-            if pod.phase not in LIVE_PHASES:
-                terminated[key] = pod
-            add({"t": now, "type": "PodCreated", "pod": key, "owner": owner})
+            cluster.add_pod(pod, now, notify=False)
             created.append(pod)
-            self.on_pod_changed(pod, now)
-            add(
-                {
-                    "t": now,
-                    "type": "K8sEvent",
-                    "object": obj,
-                    "reason": "SuccessfulCreate",
-                    "message": "Created pod: " + name,
-                    "eventType": "Normal",
-                }
-            )
+            self.on_pod_changed(pod, now)  # on_pod_added's reactions, less the wake
+            self._event(now, rs, "SuccessfulCreate", f"Created pod: {name}")
         sim.kube_scheduler.enqueue_all(created, now)
 
     def _event(
