@@ -249,21 +249,7 @@ class AdmittedIndex:
         for key in dirty:
             cur = bound.get(key)
             kept = pods.get(key)
-            if cur is None:
-                counts = False
-            elif phase_of is _api_phase:  # _admitted with the API's phase read inline
-                phase = cur.phase
-                counts = (
-                    phase != "Failed"
-                    and phase != "Succeeded"
-                    and (
-                        cur.started
-                        or (phase == "Running" and cur.deletion_ms is None)
-                        or key in waiting
-                    )
-                )
-            else:
-                counts = _admitted(cur, waiting, phase_of)
+            counts = cur is not None and _admitted(cur, waiting, phase_of)
             if kept is not None and (cur is not kept or not counts):
                 self._remove(key)
                 kept = None

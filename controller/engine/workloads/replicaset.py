@@ -8,6 +8,7 @@ from .common import (
     RS_BURST_REPLICAS,
     active_pods_deletion_key,
     is_pod_active,
+    is_pod_ready,
 )
 from .workload import Workload
 
@@ -19,13 +20,8 @@ class ReplicaSetController:
     def sync_replica_set(self, rs: Workload, now: int) -> None:
         """Port of ReplicaSetController.syncReplicaSet: manageReplicas, then calculateStatus
         (from the pods as they were before this sync, like the informer cache)."""
-        # is_pod_active and is_pod_ready, read inline (every pod of the set, at every sync)
-        active = [
-            p
-            for p in self.owned.get(rs.key, {}).values()
-            if p.deletion_ms is None and p.phase != "Succeeded" and p.phase != "Failed"
-        ]
-        ready = sum(1 for p in active if p.ready is True)
+        active = [p for p in self.owned.get(rs.key, {}).values() if is_pod_active(p)]
+        ready = sum(1 for p in active if is_pod_ready(p))
         self.manage_replicas(rs, active, now)
         status = (len(active), ready, ready)
         if status != (rs.status_replicas, rs.ready_replicas, rs.available_replicas):
