@@ -15,7 +15,7 @@ from .objects import (
     Pod,
     Toleration,
 )
-from .quantity import QuantityError, milli_value, quantity_format, quantity_to_int
+from .quantity import quantity_format
 from .scenario import (
     ScenarioError,
     _bool,
@@ -29,9 +29,10 @@ from .scenario import (
     _str,
     check_labels,
     check_name,
+    resources,
 )
 from .validation import dns1123_label, dns1123_subdomain, qualified_name
-from .values import INT32_MAX, INT32_MIN, INT64_MAX, MAX_SECONDS
+from .values import INT32_MAX, INT32_MIN
 
 KINDS = ("Pod", "Deployment", "ReplicaSet", "DaemonSet", "StatefulSet")
 USAGE_PREFIX = "usage.playground/"
@@ -84,34 +85,39 @@ def pod_from_manifest(
     namespace: str | None = None,
     owner: OwnerRef | None = None,
 ) -> Pod:
-    """Build a Pod (API defaulting included: requests default from limits). A field's path
-    is joined only when it is refused (the ``_at`` readers: once per pod made, issue #27)."""
-    meta = _map_at(d.get("metadata"), path, "metadata")
-    spec = _map_at(d.get("spec"), path, "spec")
+    """Build a Pod (API defaulting included: requests default from limits)."""
+    meta = _map(d.get("metadata"), f"{path}.metadata")
+    spec = _map(d.get("spec"), f"{path}.spec")
     pname, ns = name or "", namespace or ""
     if not name:
-        pname = _name_at(dns1123_subdomain, meta.get("name"), path, "metadata.name")
+        pname = check_name(
+            dns1123_subdomain,
+            _str(meta.get("name"), f"{path}.metadata.name"),
+            f"{path}.metadata.name",
+        )
     if not namespace:
-        ns = _name_at(dns1123_label, meta.get("namespace", "default"), path, "metadata.namespace")
-    raw_labels = meta.get("labels")
-    labels = {} if raw_labels is None else check_labels(raw_labels, f"{path}.metadata.labels")
+        ns = check_name(
+            dns1123_label,
+            _str(meta.get("namespace", "default"), f"{path}.metadata.namespace"),
+            f"{path}.metadata.namespace",
+        )
+    labels = check_labels(meta.get("labels"), f"{path}.metadata.labels")
     annotations = {
         str(k): str(v)
-        for k, v in _map_at(meta.get("annotations"), path, "metadata.annotations").items()
+        for k, v in _map(meta.get("annotations"), f"{path}.metadata.annotations").items()
     }
     usage: dict[str, int] = {}
-    if annotations:
-        for ann in annotations:
-            if ann.startswith(USAGE_PREFIX) and ann[len(USAGE_PREFIX) :] not in USAGE_KEYS:
-                raise ScenarioError(
-                    f"{path}.metadata.annotations.{ann}",
-                    f"unknown usage annotation (known: {', '.join(USAGE_PREFIX + k for k in USAGE_KEYS)})",
-                )
-        for key in USAGE_KEYS:
-            ann = USAGE_PREFIX + key
-            if ann in annotations:
-                usage[key] = _qty(annotations[ann], f"{path}.metadata.annotations.{ann}")
-    refs = _list_at(meta.get("ownerReferences"), path, "metadata.ownerReferences")
+    for ann in annotations:
+        if ann.startswith(USAGE_PREFIX) and ann[len(USAGE_PREFIX) :] not in USAGE_KEYS:
+            raise ScenarioError(
+                f"{path}.metadata.annotations.{ann}",
+                f"unknown usage annotation (known: {', '.join(USAGE_PREFIX + k for k in USAGE_KEYS)})",
+            )
+    for key in USAGE_KEYS:
+        ann = USAGE_PREFIX + key
+        if ann in annotations:
+            usage[key] = _qty(annotations[ann], f"{path}.metadata.annotations.{ann}")
+    refs = _list(meta.get("ownerReferences"), f"{path}.metadata.ownerReferences")
     controllers = 0
     for i, ref in enumerate(refs):
         rp = f"{path}.metadata.ownerReferences[{i}]"
@@ -131,29 +137,28 @@ def pod_from_manifest(
                 )
     containers = [
         _container(c, f"{path}.spec.containers[{i}]")
-        for i, c in enumerate(_list_at(spec.get("containers"), path, "spec.containers"))
+        for i, c in enumerate(_list(spec.get("containers"), f"{path}.spec.containers"))
     ]
     if not containers:
         raise ScenarioError(f"{path}.spec.containers", "a pod needs at least one container")
-    if len(containers) > 1:
-        seen_names: set[str] = set()
-        for i, c in enumerate(containers):
-            if c.name in seen_names:
-                raise ScenarioError(
-                    f"{path}.spec.containers[{i}].name", f"duplicate name {_show(c.name)}"
-                )
-            seen_names.add(c.name)
+    seen_names: set[str] = set()
+    for i, c in enumerate(containers):
+        if c.name in seen_names:
+            raise ScenarioError(
+                f"{path}.spec.containers[{i}].name", f"duplicate name {_show(c.name)}"
+            )
+        seen_names.add(c.name)
     init = [
         _container(c, f"{path}.spec.initContainers[{i}]")
-        for i, c in enumerate(_list_at(spec.get("initContainers"), path, "spec.initContainers"))
+        for i, c in enumerate(_list(spec.get("initContainers"), f"{path}.spec.initContainers"))
     ]
     tolerations = [
         _toleration(t, f"{path}.spec.tolerations[{i}]")
-        for i, t in enumerate(_list_at(spec.get("tolerations"), path, "spec.tolerations"))
+        for i, t in enumerate(_list(spec.get("tolerations"), f"{path}.spec.tolerations"))
     ]
     priority_class = spec.get("priorityClassName", "")
     if priority_class not in ("", None):  # an empty {} or [] is no name either (found by make fuzz)
-        _str_at(priority_class, path, "spec.priorityClassName")
+        _str(priority_class, f"{path}.spec.priorityClassName")
     if priority_class and priority_class not in PRIORITY_CLASSES:
         raise ScenarioError(
             f"{path}.spec.priorityClassName",
@@ -167,17 +172,11 @@ def pod_from_manifest(
         )
     node_selector = {
         str(k): str(v)
-        for k, v in _map_at(spec.get("nodeSelector"), path, "spec.nodeSelector").items()
+        for k, v in _map(spec.get("nodeSelector"), f"{path}.spec.nodeSelector").items()
     }
     node_name = spec.get("nodeName", "")
     if node_name not in ("", None):
-        _str_at(node_name, path, "spec.nodeName")
-    grace = spec.get("terminationGracePeriodSeconds", 30)
-    if type(grace) is not int or not 0 <= grace <= MAX_SECONDS:
-        grace = _seconds(grace, f"{path}.spec.terminationGracePeriodSeconds")
-    host_network = spec.get("hostNetwork", False)
-    if type(host_network) is not bool:
-        _bool(host_network, f"{path}.spec.hostNetwork")
+        _str(node_name, f"{path}.spec.nodeName")
     return Pod(
         namespace=ns,
         name=pname,
@@ -193,26 +192,24 @@ def pod_from_manifest(
         init_containers=init,
         priority=priority,
         priority_class_name=priority_class,
-        termination_grace_period_s=grace,
-        host_network=host_network,
+        termination_grace_period_s=_seconds(
+            spec.get("terminationGracePeriodSeconds", 30),
+            f"{path}.spec.terminationGracePeriodSeconds",
+        ),
+        host_network=_bool(spec.get("hostNetwork", False), f"{path}.spec.hostNetwork"),
         usage=usage,
     )
 
 
 def _container(c: Any, path: str) -> Container:
     c = _map(c, path)
-    name = _str_at(c.get("name"), path, "name")
-    res = _map_at(c.get("resources"), path, "resources")
-    for k in res:
-        if k != "requests" and k != "limits":
-            _no_unknown(res, {"requests", "limits"}, f"{path}.resources")
-    raw_requests, raw_limits = res.get("requests"), res.get("limits")
-    requests = _resources_at(raw_requests, path, "resources.requests")
-    limits = _resources_at(raw_limits, path, "resources.limits")
-    request_formats = {k: quantity_format(v) for k, v in (raw_requests or {}).items()}
-    if not limits:
-        return Container(name, requests, limits, request_formats, {})
-    limit_formats = {k: quantity_format(v) for k, v in (raw_limits or {}).items()}
+    name = _str(c.get("name"), f"{path}.name")
+    res = _map(c.get("resources"), f"{path}.resources")
+    _no_unknown(res, {"requests", "limits"}, f"{path}.resources")
+    requests = resources(res.get("requests"), f"{path}.resources.requests")
+    limits = resources(res.get("limits"), f"{path}.resources.limits")
+    request_formats = {k: quantity_format(v) for k, v in (res.get("requests") or {}).items()}
+    limit_formats = {k: quantity_format(v) for k, v in (res.get("limits") or {}).items()}
     for k, v in limits.items():
         if k not in requests:  # API defaulting: requests default to limits (a DeepCopy)
             requests[k], request_formats[k] = v, limit_formats[k]
@@ -221,56 +218,6 @@ def _container(c: Any, path: str) -> Container:
                 f"{path}.resources.requests.{k}", "must be less than or equal to the limit"
             )
     return Container(name, requests, limits, request_formats, limit_formats)
-
-
-# -- the field readers of scenario/fields.py at ``path``.``field``, the path joined only for a
-# refusal (the reader then says why, in the same words) -----------------------------------------
-def _map_at(v: Any, path: str, field: str) -> dict[str, Any]:
-    if v is None:
-        return {}
-    if type(v) is dict:
-        for k in v:
-            if type(k) is not str:
-                break
-        else:
-            return v
-    return _map(v, f"{path}.{field}")
-
-
-def _list_at(v: Any, path: str, field: str) -> list[Any]:
-    if v is None:
-        return []
-    if type(v) is list:
-        return v
-    return _list(v, f"{path}.{field}")
-
-
-def _str_at(v: Any, path: str, field: str) -> str:
-    if type(v) is str and v:
-        return v
-    return _str(v, f"{path}.{field}")
-
-
-def _name_at(check: Any, v: Any, path: str, field: str) -> str:
-    """check_name(check, _str(v, ...), ...)."""
-    if type(v) is not str or not v or check(v):
-        return check_name(check, _str(v, f"{path}.{field}"), f"{path}.{field}")
-    return v
-
-
-def _resources_at(d: Any, path: str, field: str) -> dict[str, int]:
-    """resources(d, path.field): each quantity read, its path made only for a refusal."""
-    out: dict[str, int] = {}
-    for k, v in _map_at(d, path, field).items():
-        milli = k == "cpu"
-        try:
-            n = milli_value(v) if milli else quantity_to_int(v)
-        except (QuantityError, ValueError, TypeError):
-            n = -1
-        if not 0 <= n <= INT64_MAX:
-            n = _qty(v, f"{path}.{field}.{k}", milli=milli)
-        out[k] = n
-    return out
 
 
 def _toleration(t: Any, path: str) -> Toleration:
