@@ -324,20 +324,23 @@ class WorkloadControllers(
         """Port of controller.GetPodFromTemplate: a new pod of the workload, controlled by it."""
         t = self._pod_template(w)
         # dataclasses.replace(t, ...) written out, in _POD_FIELDS' order (every field of Pod,
-        # passed by position: the order is checked above)
+        # passed by position: the order is checked above). The template's labels,
+        # annotations, node selector, containers and usage are shared, not copied (a pod's
+        # are replaced whole, never written in place: Pod); its tolerations are copied
+        # (admission adds to a pod's list in place).
         pod = Pod(
             t.namespace,
             name,
             self.sim.cluster.new_uid("pod"),
             now,
-            {**t.labels, **extra_labels} if extra_labels else dict(t.labels),
-            dict(t.annotations),
+            {**t.labels, **extra_labels} if extra_labels else t.labels,
+            t.annotations,
             t.owner,
             t.node_name,
-            dict(t.node_selector),
+            t.node_selector,
             list(t.tolerations),
-            list(t.containers),
-            list(t.init_containers),
+            t.containers,
+            t.init_containers,
             t.priority,
             t.priority_class_name,
             t.termination_grace_period_s,
@@ -349,7 +352,7 @@ class WorkloadControllers(
             t.started,
             t.deletion_ms,
             t.deletion_grace_s,
-            dict(t.usage),
+            t.usage,
             t.unschedulable_reason,
             t.disruption_target,
         )
