@@ -218,9 +218,10 @@ class OwnerRef:
 
 @dataclass(slots=True)
 class Pod:
-    """A pod. Its ``labels``, ``annotations``, ``node_selector`` and ``usage`` are replaced
-    whole, never written in place (a pod update, SetUsage), and its containers are tuples:
-    the pods of one workload template share the template's (WorkloadControllers._new_pod)."""
+    """A pod. Its ``labels``, ``annotations``, ``node_selector``, ``tolerations`` and
+    ``usage`` are replaced whole, never written in place (a pod update, SetUsage, the
+    admission plugins), and its containers are tuples: the pods of one workload template
+    share the template's (WorkloadControllers._new_pod)."""
 
     namespace: str
     name: str

@@ -325,9 +325,8 @@ class WorkloadControllers(
         t = self._pod_template(w)
         # dataclasses.replace(t, ...) written out, in _POD_FIELDS' order (every field of Pod,
         # passed by position: the order is checked above). The template's labels,
-        # annotations, node selector, containers and usage are shared, not copied (a pod's
-        # are replaced whole, never written in place: Pod); its tolerations are copied
-        # (admission adds to a pod's list in place).
+        # annotations, node selector, tolerations, containers and usage are shared, not
+        # copied (a pod's are replaced whole, never written in place: Pod).
         pod = Pod(
             t.namespace,
             name,
@@ -338,7 +337,7 @@ class WorkloadControllers(
             t.owner,
             t.node_name,
             t.node_selector,
-            list(t.tolerations),
+            t.tolerations,
             t.containers,
             t.init_containers,
             t.priority,
@@ -404,7 +403,7 @@ class WorkloadControllers(
                 default_toleration_seconds(pod, sim.config.api_server)
                 tolerations = pod.tolerations
             else:
-                pod.tolerations = list(tolerations)
+                pod.tolerations = tolerations  # (shared: replaced whole, never written in place)
             cluster.add_pod(pod, now, notify=False)
             created.append(pod)
             self.on_pod_changed(pod, now)  # on_pod_added's reactions, less the wake
