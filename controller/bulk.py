@@ -43,12 +43,17 @@ def dumps(value: Any) -> str:
     """JSON text of ``value``, as json.dumps gives it (non-string keys become strings)."""
     if isinstance(value, Encoded):
         return value
+    return dumps_bytes(value).decode()
+
+
+def dumps_bytes(value: Any) -> bytes:
+    """``dumps``' text as UTF-8 bytes (a timeline chunk's JSON, which is compressed)."""
     try:
         # Without OPT_NON_STR_KEYS, which checks every key's type: a quarter of the
-        # encoding of a big room's views, whose keys are all strings.
-        return orjson.dumps(value).decode()
+        # encoding of a big room's views, whose keys are all strings (a third of its events').
+        return orjson.dumps(value)
     except TypeError:  # a key that is not a string (or what orjson refuses either way)
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
 def _decoded(value: Any) -> Any:

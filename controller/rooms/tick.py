@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import redis
@@ -21,7 +22,13 @@ from ..engine.scenario import (
 )
 from ..engine.series import points_since
 from ..engine.simulation import ActionFailed, Simulation
-from ..engine.state import node_state, parameters_view, pod_state, zone_states
+from ..engine.state import (
+    SharedTolerations,
+    node_state,
+    parameters_view,
+    pod_state,
+    zone_states,
+)
 from ..lessons import progress
 from ..models import (
     Action,
@@ -325,9 +332,11 @@ def _write(
     # Each view is encoded once, for its row; the lengths add up to a lower bound of the
     # delta's size, so that a delta over ``limit`` is known before it is built (its views are
     # not kept, the delta not made nor encoded: a resync notice stands for it).
+    # Pods holding the same tolerations share their dicts (state.tolerations_view).
+    shared: SharedTolerations = {}
     for kind, names, objects, view in (
         ("node", nodes, sim.cluster.nodes, node_state),
-        ("pod", pods, sim.cluster.pods, pod_state),
+        ("pod", pods, sim.cluster.pods, partial(pod_state, shared=shared)),
     ):
         out = changes[kind + "s"]
         for name in sorted(names):
@@ -382,8 +391,9 @@ def _all_views(sim: Simulation) -> Iterator[tuple[str, str, Any]]:
     the parameters, the workloads' replicas."""
     for name in sorted(sim.cluster.nodes):
         yield ("node", name, node_state(sim, sim.cluster.nodes[name]))
+    shared: SharedTolerations = {}  # pods holding the same tolerations share their dicts
     for key in sorted(sim.cluster.pods):
-        yield ("pod", key, pod_state(sim, sim.cluster.pods[key]))
+        yield ("pod", key, pod_state(sim, sim.cluster.pods[key], shared))
     yield ("zone", "*", zone_states(sim))
     yield ("params", "*", parameters_view(sim))
     if sim.cluster.pods:
