@@ -59,6 +59,7 @@ SHARED = 128  # counts whose packed terms are shared objects (_Layout.shift)
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 MIN_PODS = 32  # fewer pods waiting: the per-node path is quicker than building a base
 COLUMNS = 1 << 14  # spread columns remembered per layout
+SPREADS = 1 << 14  # windows' spread scores remembered per layout
 
 
 class _Layout:
@@ -115,6 +116,8 @@ class _Layout:
         self.top_spread = MAX_NODE_SCORE << self.k  # the largest SelectorSpread score << k
         # (zc, max_zone, maxc) -> spread_column (windows hold alike counts: few of them)
         self.columns: dict[tuple[int, int, int], tuple[int, ...]] = {}
+        # (zp, zn, maxc) -> window_spread (in a big cluster windows often repeat them)
+        self.spreads: dict[tuple[int, int, int], tuple[int, ...]] = {}
 
 
 class BaseIndex:
@@ -404,14 +407,18 @@ def spread_column(k: int, zc: int, max_zone: int, maxc: int) -> tuple[int, ...]:
     return tuple(score(c, maxc, zc, max_zone, True) << k for c in range(maxc + 1))
 
 
-def window_spread(lay: _Layout, zp: int, zn: int, maxc: int) -> list[int]:
+def window_spread(lay: _Layout, zp: int, zn: int, maxc: int) -> tuple[int, ...]:
     """DefaultPodTopologySpread.NormalizeScore for a window whose feasible nodes hold ``zp``
     matching pods and number ``zn`` per zone (packed) and at most ``maxc`` on a node: group
     (c * z1 + zone number) -> SelectorSpread score << k. Every candidate's c is at most maxc,
     its zone one of those there (with feasible nodes: DefaultPodTopologySpread counts every
     feasible node's zone, if only with 0) or none (number 0). A zone not there holds no
-    candidate: its groups get the scores of a node without zone (a bound of any score). The
-    columns (one per zone) remembered per layout: spread_column."""
+    candidate: its groups get the scores of a node without zone (a bound of any score).
+    Remembered per layout, and so are its columns (one per zone: spread_column)."""
+    spreads = lay.spreads
+    got = spreads.get((zp, zn, maxc))
+    if got is not None:
+        return got
     mask, columns = lay.mask, lay.columns
     zcs = [-1]  # by zone number: the zone's matching pods, -1 without zone or not there
     max_zone = 0
@@ -432,7 +439,10 @@ def window_spread(lay: _Layout, zp: int, zn: int, maxc: int) -> list[int]:
                 columns.clear()
             col = columns[key] = spread_column(lay.k, *key)
         cols.append(col)
-    return list(chain.from_iterable(zip(*cols)))
+    if len(spreads) >= SPREADS:
+        spreads.clear()
+    got = spreads[zp, zn, maxc] = tuple(chain.from_iterable(zip(*cols)))
+    return got
 
 
 def _extent(base: BaseIndex, start: int, wanted: int) -> tuple[int, int]:
@@ -460,7 +470,7 @@ def _extent(base: BaseIndex, start: int, wanted: int) -> tuple[int, int]:
     return limit, wanted - need
 
 
-def _zone_best(idx: OwnerIndex, zg: int, ja: int, jb: int, spread: list[int]) -> int:
+def _zone_best(idx: OwnerIndex, zg: int, ja: int, jb: int, spread: tuple[int, ...]) -> int:
     """The best total of zone ``zg``'s nodes in blocks [ja, jb), from its groups' largest
     keys (made again where a node changed)."""
     nb, z1 = idx.lay.nb, idx.lay.z1

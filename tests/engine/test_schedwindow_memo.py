@@ -2,7 +2,7 @@
 for, computed afresh, on random inputs: a window's SelectorSpread scores per group
 (window_spread, its columns remembered per layout) are those of
 DefaultPodTopologySpread.NormalizeScore over the window's feasible nodes
-(scheduler.selector_spread_scores)."""
+(scheduler.selector_spread_scores), and what a layout remembers is what a fresh one makes."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def test_a_windows_spread_scores_are_normalize_scores_of_its_feasible_nodes(seed
     lay = layout(rng, rng.randint(1, 7), rng.choice([0, 0, 5]))
     # A second layout over the same nodes, its columns never remembered: every call fresh.
     fresh = schedwindow._Layout(lay.nodes, lay.bits)
+    windows = []
     for _ in range(300):
         # A window: some of the nodes feasible, each holding a random count of matching pods
         # (mostly few: the usual case, where windows repeat their counts and columns).
@@ -45,9 +46,34 @@ def test_a_windows_spread_scores_are_normalize_scores_of_its_feasible_nodes(seed
             zn += lay.one[x]
             zp += lay.one[x] * c
         maxc = max(counts, default=0)
+        windows.append((zp, zn, maxc))
         fresh.columns.clear()
+        fresh.spreads.clear()
         got = schedwindow.window_spread(lay, zp, zn, maxc)
         assert got == schedwindow.window_spread(fresh, zp, zn, maxc)
+        # an earlier window again (remembered, among others since)
+        again = rng.choice(windows)
+        fresh.columns.clear()
+        fresh.spreads.clear()
+        assert schedwindow.window_spread(lay, *again) == schedwindow.window_spread(fresh, *again)
         want = selector_spread_scores(counts, zones)
         for x, c, score in zip(feasible, counts, want):
             assert got[c * lay.z1 + lay.zg[x]] == score << lay.k, (x, c)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_remembered_spread_scores_are_made_afresh_on_random_inputs(seed: int) -> None:
+    """Inputs drawn from few values (windows that share some of zp, zn and maxc and not the
+    rest), each answered by a layout that remembers and by one made afresh."""
+    rng = random.Random(seed)
+    lay = layout(rng, rng.randint(1, 4), rng.choice([0, 3]))
+    fresh = schedwindow._Layout(lay.nodes, lay.bits)
+    places = [sh for sh, _zg in lay.zones]
+    for _ in range(2000):
+        zp = sum(rng.randint(0, 3) << sh for sh in places)
+        zn = sum(rng.randint(0, 1) << sh for sh in places)
+        maxc = rng.randint(0, 3)
+        fresh.columns.clear()
+        fresh.spreads.clear()
+        got = schedwindow.window_spread(lay, zp, zn, maxc)
+        assert got == schedwindow.window_spread(fresh, zp, zn, maxc), (zp, zn, maxc)
