@@ -39,7 +39,7 @@ passes, not during one)."""
 
 from __future__ import annotations
 
-from itertools import accumulate
+from itertools import accumulate, chain
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +58,7 @@ ZONE_WEIGHTING = 2.0 / 3.0
 SHARED = 128  # counts whose packed terms are shared objects (_Layout.shift)
 MIN_NODES = 200  # below this the window is (nearly) every node: the per-node path is as fast
 MIN_PODS = 32  # fewer pods waiting: the per-node path is quicker than building a base
+COLUMNS = 1 << 14  # spread columns remembered per layout
 
 
 class _Layout:
@@ -103,6 +104,9 @@ class _Layout:
         self.getters: list[list[Callable[[list[int]], tuple[int, ...]] | None]] = [
             [itemgetter(*m, m[0]) if m else None for m in row] for row in self.members
         ]
+        self.top_spread = MAX_NODE_SCORE << self.k  # the largest SelectorSpread score << k
+        # (zc, max_zone, maxc) -> spread_column (windows hold alike counts: few of them)
+        self.columns: dict[tuple[int, int, int], tuple[int, ...]] = {}
 
 
 class BaseIndex:
@@ -297,16 +301,16 @@ def forget(indexes: Iterable[BaseIndex | OwnerIndex], name: str) -> None:
             idx.stale.add(i)
 
 
-_SCHEDULER: tuple[Any, Any] | None = None
+_SCHEDULER: tuple[Any, Any, Any] | None = None
 
 
-def _scheduler() -> tuple[Any, Any]:
-    """scheduler.py's nonzero_requests and num_feasible_nodes_to_find (it imports this
-    module: looked up on first use)."""
+def _scheduler() -> tuple[Any, Any, Any]:
+    """scheduler.py's nonzero_requests, num_feasible_nodes_to_find and spread_score (it
+    imports this module: looked up on first use)."""
     global _SCHEDULER
-    from .scheduler import nonzero_requests, num_feasible_nodes_to_find
+    from .scheduler import nonzero_requests, num_feasible_nodes_to_find, spread_score
 
-    _SCHEDULER = (nonzero_requests, num_feasible_nodes_to_find)
+    _SCHEDULER = (nonzero_requests, num_feasible_nodes_to_find, spread_score)
     return _SCHEDULER
 
 
@@ -353,6 +357,45 @@ def current(
     elif idx.stale:
         idx.refresh()
     return base, idx
+
+
+def spread_column(k: int, zc: int, max_zone: int, maxc: int) -> tuple[int, ...]:
+    """spread_score << k of a node in a zone holding ``zc`` matching pods (``zc`` < 0: a
+    node without zone) among a window's feasible nodes whose zones hold at most
+    ``max_zone`` and whose nodes at most ``maxc``, per count c = 0..maxc on the node."""
+    score = (_SCHEDULER or _scheduler())[2]  # spread_score
+    return tuple(score(c, maxc, zc, max_zone, True) << k for c in range(maxc + 1))
+
+
+def window_spread(lay: _Layout, zp: int, zn: int, maxc: int) -> list[int]:
+    """DefaultPodTopologySpread.NormalizeScore for a window whose feasible nodes hold ``zp``
+    matching pods and number ``zn`` per zone (packed) and at most ``maxc`` on a node: group
+    (c * z1 + zone number) -> SelectorSpread score << k. Every candidate's c is at most maxc,
+    its zone one of those there (with feasible nodes: DefaultPodTopologySpread counts every
+    feasible node's zone, if only with 0) or none (number 0). A zone not there holds no
+    candidate: its groups get the scores of a node without zone (a bound of any score). The
+    columns (one per zone) remembered per layout: spread_column."""
+    mask, columns = lay.mask, lay.columns
+    zcs = [-1]  # by zone number: the zone's matching pods, -1 without zone or not there
+    max_zone = 0
+    for sh, _zg in lay.zones:
+        if (zn >> sh) & mask:
+            zc = (zp >> sh) & mask
+            if zc > max_zone:
+                max_zone = zc
+            zcs.append(zc)
+        else:
+            zcs.append(-1)
+    cols = []
+    for zc in zcs:
+        key = (zc, max_zone if zc >= 0 else 0, maxc)
+        col = columns.get(key)
+        if col is None:
+            if len(columns) >= COLUMNS:
+                columns.clear()
+            col = columns[key] = spread_column(lay.k, *key)
+        cols.append(col)
+    return list(chain.from_iterable(zip(*cols)))
 
 
 def _extent(base: BaseIndex, start: int, wanted: int) -> tuple[int, int]:
@@ -438,7 +481,7 @@ def schedule_window(
     if a > b:  # the window lies inside one block
         a = b = e
     sched.next_start_node_index = e % n
-    keys, k, zgs = base.keys, lay.k, lay.zgs
+    keys, zgs = base.keys, lay.zgs
     whole = ja < jb
     if idx is None:  # no SelectorSpread score: the resource scores alone
         top = max(keys[s:a]) if a > s else NEG
@@ -480,35 +523,11 @@ def schedule_window(
             zn += sum(base.zn[ja:jb])
     else:  # every node fits
         zn = lay.ones[e] - lay.ones[s]
-    # Each zone's term of spread_score, by zone number (0.0 for a zone not there: no
-    # candidate).
-    mask, parts = lay.mask, [0.0] * z1
-    max_zone = 0
-    there = []
-    for sh, zg in lay.zones:
-        if (zn >> sh) & mask:
-            zc = (zp >> sh) & mask
-            there.append((zg, zc))
-            if zc > max_zone:
-                max_zone = zc
-    for zg, zc in there:
-        parts[zg] = ZONE_WEIGHTING * (
-            MAX_NODE_SCORE * (float(max_zone - zc) / float(max_zone)) if max_zone > 0 else 100.0
-        )
-    # group -> SelectorSpread score << k (spread_score, its node and zone terms computed once
-    # per count and zone): every candidate's c is at most maxc, its zone one of those there
-    # or none (number 0).
-    spread: list[int] = []
-    for c in range(maxc + 1):
-        f = MAX_NODE_SCORE * (float(maxc - c) / float(maxc)) if maxc else 100.0
-        af = f * (1.0 - ZONE_WEIGHTING)
-        row = [int(af + part) << k for part in parts]
-        row[0] = int(f) << k  # a node without zone: spread_score(c, maxc, -1, ...)
-        spread += row
+    spread = window_spread(lay, zp, zn, maxc)
     at = spread.__getitem__  # (a node that does not fit, group -1: its key is NEG)
     top = max(map(add, keys[s:a], map(at, g[s:a]))) if a > s else NEG
     # (the best is seldom in the end cut: its largest key plus the largest score bounds it)
-    if e > b and max(keys[b:e]) + max(spread) > top:
+    if e > b and max(keys[b:e]) + lay.top_spread > top:
         v = max(map(add, keys[b:e], map(at, g[b:e])))
         if v > top:
             top = v
