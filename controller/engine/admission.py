@@ -54,23 +54,27 @@ def _default_toleration(key: str, seconds: int | None) -> Toleration:
 
 def default_toleration_seconds(pod: Pod, cfg: ApiServerConfig) -> None:
     """Port of defaulttolerationseconds.Plugin.Admit: add not-ready and unreachable
-    NoExecute tolerations for the configured seconds unless the pod already has them."""
+    NoExecute tolerations for the configured seconds unless the pod already has them. The
+    pod's list is replaced, not added to (it may be its workload template's: Pod)."""
     if DEFAULT_TOLERATION_SECONDS in cfg.disable_admission_plugins:
         return
-    if not pod.tolerations:  # (tolerates neither: both added)
-        pod.tolerations += (
+    tolerations = pod.tolerations
+    if not tolerations:  # (tolerates neither: both added)
+        pod.tolerations = [
             _default_toleration(TAINT_NOT_READY, cfg.default_not_ready_toleration_seconds),
             _default_toleration(TAINT_UNREACHABLE, cfg.default_unreachable_toleration_seconds),
-        )
+        ]
         return
-    if not _tolerates_key(pod.tolerations, TAINT_NOT_READY):
-        pod.tolerations.append(
-            _default_toleration(TAINT_NOT_READY, cfg.default_not_ready_toleration_seconds)
-        )
-    if not _tolerates_key(pod.tolerations, TAINT_UNREACHABLE):
-        pod.tolerations.append(
+    added = []
+    if not _tolerates_key(tolerations, TAINT_NOT_READY):
+        added.append(_default_toleration(TAINT_NOT_READY, cfg.default_not_ready_toleration_seconds))
+    # (the not-ready toleration added above has a key, not unreachable's: it cannot count)
+    if not _tolerates_key(tolerations, TAINT_UNREACHABLE):
+        added.append(
             _default_toleration(TAINT_UNREACHABLE, cfg.default_unreachable_toleration_seconds)
         )
+    if added:
+        pod.tolerations = [*tolerations, *added]
 
 
 def taint_node_on_create(node: Node, cfg: ApiServerConfig, now_ms: int) -> None:
@@ -93,17 +97,19 @@ def add_or_update_daemon_pod_tolerations(pod: Pod) -> None:
     ]
     if pod.host_network:
         wanted.append(Toleration(TAINT_NETWORK_UNAVAILABLE, "Exists", "", NO_SCHEDULE))
+    tolerations = list(pod.tolerations)  # the pod's list is replaced, not written in place
     for tol in wanted:
         # v1helper.AddOrUpdateTolerationInPodSpec: replace a toleration with the same
         # key/operator/value/effect, else append.
-        for i, existing in enumerate(pod.tolerations):
+        for i, existing in enumerate(tolerations):
             if (existing.key, existing.operator, existing.value, existing.effect) == (
                 tol.key,
                 tol.operator,
                 tol.value,
                 tol.effect,
             ):
-                pod.tolerations[i] = tol
+                tolerations[i] = tol
                 break
         else:
-            pod.tolerations.append(tol)
+            tolerations.append(tol)
+    pod.tolerations = tolerations

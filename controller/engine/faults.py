@@ -272,7 +272,7 @@ def set_usage(sim: Simulation, a: dict[str, Any], now: int) -> None:
     values = {k: quantity_to_int(a[k]) for k in ("memory", "ephemeral-storage", "pids") if k in a}
     if "pod" in a:
         pod = _pod(sim, a["pod"])
-        pod.usage.update(values)
+        pod.usage = {**pod.usage, **values}  # replaced whole: shared with its template's pods
         sim.on_usage_changed(pod.node_name, now)
     else:
         node = _node(sim, a)

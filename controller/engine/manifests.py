@@ -188,8 +188,8 @@ def pod_from_manifest(
         node_name=node_name,
         node_selector=node_selector,
         tolerations=tolerations,
-        containers=containers,
-        init_containers=init,
+        containers=tuple(containers),
+        init_containers=tuple(init),
         priority=priority,
         priority_class_name=priority_class,
         termination_grace_period_s=_seconds(

@@ -218,6 +218,11 @@ class OwnerRef:
 
 @dataclass(slots=True)
 class Pod:
+    """A pod. Its ``labels``, ``annotations``, ``node_selector``, ``tolerations`` and
+    ``usage`` are replaced whole, never written in place (a pod update, SetUsage, the
+    admission plugins), and its containers are tuples: the pods of one workload template
+    share the template's (WorkloadControllers._new_pod)."""
+
     namespace: str
     name: str
     uid: str
@@ -228,8 +233,8 @@ class Pod:
     node_name: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)
     tolerations: list[Toleration] = field(default_factory=list)
-    containers: list[Container] = field(default_factory=list)
-    init_containers: list[Container] = field(default_factory=list)
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
     priority: int = 0
     priority_class_name: str = ""
     termination_grace_period_s: int = 30

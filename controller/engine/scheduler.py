@@ -335,6 +335,9 @@ class KubeScheduler:
     # Never changed in place: run_pass assigns the instance's own.
     _windows: dict[tuple[object, ...], OwnerIndex] = {}
     _bases: dict[tuple[object, ...], BaseIndex] = {}
+    # schedwindow.current's last answer: (PodInfo, non-zero requests, owner, base, owner's)
+    _last_window: tuple[PodInfo, tuple[int, int], str | None, BaseIndex, OwnerIndex | None] | None
+    _last_window = None
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
@@ -435,12 +438,12 @@ class KubeScheduler:
     # -- the scheduling pass --------------------------------------------------------------------
     def run_pass(self) -> None:
         """scheduleOne for every queued pod, highest priority first."""
-        self._windows, self._bases = {}, {}
+        self._windows, self._bases, self._last_window = {}, {}, None
         self._in_pass = True
         try:
             self._run_pass()
         finally:
-            self._windows, self._bases = {}, {}
+            self._windows, self._bases, self._last_window = {}, {}, None
             self._in_pass = False
 
     def _run_pass(self) -> None:

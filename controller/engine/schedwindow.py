@@ -27,8 +27,8 @@ and whose best key is on a node holding matching pods is looked at block by bloc
 
 Both are built once per scheduling pass (the first time a pod of that kind or owner is
 scheduled; an owner's from its base and the nodes holding its pods) and kept current node by
-node: a node whose NodeInfo changes is marked in each (``forget``) and brought up to date on
-the next read.
+node: a node whose NodeInfo changes is written in its layout's log (``forget``), and each index
+brings the nodes logged since its last read up to date on its next read.
 
 Used only when every node the window reaches is schedulable and untainted (the pod-only
 filters pass on every node), for a pod without node selector or required node, in a pass
@@ -81,6 +81,14 @@ class _Layout:
         self.z1 = len(self.zones) + 1
         self.zg = [self.shift[e[6]][1] if e[6] else 0 for e in nodes]  # per node
         self.one = [self.shift[e[6]][2][1] if e[6] else 0 for e in nodes]  # 1 at its place
+        # per node: its zone's place and shared packed terms (None without a zone)
+        self.places = [self.shift[e[6]][0] if e[6] else 0 for e in nodes]
+        self.packs = [self.shift[e[6]][2] if e[6] else None for e in nodes]
+        # the places of the nodes whose NodeInfo changed since the layout was made, in order
+        # (forget): each index reads it on from where it last did
+        self.log: list[int] = []
+        # room for pods: a zone's sum fits its bits while the pods are fewer (current)
+        self.room = 1 << (bits - 1)
         self.ones = [0, *accumulate(self.one + self.one)]  # their sums before each place
         self.zgs = sorted(set(self.zg))  # the zone numbers present (0: nodes without a zone)
         self.wanted = _scheduler()[1](n)  # numFeasibleNodesToFind
@@ -129,38 +137,34 @@ class BaseIndex:
         self.bad = [0] * (2 * nb)
         self.best = [[NEG] * (2 * nb) for _ in range(lay.z1)]
         self.infeasible = n  # nodes that do not fit
-        self.stale: set[int] = set(range(n))  # nodes to bring up to date
-        self.refresh(sched)
+        self.seen = len(lay.log)  # the log read up to here
+        self.refresh(sched, range(n))
 
-    def refresh(self, sched: KubeScheduler) -> None:
-        """Bring the marked nodes up to date (the per-node path's inline check of an
-        untainted schedulable node, and its resource score)."""
+    def refresh(self, sched: KubeScheduler, places: Iterable[int] | None = None) -> None:
+        """Bring ``places`` (by default the nodes logged since the last read) up to date (the
+        per-node path's inline check of an untainted schedulable node, and its resource
+        score)."""
         lay = self.lay
-        n, nb, nodes, zgn, inv, k = lay.n, lay.nb, lay.nodes, lay.zg, lay.inv, lay.k
-        keys, g0, qs, ok, badn, cnt, zn, bad, best = (
-            self.keys,
-            self.g0,
-            self.qs,
-            self.ok,
-            self.badn,
-            self.cnt,
-            self.zn,
-            self.bad,
-            self.best,
-        )
+        if places is None:
+            log = lay.log
+            places = log[self.seen :]
+            self.seen = len(log)
+            if len(places) > 1:
+                places = sorted(set(places))
+        n, nb, nodes, inv, k = lay.n, lay.nb, lay.nodes, lay.inv, lay.k
+        keys, ok, badn = self.keys, self.ok, self.badn
         requested, score = sched.requested, sched.resource_score
         cpu, mem, eph, has_requests = self.fit
         nzc, nzm = self.nz
-        stale = sorted(self.stale) if len(self.stale) > 1 else self.stale
-        for x in stale:
+        for x in places:
             entry = nodes[x]
-            node, name = entry[0], entry[1]
-            j = x // BLOCK
+            node = entry[0]
             b = bool(node.unschedulable or node.taints)
             if b != badn[x]:
                 badn[x] = b
-                bad[j] = bad[j + nb] = bad[j] + (1 if b else -1)
-            used = requested.get(name, _ZERO)
+                j = x // BLOCK
+                self.bad[j] = self.bad[j + nb] = self.bad[j] + (1 if b else -1)
+            used = requested.get(entry[1], _ZERO)
             if used[PODS] < entry[5] and (
                 not has_requests
                 or (
@@ -173,34 +177,37 @@ class BaseIndex:
                 # its entry dropped when the node changed)
                 key = score(entry, nzc, nzm) << k | inv[x]
                 if not ok[x]:
-                    ok[x] = ok[x + n] = 1
-                    g0[x] = g0[x + n] = zgn[x]
-                    qs[x] = qs[x + n] = q = lay.one[x]
-                    cnt[j] = cnt[j + nb] = cnt[j] + 1
-                    zn[j] = zn[j + nb] = zn[j] + q
-                    self.infeasible -= 1
+                    self._fits(x, 1)
             else:
                 key = NEG
                 if ok[x]:
-                    ok[x] = ok[x + n] = 0
-                    g0[x] = g0[x + n] = -1
-                    q = qs[x]
-                    qs[x] = qs[x + n] = 0
-                    cnt[j] = cnt[j + nb] = cnt[j] - 1
-                    zn[j] = zn[j + nb] = zn[j] - q
-                    self.infeasible += 1
+                    self._fits(x, 0)
             old = keys[x]
             if key == old:
                 continue
             keys[x] = keys[x + n] = key
-            zg = zgn[x]
-            arr = best[zg]
+            zg = lay.zg[x]
+            arr = self.best[zg]
+            j = x // BLOCK
             top = arr[j]
             if key > top:
                 arr[j] = arr[j + nb] = key
             elif old == top:  # it held its zone's largest key: found again
                 arr[j] = arr[j + nb] = max(lay.getters[zg][j](keys))  # type: ignore[misc]
-        self.stale.clear()
+
+    def _fits(self, x: int, fits: int) -> None:
+        """Node x came to fit (1) or stopped fitting (0): its c = 0 group, packed 1 and
+        block counts follow."""
+        lay = self.lay
+        n, nb, j = lay.n, lay.nb, x // BLOCK
+        q = lay.one[x] if fits else -self.qs[x]
+        self.ok[x] = self.ok[x + n] = fits
+        self.g0[x] = self.g0[x + n] = lay.zg[x] if fits else -1
+        self.qs[x] = self.qs[x + n] = q if fits else 0
+        cnt, zn = self.cnt, self.zn
+        cnt[j] = cnt[j + nb] = cnt[j] + (1 if fits else -1)
+        zn[j] = zn[j + nb] = zn[j] + q
+        self.infeasible += -1 if fits else 1
 
 
 class OwnerIndex:
@@ -222,7 +229,7 @@ class OwnerIndex:
         # number, per block: 1 while not made since a node of that zone there changed
         self.best: list[list[int]] = []
         self.dirty = [[1] * (2 * nb) for _ in range(z1)]
-        self.stale: set[int] = set()
+        self.seen = len(lay.log)  # the log read up to here (its base is current: made so)
         pos, ok = lay.pos, base.ok
         for name, c in counts.items():
             x = pos.get(name)
@@ -237,11 +244,10 @@ class OwnerIndex:
 
     def _packed(self, x: int, c: int) -> int:
         """c at node x's zone's place in a packed sum (0 without a zone)."""
-        zone = self.lay.nodes[x][6]
-        if not zone:
+        packed = self.lay.packs[x]
+        if packed is None:
             return 0
-        s, _zg, packed = self.lay.shift[zone]
-        return packed[c] if c < SHARED else c << s
+        return packed[c] if c < SHARED else c << self.lay.places[x]
 
     def regroup(self, j: int, zg: int) -> None:
         """Each group's largest key among zone ``zg``'s nodes in block j, made again."""
@@ -259,12 +265,15 @@ class OwnerIndex:
         self.dirty[zg][j] = self.dirty[zg][j + nb] = 0
 
     def refresh(self) -> None:
-        """Bring the marked nodes up to date (their base is)."""
+        """Bring the nodes logged since the last read up to date (their base is)."""
         lay = self.lay
+        log = lay.log
+        places = log[self.seen :]
+        self.seen = len(log)
         n, nb, z1, zgn, nodes = lay.n, lay.nb, lay.z1, lay.zg, lay.nodes
         ok, counts, dirty = self.base.ok, self.counts, self.dirty
         g, ps, zp, maxc = self.g, self.ps, self.zp, self.maxc
-        for x in self.stale:
+        for x in places if len(places) < 2 else set(places):
             j = x // BLOCK
             d = dirty[zgn[x]]
             d[j] = d[j + nb] = 1
@@ -285,20 +294,19 @@ class OwnerIndex:
                 elif go >= 0 and go // z1 == maxc[j] and c < maxc[j]:  # it held the largest
                     m = max(g[j * BLOCK : lay.ends[j]]) // z1
                     maxc[j] = maxc[j + nb] = m if m > 0 else 0
-        self.stale.clear()
 
 
 def forget(indexes: Iterable[BaseIndex | OwnerIndex], name: str) -> None:
-    """Node ``name``'s NodeInfo changed: mark it in each of ``indexes`` (its place looked up
-    once for indexes over the same node list)."""
-    pos: dict[str, int] | None = None
-    i: int | None = None
+    """Node ``name``'s NodeInfo changed: write its place in the log of each of ``indexes``'
+    layouts (once for indexes over the same layout; a layout logged twice brings the node up
+    to date twice, the second time changing nothing)."""
+    lay: _Layout | None = None
     for idx in indexes:
-        if idx.lay.pos is not pos:
-            pos = idx.lay.pos
-            i = pos.get(name)
-        if i is not None:
-            idx.stale.add(i)
+        if idx.lay is not lay:
+            lay = idx.lay
+            i = lay.pos.get(name)
+            if i is not None:
+                lay.log.append(i)
 
 
 _SCHEDULER: tuple[Any, Any, Any] | None = None
@@ -318,18 +326,47 @@ def current(
     sched: KubeScheduler, pod: Any, info: PodInfo, nodes: list[NodeEntry]
 ) -> tuple[BaseIndex, OwnerIndex | None] | None:
     """The base and (for a pod with a spreading owner that has pods) owner index of ``pod``,
-    up to date; None: take the per-node path."""
+    up to date; None: take the per-node path. The last answer is kept (``_last_window``): the
+    pods of one owner come one after another, and only this changes the indexes kept."""
     nz = (_SCHEDULER or _scheduler())[0](pod)  # nonzero_requests, kept on the pod
     owner = sched._spread_owner(pod)
     counts = sched.owner_counts(owner) if owner is not None else None
+    last = sched._last_window
+    if last is not None and last[0] is info and last[1] == nz and last[2] == owner:
+        base, idx = last[3], last[4]  # what _bases and _windows hold for them
+        if (
+            (idx.counts is counts if idx is not None else not counts)
+            and base.lay.nodes is nodes
+            and not (counts and len(sched.sim.cluster.pods) >= base.lay.room)
+        ):
+            log = base.lay.log
+            if base.seen != len(log):
+                base.refresh(sched)
+            if idx is not None and idx.seen != len(log):
+                idx.refresh()
+            return base, idx
+    got = _current(sched, info, nodes, nz, owner, counts)
+    sched._last_window = None if got is None else (info, nz, owner, *got)
+    return got
+
+
+def _current(
+    sched: KubeScheduler,
+    info: PodInfo,
+    nodes: list[NodeEntry],
+    nz: tuple[int, int],
+    owner: str | None,
+    counts: dict[str, int] | None,
+) -> tuple[BaseIndex, OwnerIndex | None] | None:
+    """``current`` found in (or made for) _bases and _windows."""
     key = (info.signature, nz)
     bases = sched._bases
     base = bases.get(key)
-    if counts:
-        bits = (2 * max(len(sched.sim.cluster.pods), len(nodes))).bit_length()
-    else:
-        bits = 0
-    if base is None or base.lay.nodes is not nodes or base.lay.bits < bits:
+    if (
+        base is None
+        or base.lay.nodes is not nodes
+        or (counts and len(sched.sim.cluster.pods) >= base.lay.room)
+    ):
         if base is None and len(sched.queue) < MIN_PODS:
             return None
         # A zone's sum in a window is at most the pods (that exist during the pass: none is
@@ -343,7 +380,7 @@ def current(
             bases.clear()
             sched._windows.clear()  # an owner's base stays current only while kept here
         base = bases[key] = BaseIndex(sched, lay or _Layout(nodes, bits), info, nz)
-    elif base.stale:
+    elif base.seen != len(base.lay.log):
         base.refresh(sched)
     if not counts:
         return base, None
@@ -354,7 +391,7 @@ def current(
         if len(windows) >= 4:  # pods of one owner come together: keep the last few
             windows.clear()
         idx = windows[okey] = OwnerIndex(base, counts)
-    elif idx.stale:
+    elif idx.seen != len(base.lay.log):
         idx.refresh()
     return base, idx
 

@@ -163,3 +163,28 @@ def test_pending_pod_explains_every_node_then_schedules_when_one_frees_up() -> N
         == "0/3 nodes are available: 1 Insufficient memory, 2 node(s) were unschedulable."
     )
     assert times(sim, "PodScheduled", pod="default/late") == [100.0]
+
+
+def test_set_usage_on_one_replica_leaves_its_siblings_and_template_alone() -> None:
+    """A workload's pods share its template's usage, tolerations, labels and containers
+    (_new_pod): a SetUsage replaces the pod's usage whole, so only that pod's changes, and
+    the admission plugin replaces a pod's tolerations, leaving the template's alone."""
+    from controller.engine.faults import set_usage
+
+    template_usage = "metadata: {labels: {app: web}, annotations: {usage.playground/memory: 64Mi}}"
+    sim = run(
+        DEPLOY.replace("metadata: {labels: {app: web}}", template_usage) % {"tolerations": ""},
+        duration="1s",
+    )
+    pods = sorted(sim.cluster.pods.values(), key=lambda p: p.key)
+    assert len(pods) == 6 and all(p.usage == {"memory": 64 * 2**20} for p in pods)
+    set_usage(sim, {"pod": pods[0].key, "memory": "1Gi"}, sim.now_ms)
+    assert pods[0].usage == {"memory": 2**30}
+    assert [p.usage for p in pods[1:]] == [{"memory": 64 * 2**20}] * 5
+    rs = next(w for w in sim.workloads.workloads.values() if w.kind == "ReplicaSet")
+    assert rs.proto is not None and rs.proto.usage == {"memory": 64 * 2**20}
+    # DefaultTolerationSeconds gave each pod its two tolerations, not the shared template
+    assert rs.proto.tolerations == []
+    assert [[t.key for t in p.tolerations] for p in pods] == [
+        ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
+    ] * 6

@@ -324,20 +324,22 @@ class WorkloadControllers(
         """Port of controller.GetPodFromTemplate: a new pod of the workload, controlled by it."""
         t = self._pod_template(w)
         # dataclasses.replace(t, ...) written out, in _POD_FIELDS' order (every field of Pod,
-        # passed by position: the order is checked above)
+        # passed by position: the order is checked above). The template's labels,
+        # annotations, node selector, tolerations, containers and usage are shared, not
+        # copied (a pod's are replaced whole, never written in place: Pod).
         pod = Pod(
             t.namespace,
             name,
             self.sim.cluster.new_uid("pod"),
             now,
-            {**t.labels, **extra_labels} if extra_labels else dict(t.labels),
-            dict(t.annotations),
+            {**t.labels, **extra_labels} if extra_labels else t.labels,
+            t.annotations,
             t.owner,
             t.node_name,
-            dict(t.node_selector),
-            list(t.tolerations),
-            list(t.containers),
-            list(t.init_containers),
+            t.node_selector,
+            t.tolerations,
+            t.containers,
+            t.init_containers,
             t.priority,
             t.priority_class_name,
             t.termination_grace_period_s,
@@ -349,7 +351,7 @@ class WorkloadControllers(
             t.started,
             t.deletion_ms,
             t.deletion_grace_s,
-            dict(t.usage),
+            t.usage,
             t.unschedulable_reason,
             t.disruption_target,
         )
@@ -401,7 +403,7 @@ class WorkloadControllers(
                 default_toleration_seconds(pod, sim.config.api_server)
                 tolerations = pod.tolerations
             else:
-                pod.tolerations = list(tolerations)
+                pod.tolerations = tolerations  # (shared: replaced whole, never written in place)
             cluster.add_pod(pod, now, notify=False)
             created.append(pod)
             self.on_pod_changed(pod, now)  # on_pod_added's reactions, less the wake
