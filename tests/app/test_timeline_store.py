@@ -258,6 +258,35 @@ def test_a_ticks_views_are_upserted_changed_rows_replaced_new_ones_added(room) -
     }
 
 
+def test_bulk_inserts_of_several_statements_store_each_rows_room(room) -> None:
+    """bulk.insert_views and insert_events give the room's id once (on SQLite a number written
+    into each statement, not a parameter of each row): over several statements (and a last,
+    shorter one) every row is the given room's, another room's rows stay its own, and a room
+    id that is not a number is refused before anything is written."""
+    from controller import bulk
+    from controller.models import ObjectView
+
+    other = Room.objects.create(
+        name="other", slug="other", scenario_yaml="", wall_anchor=timezone.now()
+    )
+    n = 2 * bulk.MULTI_ROWS + 7  # more than two statements' rows wherever they are counted
+    bulk.insert_views(room.pk, [("pod", f"p-{i}", {"i": i}) for i in range(n)])
+    bulk.insert_views(other.pk, [("pod", "p-0", {"other": True})])
+    bulk.insert_events(room.pk, 4, _synthetic(n))
+    bulk.insert_events(other.pk, 0, _synthetic(1))
+    views = {(v.room_id, v.key): v.data for v in ObjectView.objects.filter(room__in=[room, other])}
+    assert views == {(room.pk, f"p-{i}"): {"i": i} for i in range(n)} | {
+        (other.pk, "p-0"): {"other": True}
+    }
+    assert list(
+        TimelineEvent.objects.filter(room=room).order_by("idx").values_list("idx", "data")
+    ) == [(4 + i, {"pod": f"p-{i}", "phase": "Running"}) for i in range(n)]
+    assert TimelineEvent.objects.filter(room=other).count() == 1
+    with pytest.raises(ValueError):
+        bulk.insert_views("1) --", [("pod", "x", {})])  # type: ignore[arg-type]
+    assert not ObjectView.objects.filter(key="x").exists()
+
+
 def test_a_big_new_rooms_views_stored_as_they_are_made_are_the_engines_views(db) -> None:
     """A new room over FIRST_DELTA_MAX events stores its views as they are made (tick._persist,
     bulk.insert_views, several statements or a streamed COPY): every node, pod, the zones,

@@ -1,7 +1,7 @@
 """The views' shared parts (issue #27, a new room's store): with ``shared``, pod_state gives
-pods that hold the same Toleration objects one list of their dicts; its JSON is the one the
-fresh computation (each toleration's to_dict, for each pod) gives, pod by pod, on random
-clusters and the built-in scenarios."""
+pods that hold the same list or the same Toleration objects one list of their dicts; its JSON
+is the one the fresh computation (each toleration's to_dict, for each pod) gives, pod by pod,
+on random clusters and the built-in scenarios."""
 
 from __future__ import annotations
 
@@ -68,6 +68,21 @@ def test_shared_tolerations_are_the_fresh_dicts(first, second, one_list) -> None
     assert json.dumps(b) == json.dumps(_fresh(second))
     assert (a is b) is one_list
     assert tolerations_view(list(first)) is not tolerations_view(list(first))  # no memo: fresh
+
+
+def test_pods_holding_one_list_share_its_view_and_the_entries_hold_what_they_name() -> None:
+    """A ReplicaSet's burst gives its pods one list: the same list again is found by its own
+    identity; another list of the same objects by theirs. Each entry keeps what its key is the
+    id of (so no id is reused while the pass keeps it)."""
+    shared: SharedTolerations = {}
+    one = [NOT_READY, UNREACHABLE]
+    other = [NOT_READY, UNREACHABLE]
+    view = tolerations_view(one, shared)
+    assert tolerations_view(one, shared) is view
+    assert tolerations_view(other, shared) is view
+    assert json.dumps(view) == json.dumps(_fresh(one))
+    assert shared[id(one)][0] is one and shared[id(other)][0] is other
+    assert list(shared[(id(NOT_READY), id(UNREACHABLE))][0]) == one
 
 
 def _views_alike(sim: Simulation) -> int:
