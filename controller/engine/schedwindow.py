@@ -116,8 +116,9 @@ class _Layout:
         self.top_spread = MAX_NODE_SCORE << self.k  # the largest SelectorSpread score << k
         # (zc, max_zone, maxc) -> spread_column (windows hold alike counts: few of them)
         self.columns: dict[tuple[int, int, int], tuple[int, ...]] = {}
-        # (zp, zn, maxc) -> window_spread (in a big cluster windows often repeat them)
-        self.spreads: dict[tuple[int, int, int], tuple[int, ...]] = {}
+        # (zp, zn, maxc) -> window_spread (in a big cluster windows often repeat them); lists,
+        # never changed: a window calls their __getitem__ per node (a tuple's is slower)
+        self.spreads: dict[tuple[int, int, int], list[int]] = {}
 
 
 class BaseIndex:
@@ -407,7 +408,7 @@ def spread_column(k: int, zc: int, max_zone: int, maxc: int) -> tuple[int, ...]:
     return tuple(score(c, maxc, zc, max_zone, True) << k for c in range(maxc + 1))
 
 
-def window_spread(lay: _Layout, zp: int, zn: int, maxc: int) -> tuple[int, ...]:
+def window_spread(lay: _Layout, zp: int, zn: int, maxc: int) -> list[int]:
     """DefaultPodTopologySpread.NormalizeScore for a window whose feasible nodes hold ``zp``
     matching pods and number ``zn`` per zone (packed) and at most ``maxc`` on a node: group
     (c * z1 + zone number) -> SelectorSpread score << k. Every candidate's c is at most maxc,
@@ -441,7 +442,7 @@ def window_spread(lay: _Layout, zp: int, zn: int, maxc: int) -> tuple[int, ...]:
         cols.append(col)
     if len(spreads) >= SPREADS:
         spreads.clear()
-    got = spreads[zp, zn, maxc] = tuple(chain.from_iterable(zip(*cols)))
+    got = spreads[zp, zn, maxc] = list(chain.from_iterable(zip(*cols)))
     return got
 
 
@@ -470,7 +471,7 @@ def _extent(base: BaseIndex, start: int, wanted: int) -> tuple[int, int]:
     return limit, wanted - need
 
 
-def _zone_best(idx: OwnerIndex, zg: int, ja: int, jb: int, spread: tuple[int, ...]) -> int:
+def _zone_best(idx: OwnerIndex, zg: int, ja: int, jb: int, spread: list[int]) -> int:
     """The best total of zone ``zg``'s nodes in blocks [ja, jb), from its groups' largest
     keys (made again where a node changed)."""
     nb, z1 = idx.lay.nb, idx.lay.z1
