@@ -93,7 +93,6 @@ class Kubelet:
         self.process_running = mode != STOPPED
         self.connected = True
         self.powered = True
-        self._reach_changed()
         self.runtime_ready = True
         self.runtime_message = "container runtime is down"
         self.anchor_ms = 0  # loops run at anchor + k * period
@@ -130,19 +129,15 @@ class Kubelet:
     def node(self) -> Node | None:
         return self.sim.cluster.nodes.get(self.node_name)
 
-    def _reach_changed(self) -> None:
-        """``process_running``, ``powered`` or ``connected`` was written: ``alive`` (the
-        kubelet process runs, the machine is on) and ``reaches_api`` (alive and connected:
-        renews its lease and posts status) follow, kept as attributes (read several times
-        per pod at a big room's t=0, where a property costs a Python call each)."""
-        self.alive = self.process_running and self.powered
-        self.reaches_api = self.alive and self.connected
+    @property
+    def alive(self) -> bool:
+        """The kubelet process runs (the machine is on)."""
+        return self.process_running and self.powered
 
-    def __setstate__(self, state: dict[str, object]) -> None:
-        """Unpickled (a room's snapshot, maybe from before ``alive`` and ``reaches_api``
-        were kept): both made again from the three flags."""
-        self.__dict__.update(state)
-        self._reach_changed()
+    @property
+    def reaches_api(self) -> bool:
+        """Renews its lease and posts status: alive and connected."""
+        return self.process_running and self.powered and self.connected
 
     @property
     def posts_status(self) -> bool:
@@ -178,7 +173,6 @@ class Kubelet:
         its loops run from now on (offset by kubeletOffset at t=0)."""
         self.sim.on_lease_changing(self.node_name)
         self.process_running = True
-        self._reach_changed()
         self.anchor_ms = self.offset_ms if initial else now_ms
         self.active_since_ms = now_ms
         if not initial:
@@ -197,7 +191,6 @@ class Kubelet:
         shutting_down = self.shutdown.shutting_down
         self._freeze(now_ms)
         self.process_running = False
-        self._reach_changed()
         self.status.reset()
         self.sim.on_kubelet_stopped(self, now_ms)
         if shutting_down:
@@ -207,7 +200,6 @@ class Kubelet:
     def partition(self, now_ms: int) -> None:
         self._freeze(now_ms)
         self.connected = False
-        self._reach_changed()
 
     def heal(self, now_ms: int) -> None:
         """Reconnected: the loops go on at their own phase; the next status tick posts the
@@ -216,7 +208,6 @@ class Kubelet:
             return
         self.sim.on_lease_changing(self.node_name)
         self.connected = True
-        self._reach_changed()
         if not self.reaches_api:
             return
         self.active_since_ms = now_ms
@@ -227,7 +218,6 @@ class Kubelet:
     def power_off(self, now_ms: int) -> None:
         self._freeze(now_ms)
         self.powered = False
-        self._reach_changed()
         self.status.reset()
         self.shutdown.reset()
         self.sim.on_node_powered_off(self, now_ms)
@@ -235,7 +225,6 @@ class Kubelet:
     def power_on(self, now_ms: int) -> None:
         self.sim.on_lease_changing(self.node_name)
         self.powered = True
-        self._reach_changed()
         if self.process_running:
             self.start(now_ms)
 
