@@ -315,7 +315,7 @@ class PodInfo:
         # By position, in the fields' order: tolerations, tolerates_unschedulable, cpu,
         # memory, ephemeral, has_requests, node_selector, required_node, signature.
         info = _POD_INFOS[signature] = cls(
-            list(tols),  # (its own: admission changes a pod's list in place)
+            list(tols),  # (its own: the info outlives this pod, whatever becomes of its list)
             tolerations_tolerate_taint(tols, _UNSCHEDULABLE_TAINT),
             cpu,
             mem,

@@ -831,7 +831,7 @@ def test_pod_info_remembered_per_signature_equals_one_made_afresh(
 ) -> None:
     """PodInfo.of hands a pod the PodInfo of an earlier pod with its signature: every field
     the filters and scores read equals a PodInfo made afresh, even after the first pod's
-    toleration list is changed in place (as admission does)."""
+    toleration list is changed in place (nothing in the engine does so now: Pod)."""
     from controller.engine import scheduler
     from controller.engine.objects import Toleration
 
