@@ -417,3 +417,20 @@ def test_a_process_that_exits_right_after_forking_a_snapshot_waits_until_it_is_s
     snap = EngineSnapshot.objects.get(room_id=room_id)  # stored before the process ended
     assert snap.blob and snap.engine_version == runtime.ENGINE_VERSION
     assert "snapshot" not in proc.stderr  # no failure logged
+
+
+def test_rooms_restored_together_take_their_periodic_snapshots_in_different_beats(
+    settings, transactional_db, redis_server
+) -> None:
+    """A worker restart restores all its rooms in one beat. Their periodic snapshots (each
+    SNAPSHOT_EVERY_S after the room's last) must not then all fall due in one beat, every
+    SNAPSHOT_EVERY_S: that beat's ticks would all be late (50 small rooms: 1.6 s)."""
+    settings.PLAYGROUND_SNAPSHOT_FORK = False
+    rooms = [create.room_create("spread", SCENARIO, None, 10.0) for _ in range(10)]
+    runtime.forget_cache()  # the restart
+    restored = [runtime._runtime(Room.objects.get(pk=room.pk)) for room in rooms]
+    now = time.monotonic()
+    due = sorted(rt.snapshot_at + runtime.SNAPSHOT_EVERY_S - now for rt in restored)
+    assert due[-1] <= runtime.SNAPSHOT_EVERY_S  # none later than without the spread
+    # ten rooms over 30 s: at least a beat (1 s) between any two
+    assert min(b - a for a, b in zip(due, due[1:])) >= 1.0, due
