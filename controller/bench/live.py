@@ -12,8 +12,8 @@ def live_bench(
     nodes: int = 5000, ticks: int = 60, speed: float = 10.0, pods_per_node: int = 10
 ) -> dict[str, Any]:
     """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
-    + broadcast (through the configured channel layer), one simulated wall second apart (run
-    back to back: the figure is the tick's cost). Bytes: the raw delta the tick produced and
+    + broadcast (through the configured channel layer), one beat (PLAYGROUND_TICK_SECONDS) of
+    simulated wall time apart (run back to back: the figure is the tick's cost). Bytes: the raw delta the tick produced and
     what was broadcast after bounded deltas (controller/rooms/broadcast.py: a resync notice instead
     of a delta over the limit, whose size is then the lower bound the tick knew it by). By
     phase (controller/rooms/phases.py): wall and CPU ms at p95 and max."""
@@ -48,6 +48,7 @@ def live_bench(
     create_s = time.perf_counter() - t0
     start = timezone.now()
     Room.objects.filter(pk=room.pk).update(wall_anchor=start, sim_anchor_ms=0)
+    period = float(settings.PLAYGROUND_TICK_SECONDS)
     durations: list[float] = []
     cpu: list[float] = []
     by_phase: dict[str, list[tuple[float, float]]] = {p: [] for p in phases.PHASES}
@@ -56,7 +57,7 @@ def live_bench(
     resyncs = 0
     for i in range(1, ticks + 1):
         t, c = time.perf_counter(), time.process_time()
-        delta = tick.room_advance(room.pk, start + timedelta(seconds=i))
+        delta = tick.room_advance(room.pk, start + timedelta(seconds=i * period))
         durations.append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
         for name, figures in phases.last().items():
@@ -77,6 +78,7 @@ def live_bench(
         "pods": nodes // len(ZONES) * len(ZONES) * pods_per_node,
         "speed": speed,
         "ticks": ticks,
+        "beat_s": period,
         "create_s": round(create_s, 2),
         "mean_tick_ms": round(statistics.mean(durations) * 1000, 1),
         "p95_tick_ms": round(percentile(durations, 0.95) * 1000, 1),
@@ -106,6 +108,7 @@ def live_bench(
 def format_live(r: dict[str, Any]) -> str:
     return (
         f"live room: {r['nodes']} nodes / {r['pods']} pods at {r['speed']}x, {r['ticks']} ticks "
+        f"{r['beat_s']} s apart "
         f"(created in {r['create_s']} s): tick (advance + persist + broadcast) mean "
         f"{r['mean_tick_ms']} ms, p95 {r['p95_tick_ms']} ms, max {r['max_tick_ms']} ms; bytes "
         f"broadcast per tick mean {r['mean_bytes']}, max {r['max_bytes']} (raw deltas, at "

@@ -84,10 +84,10 @@ export function resyncReplay(notice, snap, buffered) {
 
 // The simulated time the page shows. The clock, the countdowns and the picture must agree on
 // it, so it is the time of the data the page holds (the last delta's), not the room's clock
-// run on between deltas: a delta comes once per beat (one wall second: 50 simulated seconds at
-// 50x), and a clock interpolated past the data showed 04:09 over zone-c's header still
+// run on between deltas: a delta comes once per beat (0.75 wall seconds: 37.5 simulated seconds
+// at 50x), and a clock interpolated past the data showed 04:09 over zone-c's header still
 // "Normal" while its FullDisruption at 245 s waited in the next delta, and stepped back when
-// that delta came. At 1x it moves a second a second; at 50x it moves 50 s at a time.
+// that delta came. At 1x it moves 0.75 s at a time (a second a second); at 50x 37.5 s at a time.
 export function shownTime(state) {
   return state.simT;
 }

@@ -43,8 +43,11 @@ def test_an_unknown_row_is_refused_naming_the_option() -> None:
 def test_live_row_counts_raw_and_bounded_bytes(redis_server, settings) -> None:
     # A limit small enough that the zone outage's ticks go out as resync notices.
     settings.PLAYGROUND_DELTA_MAX_BYTES = 4000
+    # 12 beats of 1 s at 10x: 120 simulated s, past the outage (60 s) and its nodes turning
+    # Unknown (100 s).
+    settings.PLAYGROUND_TICK_SECONDS = 1.0
     r = live.live_bench(nodes=30, ticks=12, pods_per_node=3)
-    assert (r["nodes"], r["pods"], r["ticks"]) == (30, 90, 12)
+    assert (r["nodes"], r["pods"], r["ticks"], r["beat_s"]) == (30, 90, 12, 1.0)
     assert r["resync_ticks"] >= 1
     assert r["max_raw_bytes"] > broadcast.max_bytes() >= r["max_bytes"]
     assert r["mean_raw_bytes"] >= r["mean_bytes"]

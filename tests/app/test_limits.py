@@ -19,7 +19,7 @@ from controller.models import Action, Room
 from controller.rooms import actions, compare, controls, imports, reading
 from controller.rooms import create as rooms_create
 from playground.asgi import application
-from playground.settings import env_number
+from playground.settings import env_number, env_within
 from tests.app.scenarios import pod, scenario, workload
 
 SCENARIO = scenario(
@@ -361,6 +361,37 @@ def test_a_bad_limit_setting_names_its_variable(monkeypatch, raw, error) -> None
     assert str(info.value) == error
     monkeypatch.setenv("PLAYGROUND_MAX_NODES_PER_ROOM", "12")
     assert env_number("PLAYGROUND_MAX_NODES_PER_ROOM", 5000) == 12
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ("0", "PLAYGROUND_TICK_SECONDS=0.0: must be from 0.05 to 60.0"),  # beat would spin
+        ("0.01", "PLAYGROUND_TICK_SECONDS=0.01: must be from 0.05 to 60.0"),
+        ("3600", "PLAYGROUND_TICK_SECONDS=3600.0: must be from 0.05 to 60.0"),
+        ("nan", "PLAYGROUND_TICK_SECONDS=nan: must be from 0.05 to 60.0"),
+        ("inf", "PLAYGROUND_TICK_SECONDS=inf: must be from 0.05 to 60.0"),
+        ("soon", "PLAYGROUND_TICK_SECONDS='soon': expected float"),
+    ],
+)
+def test_a_beat_period_out_of_bounds_names_its_variable(monkeypatch, raw, error) -> None:
+    monkeypatch.setenv("PLAYGROUND_TICK_SECONDS", raw)
+    with pytest.raises(ImproperlyConfigured) as info:
+        env_within("PLAYGROUND_TICK_SECONDS", 0.75, 0.05, 60.0)
+    assert str(info.value) == error
+    for raw, value in (("", 0.75), ("0.05", 0.05), ("60", 60.0), (" 2 ", 2.0)):
+        monkeypatch.setenv("PLAYGROUND_TICK_SECONDS", raw)
+        assert env_within("PLAYGROUND_TICK_SECONDS", 0.75, 0.05, 60.0) == value
+
+
+def test_the_beat_ticks_rooms_every_settings_period() -> None:
+    """Beat's schedule and the tick's expiry follow PLAYGROUND_TICK_SECONDS (0.75 s unless
+    set: the page's picture stays under a second behind "now" at p95)."""
+    from django.conf import settings
+
+    entry = settings.CELERY_BEAT_SCHEDULE["rooms-tick"]
+    assert entry["schedule"] == settings.PLAYGROUND_TICK_SECONDS
+    assert entry["options"]["expires"] == 2 * settings.PLAYGROUND_TICK_SECONDS
 
 
 @pytest.mark.django_db

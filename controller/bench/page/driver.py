@@ -96,7 +96,7 @@ class PageBench:
         """Start the stack, create the room, measure the page, stop the stack, report."""
         if not Path(CHROMIUM).exists():
             raise BenchError("Debian's chromium is not installed (/usr/bin/chromium)")
-        tick = opts["tick"] or float(os.environ.get("PLAYGROUND_TICK_SECONDS", "1.0"))
+        tick = opts["tick"] or settings.PLAYGROUND_TICK_SECONDS
         run = Run(opts["nodes"], opts["speed"], opts["seconds"], opts["warmup"], tick)
         screenshot = Path(opts["screenshot"] or ARTIFACTS / f"pagebench-{run.nodes}.png")
         replicas = run.nodes if opts["replicas"] is None else opts["replicas"]
