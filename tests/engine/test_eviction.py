@@ -227,3 +227,42 @@ def test_besteffort_pod_rejected_at_admission_under_memory_pressure() -> None:
         "Pod The node had condition: [MemoryPressure]. ",
     )  # Kubelet.rejectPod
     assert sim.cluster.pods["default/late-burstable"].phase == "Running"
+
+
+def _hog(bound: bool) -> str:
+    """A pod requesting 1Gi that uses 4Gi (7.3Gi used of 8Gi: under the 2Gi threshold),
+    bound by nodeName (admitted before the kubelet's first sync) or by the scheduler (after
+    it, at the same instant)."""
+    node = "nodeName: m, " if bound else ""
+    return f"""    - apiVersion: v1
+      kind: Pod
+      metadata: {{name: hog, namespace: default, annotations: {{usage.playground/memory: 4Gi}}}}
+      spec: {{{node}containers: [{{name: h, resources: {{requests: {{memory: 1Gi}}}}}}]}}"""
+
+
+@pytest.mark.parametrize(
+    ("objects", "faults", "pressure_at", "evicted"),
+    [
+        # Admitted before the first sync (0 s): that sync sees it.
+        (_hog(True), "[]", 0.0, [(0.0, "default/hog")]),
+        # Bound after the first sync of 0 s: the loop slept monitoringInterval after it, so
+        # the sync of 10 s is the first to see it (not a second sync at 0 s).
+        (_hog(False), "[]", 10.0, [(10.0, "default/hog")]),
+        # Usage raised at a sync's own instant (faults come first) and between two syncs.
+        ("", "[{at: 30s, type: SetUsage, node: m, memory: 5Gi}]", 30.0,
+         [(30.0, "default/burst"), (31.0, "default/besteffort")]),
+        ("", "[{at: 35s, type: SetUsage, node: m, memory: 5Gi}]", 40.0,
+         [(40.0, "default/burst"), (41.0, "default/besteffort")]),
+    ],
+    ids=["admitted-before-the-first-sync", "bound-after-it", "usage-at-a-sync", "usage-between"],
+)  # fmt: skip
+def test_the_eviction_manager_sleeps_monitoring_interval_after_a_sync_that_evicts_nothing(
+    objects: str, faults: str, pressure_at: float, evicted: list[tuple[float, str]]
+) -> None:
+    """managerImpl.Start: ``synchronize``; nothing evicted: sleep monitoringInterval (10 s).
+    What changes after a sync at its own instant waits for the next one."""
+    sim = node_run("{evictionHard: {memory.available: 2Gi}}", faults, "60s", objects=objects)
+    assert times(sim, "NodeCondition", node="m", condition="MemoryPressure", status="True") == [
+        pressure_at
+    ]
+    assert [(e["t"] / 1000, e["pod"]) for e in events(sim, "PodEvicted")] == evicted

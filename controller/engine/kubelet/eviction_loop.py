@@ -112,6 +112,7 @@ class EvictionLoop:
         self.observed: dict[str, Observation] = {}  # the last sync's signal observations
         self.handle: Handle | None = None
         self.at: int | None = None
+        self.synced_ms: int | None = None  # when the last sync ran (None: none since start)
         self.killing: dict[str, Handle] = {}
         # Kills whose Failed status the status manager holds back until the containers stop
         # (profile.terminal_status_after_containers_stop): pod key -> (message, condition?).
@@ -137,6 +138,7 @@ class EvictionLoop:
             self.kubelet.__dict__.pop("admission_done_ms", None)
             self.kubelet.drop_admitted_index()
         self.base_ms = self.kubelet.anchor_ms
+        self.synced_ms = None  # the new loop syncs at once (Start)
         self.wake(now)
 
     def wake(self, now: int) -> None:
@@ -146,7 +148,12 @@ class EvictionLoop:
             return  # a sync in progress schedules its successor itself
         if self.handle is not None and self.at is not None and self.at <= now:
             return  # a sync is due at this instant already (what _schedule would find)
-        self._schedule(next_on_grid(now, self.base_ms, EVICTION_MONITORING_PERIOD_MS))
+        at = next_on_grid(now, self.base_ms, EVICTION_MONITORING_PERIOD_MS)
+        if at == self.synced_ms:
+            # This instant's sync has run: managerImpl.Start's loop sleeps monitoringInterval
+            # after a sync that evicted nothing before it synchronizes again.
+            at += EVICTION_MONITORING_PERIOD_MS
+        self._schedule(at)
 
     def _schedule(self, at: int) -> None:
         if self.at is not None and self.at <= at and self.handle is not None:
@@ -167,6 +174,7 @@ class EvictionLoop:
         node = kubelet.node
         if node is None or not kubelet.alive:
             return
+        self.synced_ms = now
         pods = self.active_pods()
         stats = self.node_stats(now)
         # Pod stats matter only for ranking (a threshold met now or not yet resolved) and for
