@@ -13,10 +13,11 @@ def live_bench(
 ) -> dict[str, Any]:
     """The live path: a room of ``nodes`` nodes at ``speed``; each tick = advance + persist
     + broadcast (through the configured channel layer), one beat (PLAYGROUND_TICK_SECONDS) of
-    simulated wall time apart (run back to back: the figure is the tick's cost). Bytes: the raw delta the tick produced and
-    what was broadcast after bounded deltas (controller/rooms/broadcast.py: a resync notice instead
-    of a delta over the limit, whose size is then the lower bound the tick knew it by). By
-    phase (controller/rooms/phases.py): wall and CPU ms at p95 and max."""
+    simulated wall time apart (run back to back: the figure is the tick's cost). Bytes: the
+    raw delta the tick produced and what was broadcast after bounded deltas
+    (controller/rooms/broadcast.py: a resync notice instead of a delta over the limit, whose
+    size is then the lower bound the tick knew it by). By phase (controller/rooms/phases.py):
+    wall and CPU ms at p95 and max."""
     import statistics
     import time
     from datetime import timedelta
