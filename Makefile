@@ -5,16 +5,24 @@ BIN := $(VENV)/bin
 # Extra pytest arguments: make test PYTEST_ARGS="-k healthz -x"
 PYTEST_ARGS ?=
 
-.PHONY: run test test-engine fuzz lint fmt venv bench simulate clean
+.PHONY: run test test-engine fuzz abuse lint fmt venv lock bench simulate clean
 
 # The venv, (re)installed only when requirements.txt is newer than the stamp file.
+# requirements.txt is the lock (every package pinned with its hashes, made by `make lock`
+# from requirements.in): pip installs exactly it and refuses anything whose hash differs.
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --require-hashes -r requirements.txt
 	touch $@
+
+# requirements.in (the direct dependencies) -> requirements.txt (all of them, pinned, hashed),
+# with pip-tools in a venv of its own (.venv-lock) so the app's venv holds only the lock.
+lock:
+	test -x .venv-lock/bin/pip-compile || ($(PY) -m venv .venv-lock && .venv-lock/bin/pip install -q pip-tools==7.7.0)
+	.venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras \
+	  --no-emit-find-links --no-emit-index-url -o requirements.txt requirements.in
 
 # Redis (ours unless one answers on REDIS_URL), Daphne on :8000, a Celery worker and beat.
 run: venv
@@ -35,6 +43,11 @@ fuzz: venv
 	rm -rf .fuzz-report .fuzz-inputs
 	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) FUZZ_REPORT=$(CURDIR)/.fuzz-report $(BIN)/pytest -q -p no:randomly tests/fuzz; \
 	  status=$$?; echo; cat .fuzz-report; exit $$status
+
+# Issue #35's abuse suite against the real stack (tests/app/test_abuse.py), on SQLite then on
+# PostgreSQL; opt-in, not part of `make test` yet (see the test's module docstring).
+abuse: venv
+	PLAYGROUND_ABUSE=1 bash scripts/test.sh tests/app/test_abuse.py
 
 lint: venv
 	$(BIN)/ruff check .

@@ -12,8 +12,22 @@ from django import forms
 from django.contrib import admin
 
 from .engine import safe_yaml
-from .engine.config import ApiServerConfig, ControllerManagerConfig, KubeletConfig, copy_config
-from .engine.scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields, load_scenario
+from .engine.config import (
+    ApiServerConfig,
+    ControllerManagerConfig,
+    KubeletConfig,
+    SchedulerConfig,
+    copy_config,
+)
+from .engine.scenario import (
+    API_FIELDS,
+    CM_FIELDS,
+    KUBELET_FIELDS,
+    SCHEDULER_CLIENT_FIELDS,
+    apply_fields,
+    apply_scheduler,
+    load_scenario,
+)
 from .models import Action, ClusterParameters, Preset, Room
 from .rooms import actions, errors
 
@@ -27,6 +41,10 @@ FLAG_HELP = {
     "largeClusterSizeThreshold": "--large-cluster-size-threshold (default 50): zones larger than this keep the secondary rate; smaller ones stop.",
     "unhealthyZoneThreshold": "--unhealthy-zone-threshold (default 0.55): fraction of not-ready nodes that makes a zone partially disrupted.",
     "enableTaintManager": "--enable-taint-manager (default true): taint-based eviction; false = the legacy pod eviction.",
+    "kubeAPIQPS": "--kube-api-qps (default 20): each controller's client-side rate limit, requests per second (node status, taints, pod status, events); 0 = client-go's 5, below 0 = none.",
+    "kubeAPIBurst": "--kube-api-burst (default 30): the burst of that token bucket; 0 = client-go's 10.",
+    "clientConnection.qps": "kube-scheduler clientConnection.qps (default 50; its deprecated flag --kube-api-qps): the scheduler's client-side rate limit for its binds, requests per second; 0 = 50, below 0 = none.",
+    "clientConnection.burst": "kube-scheduler clientConnection.burst (default 100; its deprecated flag --kube-api-burst): the burst of that token bucket; 0 = 100, below 0 refused.",
     "defaultNotReadyTolerationSeconds": "--default-not-ready-toleration-seconds (default 300).",
     "defaultUnreachableTolerationSeconds": "--default-unreachable-toleration-seconds (default 300).",
     "nodeLeaseDurationSeconds": "nodeLeaseDurationSeconds (default 40): the kubelet renews every quarter of it.",
@@ -40,14 +58,34 @@ SECTIONS = (
     ("controllerManager", "controller_manager", CM_FIELDS),
     ("kubelet", "kubelet", KUBELET_FIELDS),
     ("apiServer", "api_server", API_FIELDS),
+    # kube-scheduler's KubeSchedulerConfiguration, its fields nested ("clientConnection.qps");
+    # ClusterParameters has no column for it: the form reads the scenario and the actions.
+    ("scheduler", None, {f"clientConnection.{k}": v for k, v in SCHEDULER_CLIENT_FIELDS.items()}),
 )
+
+
+def _nested(key: str, value: Any) -> dict[str, Any]:
+    """A section's field as a payload has it: "clientConnection.qps" -> {clientConnection:
+    {qps: value}}; a plain field -> {field: value}."""
+    head, _dot, rest = key.partition(".")
+    return {head: _nested(rest, value) if rest else value}
+
+
+def _merge(into: dict[str, Any], more: dict[str, Any]) -> None:
+    for k, v in more.items():
+        if isinstance(v, dict) and isinstance(into.get(k), dict):
+            _merge(into[k], v)
+        else:
+            into[k] = v
 
 
 def _shown(value: Any, kind: str) -> str:
     """A setting as the scenario format writes it (a duration as "40s"), for a text field."""
     if value is None:
         return ""
-    if kind.startswith("duration") and isinstance(value, int):
+    # Every duration in one style ("10s"): the status period too, which showed as "10000"
+    # (its kind is "status period", a duration with a floor).
+    if (kind.startswith("duration") or kind == "status period") and isinstance(value, int):
         return f"{value / 1000:g}s"
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -64,11 +102,16 @@ def room_settings(room: Room) -> tuple[Any, dict[str, Any]]:
         "controllerManager": scenario.config.controller_manager,
         "kubelet": scenario.config.kubelet,
         "apiServer": scenario.config.api_server,
+        "scheduler": scenario.config.scheduler,
     }
     applied = room.actions.filter(status=Action.APPLIED, kind="SetParameters").order_by("id")
     for action in applied:
         for section, _attr, table in SECTIONS:
-            if isinstance(action.payload.get(section), dict):
+            if section == "scheduler" and isinstance(action.payload.get(section), dict):
+                configs[section] = apply_scheduler(
+                    configs[section], action.payload[section], section
+                )
+            elif isinstance(action.payload.get(section), dict):
                 configs[section] = apply_fields(
                     configs[section], action.payload[section], table, section
                 )
@@ -83,6 +126,7 @@ def release_defaults(profile: Any) -> dict[str, Any]:
         ),
         "kubelet": copy_config(KubeletConfig(), **dict(profile.kubelet_defaults)),
         "apiServer": ApiServerConfig(),
+        "scheduler": SchedulerConfig(),
     }
 
 
@@ -110,7 +154,7 @@ class ParametersForm(forms.ModelForm):
             for key, (attr, kind) in table.items():
                 if f"{section}.{key}" in profile.fields_refused:
                     continue
-                name = f"{section}__{key}"
+                name = f"{section}__{key.replace('.', '__')}"
                 default = _shown(getattr(defaults[section], attr), kind) or "(the kubelet's)"
                 flag = FLAG_HELP.get(key, key).split(" (default")[0].split(":")[0]
                 self.fields[name] = forms.CharField(
@@ -126,6 +170,7 @@ class ParametersForm(forms.ModelForm):
         """{section: {field: value}} of the fields whose text changed, read as YAML values
         ("0.5" is a number, "40s" a duration, "{memory.available: 100Mi}" a mapping)."""
         out: dict[str, dict[str, Any]] = {}
+        self.changed_names: list[str] = []
         for name, (section, key, _kind) in self.setting_fields.items():
             text = (self.cleaned_data.get(name) or "").strip()
             if text == (self.fields[name].initial or "").strip():
@@ -138,7 +183,8 @@ class ParametersForm(forms.ModelForm):
             except (yaml.YAMLError, safe_yaml.YamlLimitError) as exc:
                 self.add_error(name, f"not a YAML value: {str(exc).splitlines()[0]}")
                 continue
-            out.setdefault(section, {})[key] = value
+            _merge(out.setdefault(section, {}), _nested(key, value))
+            self.changed_names.append(name)
         return out
 
     def clean(self) -> dict[str, Any]:
@@ -153,8 +199,11 @@ class ParametersForm(forms.ModelForm):
         except errors.REFUSALS as exc:
             # "action.controllerManager.nodeEvictionRate: ..." -> that field's error
             path = str(exc).split(":", 1)[0].split(".")
-            name = f"{path[1]}__{path[2]}" if len(path) >= 3 else ""
-            self.add_error(name if name in self.fields else None, str(exc))
+            # the longest path that is a field: "kubelet.evictionHard.memory.available" is
+            # kubelet__evictionHard, "scheduler.clientConnection.burst" its own field
+            names = ["__".join(path[1:n]) for n in range(len(path), 2, -1)]
+            name = next((n for n in names if n in self.fields), "")
+            self.add_error(name or None, str(exc))
         return data
 
 
@@ -183,19 +232,22 @@ class ClusterParametersAdmin(admin.ModelAdmin):
         }
         action = actions.parameters_submit(obj.room, settings, f"{request.user} (admin)")
         for section, attr, _table in SECTIONS:
+            if attr is None:
+                continue
             merged = {**getattr(obj, attr), **settings.get(section, {})}
             setattr(obj, attr, merged)
         obj.save()
         from .tasks import send_tick
 
         send_tick(obj.room.pk)
+        # As the timeline will log it: "nodeEvictionRate 0.1 → 0.5" (engine/timeline.py).
         changes = [
-            f"{section}.{key}: {before.get(f'{section}__{key}') or '?'} -> {form.cleaned_data[f'{section}__{key}']}"
-            for section, fields_ in settings.items()
-            for key in fields_
+            f"{form.setting_fields[name][1].rsplit('.', 1)[-1]} {before.get(name) or '?'} → "
+            f"{form.cleaned_data[name]}"
+            for name in form.changed_names
         ]
         self.message_user(
-            request, f"SetParameters (action {action.pk}) submitted: " + "; ".join(changes)
+            request, f"Parameters change submitted (action {action.pk}): " + "; ".join(changes)
         )
 
 
@@ -204,16 +256,50 @@ class PresetAdmin(admin.ModelAdmin):
     list_display = ("name", "description")
 
 
+def seconds_shown(ms: int | None) -> str:
+    """A simulated time or duration in ms as every duration of the admin reads: "105s"."""
+    return "" if ms is None else f"{ms / 1000:g}s"
+
+
 @admin.register(Room)
 class RoomAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "scenario_name", "speed", "paused", "sim_ms", "created_at")
-    readonly_fields = ("sim_ms", "seq", "event_count", "version", "operator_token")
+    list_display = ("name", "slug", "scenario_name", "speed", "paused", "sim_time", "created_at")
+    # The clock's milliseconds are the tick's to write: shown as durations ("3208s"), not
+    # edited (issue #38: every duration of the admin in one unit style).
+    exclude = ("sim_ms", "sim_anchor_ms", "series_t_ms")
+    readonly_fields = (
+        "sim_time",
+        "clock_anchor",
+        "charts_until",
+        "seq",
+        "event_count",
+        "version",
+        "operator_token",
+    )
+
+    @admin.display(description="simulated time", ordering="sim_ms")
+    def sim_time(self, obj: Room) -> str:
+        return seconds_shown(obj.sim_ms)
+
+    @admin.display(description="clock anchor (simulated)")
+    def clock_anchor(self, obj: Room) -> str:
+        return seconds_shown(obj.sim_anchor_ms)
+
+    @admin.display(description="chart points stored up to")
+    def charts_until(self, obj: Room) -> str:
+        return seconds_shown(obj.series_t_ms)
 
 
 @admin.register(Action)
 class ActionAdmin(admin.ModelAdmin):
-    list_display = ("room", "kind", "actor", "status", "at_ms", "created_at")
+    list_display = ("room", "kind", "actor", "status", "at", "created_at")
     list_filter = ("status", "kind")
+    exclude = ("at_ms",)
+    readonly_fields = ("at",)
+
+    @admin.display(description="simulated time applied", ordering="at_ms")
+    def at(self, obj: Action) -> str:
+        return seconds_shown(obj.at_ms)
 
     def has_add_permission(self, request: Any) -> bool:
         return False

@@ -30,6 +30,10 @@ WORKER_TTL_S = 4.0
 GONE_S = 60 * WORKER_TTL_S  # a worker silent this long is forgotten (reap)
 
 
+# When each room was last ticked (a sorted set: room id -> wall time), for /healthz.
+TICKED_KEY = "playground:rooms:ticked"
+
+
 def stats_key(room_id: int) -> str:
     """Per-room tick statistics: ticks, restores (engine rebuilt), the last worker."""
     return f"playground:room:{room_id}:stats"

@@ -140,6 +140,9 @@ def _insert_rows(
         execute(head + ", ".join([one] * n), batch)
 
 
+_EVENT_COLUMNS = ("idx", "t_ms", "type", "data")
+
+
 def insert_events(room_id: int, start: int, events: list[dict[str, Any]]) -> int:
     """TimelineEvent rows ``start``, ``start + 1``... of ``events`` (engine dicts). Returns
     the bytes of their data's JSON text (0 where the database takes other values)."""
@@ -154,8 +157,26 @@ def insert_events(room_id: int, start: int, events: list[dict[str, Any]]) -> int
             written += len(data) if isinstance(data, str) else 0
             yield (start + i, e["t"], e["type"], data)
 
-    _insert(TimelineEvent._meta.db_table, ("idx", "t_ms", "type", "data"), rows(), room_id=room_id)
+    _insert(TimelineEvent._meta.db_table, _EVENT_COLUMNS, rows(), room_id=room_id)
     return written
+
+
+def event_rows(start: int, events: list[dict[str, Any]]) -> tuple[list[tuple[Any, ...]], int]:
+    """insert_events' rows made now (to store with ``insert_event_rows`` later) and their
+    bytes."""
+    dump = _json_adapter()
+    skip = ("t", "type")
+    rows = []
+    written = 0
+    for i, e in enumerate(events):
+        data = dump({k: v for k, v in e.items() if k not in skip})
+        written += len(data) if isinstance(data, str) else 0
+        rows.append((start + i, e["t"], e["type"], data))
+    return rows, written
+
+
+def insert_event_rows(room_id: int, rows: list[tuple[Any, ...]]) -> None:
+    _insert(TimelineEvent._meta.db_table, _EVENT_COLUMNS, rows, room_id=room_id)
 
 
 def upsert_views(room_id: int, rows: list[tuple[str, str, Any]]) -> None:

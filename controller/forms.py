@@ -1,8 +1,15 @@
+from typing import Any
+
 from django import forms
 
 from . import limits
 from .engine.versions import CURRENT_VERSION, PROFILES
+from .rooms.build import IMPORT_INLINE_MAX_CHARS
 from .rooms.catalog import builtin_scenarios
+
+# An upload longer than this (bytes) is not read by the web process (ImportClusterForm.clean):
+# whatever its characters, it is over the inline import's limit in characters.
+UPLOAD_READ_MAX = IMPORT_INLINE_MAX_CHARS * 4
 
 
 def scenario_choices() -> list[tuple[str, str]]:
@@ -10,17 +17,61 @@ def scenario_choices() -> list[tuple[str, str]]:
 
 
 def version_choices() -> list[tuple[str, str]]:
-    """Every simulated release, newest first, each saying which releases simulate as it does
-    (the behaviour reference's table says why)."""
+    """Every simulated release, newest first, named as it is: each has its own profile of
+    rules (engine/versions.py); one whose rules, as simulated here, equal another's says so
+    ("Kubernetes 1.34 — same rules as 1.33"; it read "simulates as 1.33", which sounded like
+    a substitution: issue #38)."""
     out = [("", "as the scenario says")]
     for version, profile in sorted(PROFILES.items(), key=lambda kv: -int(kv[0].split(".")[1])):
         notes = []
+        if profile.same_as:
+            notes.append(f"same rules as {', '.join(profile.same_as)}")
         if version == CURRENT_VERSION:
             notes.append("the built-in scenarios' release")
-        if profile.same_as:
-            notes.append(f"simulates as {', '.join(profile.same_as)}")
-        out.append((version, f"Kubernetes {version}" + (f" ({'; '.join(notes)})" if notes else "")))
+        out.append((version, f"Kubernetes {version}" + (f" — {'; '.join(notes)}" if notes else "")))
     return out
+
+
+DEFAULT_RIGHT_CHANGES = (
+    "apiServer: {defaultUnreachableTolerationSeconds: 30, defaultNotReadyTolerationSeconds: 30}"
+)
+
+
+def side_label(
+    label: str, initial: str, initial_changes: dict[str, Any], parsed: dict[str, Any]
+) -> str:
+    """A comparison side's label that follows the choice (issue #38: "default tolerations" /
+    "tolerations 30 s" stayed when only releases were chosen). A label the visitor wrote
+    stays as written; the form's own label is made from what the side is: its release and
+    its changes ("Kubernetes 1.30"; "Kubernetes 1.36, tolerations 30 s" with the form's
+    default changes; "nodeMonitorGracePeriod 20s" for other changes; the form's label when
+    the side is just what that label says)."""
+    if label.strip() != initial:
+        return label
+    parts = []
+    version = parsed.get("kubernetesVersion")
+    if version:
+        parts.append(f"Kubernetes {version}")
+    rest = {k: v for k, v in parsed.items() if k != "kubernetesVersion"}
+    if rest == initial_changes:
+        if initial_changes or not parts:
+            parts.append(initial)
+    elif rest:
+        parts.append(_changes_summary(rest))
+    elif not parts:
+        parts.append("defaults")
+    return ", ".join(parts)[:80]
+
+
+def _changes_summary(changes: dict[str, Any]) -> str:
+    """``{apiServer: {defaultNotReadyTolerationSeconds: 30}}`` -> ``defaultNotReadyTolerationSeconds 30``."""
+    out = []
+    for section, value in changes.items():
+        if isinstance(value, dict):
+            out.extend(f"{k} {v}" for k, v in value.items())
+        else:
+            out.append(f"{section} {value}")
+    return ", ".join(out)
 
 
 class RoomCreateForm(forms.Form):
@@ -61,7 +112,7 @@ class RoomCreateForm(forms.Form):
 
 class CompareForm(forms.Form):
     """Two rooms of one scenario side by side: each side's label and what differs (YAML:
-    kubernetesVersion, controllerManager, kubelet, apiServer, featureGates)."""
+    kubernetesVersion, controllerManager, kubelet, apiServer, scheduler, featureGates)."""
 
     scenario = forms.ChoiceField(choices=scenario_choices)
     left_label = forms.CharField(max_length=80, initial="default tolerations")
@@ -72,8 +123,7 @@ class CompareForm(forms.Form):
     right_changes = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        initial="apiServer: {defaultUnreachableTolerationSeconds: 30, "
-        "defaultNotReadyTolerationSeconds: 30}",
+        initial=DEFAULT_RIGHT_CHANGES,
     )
     # "What changes when we upgrade from 1.30 to 1.36?": each side's release (the same as
     # kubernetesVersion in its changes, which may say it instead).
@@ -105,6 +155,12 @@ class CompareForm(forms.Form):
                     )
                 value = {"kubernetesVersion": version, **value}
             data[f"{side}_parsed"] = value
+            field = self.fields[f"{side}_label"]
+            initial_changes = safe_yaml.load(self.fields[f"{side}_changes"].initial or "{}") or {}
+            if data.get(f"{side}_label") is not None:
+                data[f"{side}_label"] = side_label(
+                    data[f"{side}_label"], str(field.initial), initial_changes, value
+                )
         return data
 
 
@@ -156,6 +212,12 @@ class ImportClusterForm(forms.Form):
             raise forms.ValidationError(
                 f"upload: the file is larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MiB."
             )
+        if upload is not None and upload.size > UPLOAD_READ_MAX:
+            # Too long to import in the request: a worker reads it (the view hands it the file
+            # as it is, never a copy in this process; issue #35: 4 Previews of 16.6 MiB grew
+            # Daphne by 262 MiB).
+            data["text"] = None
+            return data
         if upload is not None:
             data["text"] = upload.read().decode("utf-8", errors="replace")
         else:

@@ -60,6 +60,13 @@ class Room(models.Model):
     # Set while nobody watches (PLAYGROUND_IDLE_PAUSE_SECONDS): the room does not tick and its
     # clock stands still until a viewer arrives.
     idle_since = models.DateTimeField(null=True, blank=True)
+    # Nodes + pods its admission counted (limits.check_budget: the most its scenario's faults
+    # reach, plus what live actions added); its cost is this times its speed over 10x.
+    cost_objects = models.BigIntegerField(default=0)
+    # Set when nobody had watched it for PLAYGROUND_ROOM_EXPIRY_SECONDS (running or paused):
+    # it no longer ticks, takes controls or actions, or counts against a budget; its page
+    # shows where it stopped (controls.rooms_expire).
+    expired_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

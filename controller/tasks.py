@@ -8,15 +8,25 @@ from datetime import datetime
 
 import redis
 from celery import current_task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from celery.signals import worker_ready, worker_shutting_down
 from celery.utils.nodenames import worker_direct
 from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from . import affinity
+from playground import workers
+
+from . import affinity, heavy
 from .live.presence import unwatched_rooms
-from .locks import RoomLock, owe_tick, redis_client, take_owed_tick
+from .locks import (
+    RoomLock,
+    forget_rewind_sent,
+    mark_rewind_sent,
+    owe_tick,
+    redis_client,
+    take_owed_tick,
+)
 from .models import Room
 from .rooms import actions, build, controls, imports, runtime, tick, whatif
 
@@ -46,21 +56,40 @@ def room_tick_task(room_id: int, wall: str | None = None) -> None:
             return
 
 
-def _tick_locked(room_id: int, wall_now: datetime | None) -> bool:
-    """One tick under the room's lock; False when another worker holds it."""
-    with RoomLock(room_id) as got:
+def _tick_locked(room_id: int, wall_now: datetime | None, rewind: bool = False) -> bool:
+    """One tick under the room's lock; False when another worker holds it. A room with a
+    rewind pending is not advanced: ``rewind`` (room_rewind_task, a thread of its own) runs
+    it first; otherwise (beat's round of this worker's rooms, one after another) its run is
+    sent, unless it was already, so that a big room's rewind does not hold up the others."""
+    lock = RoomLock(room_id)
+    with lock as got:
         if not got:
             return False
         take_owed_tick(room_id)  # what was owed so far, this tick does
+        if controls.rewind_pending(room_id):
+            if not rewind:
+                if mark_rewind_sent(room_id, only_if_none=True):
+                    send_rewind(room_id)
+                return True
+
+            def keepalive() -> None:
+                lock.extend()
+                mark_rewind_sent(room_id)
+
+            try:
+                controls.rewind_run(room_id, keepalive)
+            finally:
+                forget_rewind_sent(room_id)
         restores = runtime.RESTORES
-        tick.room_advance(room_id, wall_now)
+        budget = settings.PLAYGROUND_TICK_BUDGET_SECONDS  # a room too big runs slower
+        tick.room_advance(room_id, wall_now, budget_s=budget)
         # An action submitted while this tick ran had its own tick skipped (the lock was
         # held): it is applied now, not at the next beat (twenty operators at once left the
         # last one pending when no beat came after).
         for _ in range(MAX_RETICKS):
             if not tick.has_pending_actions(room_id):
                 break
-            tick.room_advance(room_id, wall_now)
+            tick.room_advance(room_id, wall_now, budget_s=budget)
         _record_tick(room_id, runtime.RESTORES - restores)
     return True
 
@@ -85,9 +114,39 @@ def _record_tick(room_id: int, restores: int) -> None:
         pipe.hincrby(key, "restores", restores)
         pipe.hset(key, "worker", me)
         pipe.expire(key, 86400)
+        pipe.zadd(affinity.TICKED_KEY, {str(room_id): time.time()})
         pipe.execute()
     except redis.RedisError:
         pass
+
+
+REWIND_TRIES = 120  # a rewind run that finds the room's lock held tries again (0.5 s apart)
+
+
+@shared_task(ignore_result=True)
+def room_rewind_task(room_id: int, tries: int = 0) -> None:
+    """Run the room's pending rewinds (controls.rewind_run) on the worker that owns it, under
+    its lock, then tick it as usual. The lock held by a tick: tried again shortly; after
+    REWIND_TRIES, beat sends it again (the rewind stays pending meanwhile, the room still)."""
+    if _tick_locked(room_id, None, rewind=True):
+        return
+    if tries < REWIND_TRIES:
+        send_rewind(room_id, tries + 1, countdown=0.5)
+
+
+def send_rewind(room_id: int, tries: int = 0, countdown: float | None = None) -> None:
+    """Queue the run of ``room_id``'s pending rewind on the worker that owns it (as
+    send_tick); marked as sent (locks.mark_rewind_sent) so that beat does not send it again."""
+    try:
+        mark_rewind_sent(room_id)
+        workers = affinity.live_workers(redis_client())
+    except redis.RedisError:
+        workers = []
+    owner = affinity.owner(room_id, workers)
+    options: dict = {} if countdown is None else {"countdown": countdown}
+    if owner is not None:
+        options["queue"] = worker_direct(owner)
+    room_rewind_task.apply_async((room_id, tries), **options)
 
 
 def send_tick(room_id: int, wall: str | None = None, workers: list[str] | None = None) -> None:
@@ -112,6 +171,8 @@ _HEARTBEAT: affinity.Heartbeat | None = None
 @worker_ready.connect
 def _announce(sender=None, **kwargs) -> None:
     global _HEARTBEAT
+    if workers.HEAVY_PROCESS:
+        return  # ticks never go to a heavy worker (playground/workers.py)
     _HEARTBEAT = affinity.Heartbeat(redis_client, sender.hostname)
     _HEARTBEAT.start()
 
@@ -133,12 +194,16 @@ def rooms_tick_task() -> None:
     worse than one after another (31-33% of ticks on time against 56%, SQLite).
     A room nobody has watched for PLAYGROUND_IDLE_PAUSE_SECONDS is ticked to this beat's
     instant a last time and then stops (controls.room_idle: its clock stops at that instant,
-    however late its owner runs the tick) until a viewer arrives. A room still being built is
+    however late its owner runs the tick) until a viewer arrives; one idle (or paused and
+    unwatched) for PLAYGROUND_ROOM_EXPIRY_SECONDS expires, and is never ticked again
+    (controls.rooms_expire). A room still being built is
     not ticked; one whose build was lost is queued again (build.requeue_lost_builds)."""
-    live = Room.objects.filter(build_state=Room.LIVE)
+    live = Room.objects.filter(build_state=Room.LIVE, expired_at__isnull=True)
     running = sorted(
         live.filter(paused=False, idle_since__isnull=True).values_list("id", flat=True)
     )
+    # Paused rooms nobody watches go idle too, and expire as idle ones do (rooms_expire).
+    paused = live.filter(paused=True, idle_since__isnull=True).values_list("id", flat=True)
     ids = set(running)
     ids |= set(live.filter(actions__status="pending").values_list("id", flat=True).distinct())
     # A paused room whose step is not done yet (its tick was lost: a worker died mid-tick)
@@ -148,7 +213,7 @@ def rooms_tick_task() -> None:
     except redis.RedisError:
         log.warning("could not check for lost room builds (Redis)")
     wall_now = timezone.now()
-    idle = unwatched_rooms(running, wall_now.timestamp())
+    idle = unwatched_rooms(sorted({*running, *paused}), wall_now.timestamp())
     wall = wall_now.isoformat()
     try:
         workers = affinity.live_workers(redis_client())
@@ -170,6 +235,9 @@ def rooms_tick_task() -> None:
         stopped = controls.room_idle(idle, wall_now)
         if stopped:
             log.info("rooms %s: nobody watches, stopped ticking", stopped)
+    expired = controls.rooms_expire(wall_now)
+    if expired:
+        log.info("rooms %s: nobody watched them for a while, expired", expired)
 
 
 def drop_gone_workers_queues() -> list[str]:
@@ -213,14 +281,29 @@ def tick_rooms(room_ids: list[int], wall: str) -> None:
             log.exception("tick of room %s failed", room_id)
 
 
-@shared_task(ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+# Heavy tasks (the "heavy" queue: settings.CELERY_TASK_ROUTES) run under Celery's time limits
+# (heavy.time_limits: a soft one raises SoftTimeLimitExceeded in the job, which tells its user
+# heavy.stopped_message; the hard one kills its process) and each gives back its owner's slot
+# (heavy.take at the request) when it ends.
+SOFT_S, HARD_S = heavy.time_limits()
+
+
+@shared_task(
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=SOFT_S,
+    time_limit=HARD_S,
+)
 def room_build_task(room_id: int) -> None:
-    """Build a room created by the form (build.room_build). Acknowledged when done, so a
-    worker lost mid-build leaves it queued; the beat re-queues one lost otherwise."""
-    build.room_build(room_id)
+    """Build a room created by the form (build.room_build) in a heavy worker; the room's
+    ticking worker restores its engine from the snapshot the build stored. Acknowledged when
+    done, so a worker lost mid-build leaves it queued; the beat re-queues one lost otherwise
+    (or fails it, when it ran past its time limit: build.requeue_lost_builds)."""
+    build.room_build(room_id, keep_engine=False)
 
 
-@shared_task(ignore_result=True)
+@shared_task(ignore_result=True, soft_time_limit=SOFT_S, time_limit=HARD_S)
 def import_preview_task(preview_id: str) -> None:
     """Import a long kubectl output for its Preview (imports.preview_run); the page polls."""
     imports.preview_run(preview_id)
@@ -260,9 +343,20 @@ def ping_task(x: int) -> int:
     return x + 1
 
 
-@shared_task
-def what_if_task(room_id: int, zone: str, nodes: list[str], at_s: float) -> dict[str, object]:
+@shared_task(soft_time_limit=SOFT_S, time_limit=HARD_S)
+def what_if_task(
+    room_id: int, zone: str, nodes: list[str], at_s: float, owner: str = ""
+) -> dict[str, object]:
     """Run the room's scenario forward headless with a zone or nodes failed, and return per
-    workload when it is back (the room itself is not touched)."""
-    room = Room.objects.get(pk=room_id)
-    return whatif.room_what_if(room, zone, nodes, at_s)
+    workload when it is back (the room itself is not touched); ``owner``'s slot (taken by the
+    view, this task's id its job) is given back at the end. Past its time limit it fails with
+    heavy.stopped_message."""
+    job = f"what-if:{current_task.request.id}"
+    heavy.started(owner, job)
+    try:
+        room = Room.objects.get(pk=room_id)
+        return whatif.room_what_if(room, zone, nodes, at_s)
+    except SoftTimeLimitExceeded:
+        raise heavy.JobStopped(heavy.stopped_message()) from None
+    finally:
+        heavy.release(owner, job)

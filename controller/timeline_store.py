@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -46,6 +46,22 @@ def write(room_id: int, start: int, events: list[dict[str, Any]]) -> int:
         _TYPES,
     )
     return written[0]
+
+
+def prepare(
+    room_id: int, start: int, events: list[dict[str, Any]]
+) -> tuple[int, Callable[[], None]]:
+    """``write`` in two: the rows made now (their JSON; many events' chunks compressed), and
+    a function that stores them, to call later (a tick makes them before its short write
+    transaction, and stores them in it). Returns their bytes (as ``write``) and the function."""
+    if len(events) < CHUNK_MIN:
+        rows, written = bulk.event_rows(start, events)
+        return written, lambda: bulk.insert_event_rows(room_id, rows)
+    count = [0]
+    chunks = list(_chunks(room_id, start, events, count))
+    return count[0], lambda: bulk._insert(
+        TimelineChunk._meta.db_table, _CHUNK_COLUMNS, chunks, _TYPES
+    )
 
 
 def _chunks(

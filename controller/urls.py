@@ -1,6 +1,7 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from . import views
+from .kubeapi import views as kubeapi
 
 urlpatterns = [
     path("", views.index, name="index"),
@@ -27,4 +28,9 @@ urlpatterns = [
     path("rooms/<slug:slug>/snapshot.json", views.room_snapshot, name="room-snapshot"),
     path("rooms/<slug:slug>/series.json", views.room_series, name="room-series"),
     path("compare/<slug:slug>/", views.compare_page, name="compare"),
+    # Each room's Kubernetes API (controller/kubeapi/) and the kubeconfig its page offers.
+    path("rooms/<slug:slug>/kubeconfig", kubeapi.room_kubeconfig, name="room-kubeconfig"),
+    re_path(
+        r"^k8s/rooms/(?P<slug>[-a-zA-Z0-9_]+)/(?P<rest>.*)$", kubeapi.kube_api, name="kube-api"
+    ),
 ]

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_POST
 
-from . import limits
+from . import heavy, limits
 from .engine.scenario import ScenarioError
 from .engine.versions import NEWEST_VERSION
 from .forms import CompareForm, ImportClusterForm, RoomCreateForm
@@ -22,7 +22,7 @@ from .health import health
 from .kube_io.exports import timeline_csv, timeline_events_yaml
 from .kube_io.report import import_report_of, is_imported
 from .lessons import classroom, holding
-from .lessons.definition import LessonError
+from .lessons.definition import LessonError, lesson_of
 from .live import deltas
 from .live.roles import is_operator
 from .models import Comparison, Room
@@ -77,6 +77,8 @@ def index(request: HttpRequest) -> HttpResponse:
                 )
                 if data.get("solo"):
                     classroom.make_solo(room)
+                if room.build_state == Room.LIVE and lesson_of(room) is not None:
+                    classroom.wait_for_start(room)  # the teacher's (learner's) Start
         except (ScenarioError, LessonError, *errors.REFUSALS) as exc:
             error = str(exc)
         else:
@@ -134,18 +136,26 @@ def import_create(request: HttpRequest) -> HttpResponse:
             "controller_manager_config": data.get("controller_manager_config") or None,
             "flags": data.get("flags") or None,
         }
+        # A long upload is not read here (forms.ImportClusterForm): its file goes as it is.
+        text_or_file = data["text"] if data["text"] is not None else data["upload"]
         try:
-            if "preview" in request.POST and len(data["text"]) > build.IMPORT_INLINE_MAX_CHARS:
+            if "preview" in request.POST and (
+                data["text"] is None or len(data["text"]) > build.IMPORT_INLINE_MAX_CHARS
+            ):
                 # Too long to import in the request: a worker does, its page polls.
                 form_fields = {"name": options["name"], "options": options, "speed": data["speed"]}
-                preview_id = imports.preview_start(data["text"], form_fields)
+                preview_id = imports.preview_start(
+                    text_or_file,
+                    form_fields,
+                    limits.owner_key(request.user, request.META.get("REMOTE_ADDR")),
+                )
                 return redirect(reverse("import-preview", args=[preview_id]))
             if "preview" in request.POST:
                 preview, report = imports.import_preview(data["text"], **options)
             else:
                 room = build.import_start(
                     data.get("name") or "",
-                    data["text"],
+                    text_or_file,
                     options,
                     request.user,
                     data["speed"],
@@ -186,7 +196,7 @@ def import_preview_page(request: HttpRequest, preview_id: str) -> HttpResponse:
         return redirect(f"{reverse('room', args=[room.slug])}?token={room.operator_token}")
     state = imports.preview_state(preview_id)
     if state is None:
-        raise Http404("no such preview (they are kept an hour)")
+        raise Http404("no such preview (they are kept 15 minutes)")
     return render(
         request, "controller/import_preview.html", {"state": state, "preview_id": preview_id}
     )
@@ -236,6 +246,10 @@ def room_page(request: HttpRequest, slug: str) -> HttpResponse:
             "token": token if operator else "",
             "viewer_url": viewer_url,
             "operator_url": f"{viewer_url}?token={room.operator_token}" if operator else "",
+            # A class that has not started: its teacher's Start runs the clock.
+            "not_started": operator and room.paused and room.sim_ms == 0,
+            # Learning alone: a page for one (no class links, counts or operator tools).
+            "solo": holding.is_solo(room),
             # A class's viewer can take the same built-in lesson again alone, at their pace.
             "learn_alone": None if operator else catalog.builtin_lesson_of(room),
         },
@@ -346,6 +360,13 @@ def room_what_if(request: HttpRequest, slug: str) -> JsonResponse:
     token = request.POST.get("token") or request.session.get("operator_tokens", {}).get(slug, "")
     if not is_operator(room, request.user, token):
         return JsonResponse({"error": "only the room's operator may run a What-if"}, status=403)
+    if holding.keeps_secrets(room, True):
+        # A learner alone is their room's operator: a What-if runs the lesson ahead (its
+        # steps' faults too) and would tell when its questions' answers happen (issue #38).
+        return JsonResponse(
+            {"error": "What-if: not in a lesson learned alone until its last answer is revealed"},
+            status=403,
+        )
     zone = request.POST.get("zone", "")
     nodes = request.POST.getlist("nodes")
     try:
@@ -353,23 +374,35 @@ def room_what_if(request: HttpRequest, slug: str) -> JsonResponse:
         whatif.what_if_check(room, zone, nodes, at_s)
     except ValueError as exc:  # ActionError too
         return JsonResponse({"error": str(exc)}, status=400)
+    import uuid
+
     from .tasks import what_if_task
 
-    result = what_if_task.delay(room.pk, zone, nodes, at_s)
+    owner = limits.owner_key(request.user, request.META.get("REMOTE_ADDR"))
+    task_id = str(uuid.uuid4())
+    try:
+        heavy.take(owner, f"what-if:{task_id}")
+    except limits.LimitError as exc:
+        return JsonResponse({"error": str(exc), "limit": exc.setting}, status=429)
+    whatif.what_if_queued(room, task_id)
+    result = what_if_task.apply_async((room.pk, zone, nodes, at_s, owner), task_id=task_id)
     return JsonResponse({"id": result.id})
 
 
 @require_GET
 def room_what_if_result(request: HttpRequest, slug: str, task_id: str) -> JsonResponse:
-    """A What-if run's state, and its rows once done."""
-    get_object_or_404(Room, slug=slug)
+    """A What-if run's state, and its rows once done: 404 for a run of another room, an
+    unknown or expired id."""
+    room = get_object_or_404(Room, slug=slug)
+    if not whatif.what_if_of(room, task_id):
+        return JsonResponse({"error": "no such What-if run in this room"}, status=404)
     from celery.result import AsyncResult
 
     result = AsyncResult(task_id)
     if result.successful():
         return JsonResponse({"state": "done", **result.result})
     if result.failed():
-        return JsonResponse({"state": "failed", "error": str(result.result)})
+        return JsonResponse({"state": "failed", "error": heavy.failure_message(result.result)})
     return JsonResponse({"state": "running"})
 
 

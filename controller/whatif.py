@@ -56,7 +56,22 @@ def what_if(
     duration_ms: int = DEFAULT_DURATION_MS,
 ) -> list[dict[str, Any]]:
     """Fail ``zone`` (ZoneOutage) or ``nodes`` (PartitionNode each) at ``at_ms`` in a copy of
-    ``scenario`` (its own later faults dropped) and run it to ``duration_ms``."""
+    ``scenario`` (its own later faults dropped) and run it to ``duration_ms``: per workload,
+    its recovery (``recovery``)."""
+    return what_if_run(scenario, zone, nodes, at_ms, duration_ms)["rows"]
+
+
+def what_if_run(
+    scenario: dict[str, Any],
+    zone: str | None = None,
+    nodes: list[str] | None = None,
+    at_ms: int = DEFAULT_AT_MS,
+    duration_ms: int = DEFAULT_DURATION_MS,
+) -> dict[str, Any]:
+    """``what_if``'s run: ``rows`` (per workload) and ``bare``, the pods no controller owns
+    (nothing recreates them): how many there are, how many were deleted after the failure
+    and the first of those ({pod, at_ms, by}), so that a cluster without workloads gets an
+    answer too (issue #38: its table was empty, with no word why)."""
     if not zone and not nodes:
         raise ScenarioError("zone", "pick a zone or at least one node to fail")
     data = copy.deepcopy(scenario)
@@ -70,12 +85,62 @@ def what_if(
     spec["duration"] = f"{duration_ms}ms"
     spec.pop("expect", None)
     sim = Simulation(parse_scenario(data))
+    bare: set[str] = set()
+    deleted: dict[str, dict[str, Any]] = {}
+
+    def watch(e: dict[str, Any]) -> None:
+        if e["type"] == "PodCreated" and e.get("owner") is None:
+            bare.add(e["pod"])
+        elif e["type"] == "PodDeleted" and e["pod"] in bare and e["t"] >= at_ms:
+            deleted.setdefault(e["pod"], {"pod": e["pod"], "at_ms": e["t"], "by": e["by"]})
+
+    sim.timeline.listeners.append(watch)
     sim.run(duration_ms)
     series = {
         key: [{"t": t, "desired": d, "ready": r} for t, d, r in points]
         for key, points in sim.workloads.workload_series.items()
     }
-    return recovery(series, at_ms)
+    return {
+        "rows": recovery(series, at_ms),
+        "bare": {
+            "pods": len(bare),
+            "deleted": len(deleted),
+            "first": min(deleted.values(), key=_by_time) if deleted else None,
+        },
+    }
+
+
+def _by_time(d: dict[str, Any]) -> tuple[int, str]:
+    return d["at_ms"], d["pod"]
+
+
+def empty_note(result: dict[str, Any]) -> str:
+    """Why a What-if's table has no row, in words: the cluster has no workload (Deployment,
+    StatefulSet, ReplicaSet, DaemonSet) whose recovery it could show, and what became of its
+    bare pods. "" when there are rows."""
+    if result["rows"]:
+        return ""
+    bare = result["bare"]
+    start = (
+        "No workload to show: this cluster has no Deployment, StatefulSet, ReplicaSet or "
+        "DaemonSet, whose recovery the table measures"
+    )
+    if not bare["pods"]:
+        return start + ", and no pods."
+    pods = f"{bare['pods']} pod{'s' if bare['pods'] != 1 else ''}"
+    owned = f"its {pods} {'are' if bare['pods'] != 1 else 'is'} bare (no controller owns them)"
+    gone = bare["deleted"]
+    if not gone or bare["first"] is None:
+        return (
+            f"{start}; {owned}, and none of them was deleted by the failure within the run "
+            f"({result['duration_ms'] // 1000} s)."
+        )
+    first = bare["first"]
+    return (
+        f"{start}; {owned}, so nothing recreates one that is deleted: {gone} of them "
+        f"{'were' if gone != 1 else 'was'} deleted after the failure and never came back "
+        f"(the first, {first['pod']}, at {first['at_ms'] / 1000:g} s by {first['by']})."
+    )
 
 
 def _at_ms(fault: Any) -> int | None:

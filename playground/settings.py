@@ -49,6 +49,14 @@ def env_within(name: str, default: float, low: float, high: float) -> float:
     return number
 
 
+def env_at_most(name: str, default: int, high: int) -> int:
+    """A non-negative integer setting (0: the limit is off) of at most ``high``."""
+    number = env_number(name, default)
+    if number > high:
+        raise ImproperlyConfigured(f"{name}={number}: must be at most {high} (0 turns it off)")
+    return number
+
+
 def env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name, "").strip().lower()
     if not value:
@@ -177,6 +185,33 @@ PLAYGROUND_MAX_ACTIONS_PER_SECOND_PER_TOKEN = env_number(
 )
 PLAYGROUND_MAX_MESSAGE_BYTES = env_number("PLAYGROUND_MAX_MESSAGE_BYTES", 65536)
 PLAYGROUND_MAX_SCENARIO_BYTES = env_number("PLAYGROUND_MAX_SCENARIO_BYTES", 16 * 1024 * 1024)
+# The cost of the rooms held (being built, running, paused, idle; not expired), per owner and on
+# the server: a room costs its nodes + pods times its speed over 10x (limits.room_cost). 60,000:
+# a 1,000-node room of 30 pods per node at 20x, or two at 10x; 300,000 is ~1.1 GB of engines
+# (3.7 KB per object traced; 1.5 GB as the engine cache estimates them: within one worker's
+# default cache, so admitted rooms do not push each other out) and ~2% of a CPU in engine work
+# at 10x (150 million object-simulated-seconds per CPU second; storing what changed costs more).
+PLAYGROUND_MAX_COST_PER_OWNER = env_at_most("PLAYGROUND_MAX_COST_PER_OWNER", 60000, 10**9)
+PLAYGROUND_MAX_COST = env_at_most("PLAYGROUND_MAX_COST", 300000, 10**10)
+# A room nobody has watched for this long, running or paused, expires: it stops for good and
+# no longer counts against a budget (0: never).
+PLAYGROUND_ROOM_EXPIRY_SECONDS = env_within("PLAYGROUND_ROOM_EXPIRY_SECONDS", 7200, 0, 30 * 86400)
+# The engines a worker process keeps in memory between ticks, estimated from their nodes and
+# pods (rooms.runtime.ENGINE_BYTES_PER_OBJECT); past it the least recently ticked go back to
+# their snapshot (0: no bound).
+PLAYGROUND_ENGINE_CACHE_MB = env_at_most("PLAYGROUND_ENGINE_CACHE_MB", 2048, 1024 * 1024)
+# A request body over its limit is answered 413 by Daphne from its headers, before it is read
+# (playground/httplimits.py): the upload forms at "/" take a scenario's bytes plus the form's
+# fields; every other path this many bytes (at most 64 MiB; 0 turns it off).
+PLAYGROUND_MAX_REQUEST_BYTES = env_at_most("PLAYGROUND_MAX_REQUEST_BYTES", 2**20, 64 * 2**20)
+# What one websocket may hold: bytes its client has not read, behind the snapshot being sent
+# (more: closed with 4408; playground/wslimits.py), and live sockets per client address in one
+# Daphne process (more: closed with 4429; controller/live/sockets.py). 0 turns one off.
+PLAYGROUND_MAX_UNSENT_BYTES = env_at_most("PLAYGROUND_MAX_UNSENT_BYTES", 2**20, 256 * 2**20)
+PLAYGROUND_MAX_SOCKETS_PER_ADDRESS = env_at_most("PLAYGROUND_MAX_SOCKETS_PER_ADDRESS", 64, 100_000)
+# Uploaded files go to a temporary file as they are parsed, never into memory (Django keeps
+# those under FILE_UPLOAD_MAX_MEMORY_SIZE in memory by default).
+FILE_UPLOAD_HANDLERS = ["django.core.files.uploadhandler.TemporaryFileUploadHandler"]
 # A room nobody watches for this long stops ticking; a viewer's arrival resumes it (0: never).
 PLAYGROUND_IDLE_PAUSE_SECONDS = env_number("PLAYGROUND_IDLE_PAUSE_SECONDS", 300, float)
 # A running room more than this many wall seconds behind its clock (no worker ticked it: the
@@ -202,16 +237,57 @@ PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS = env_number(
 )
 # Every worker also consumes its own queue (<hostname>.dq2): room affinity (controller/affinity.py).
 CELERY_WORKER_DIRECT = True
+# Heavy work apart from ticks (playground/workers.py, controller/heavy.py): room builds, import
+# previews, big imports and what-if runs go to the "heavy" queue, which only heavy workers
+# consume (their own processes), so that they never take a tick worker's thread.
+CELERY_TASK_ROUTES = {
+    f"controller.tasks.{name}": {"queue": "heavy"}
+    for name in ("room_build_task", "import_preview_task", "what_if_task")
+}
+# Heavy jobs (builds, imports, previews, what-ifs) one owner (address, or signed-in user) may
+# have queued or running at once; more are refused at the request (0: no cap).
+PLAYGROUND_MAX_HEAVY_JOBS_PER_ADDRESS = env_number("PLAYGROUND_MAX_HEAVY_JOBS_PER_ADDRESS", 2)
+# A heavy job is stopped after this many seconds (Celery's soft time limit; the hard one, which
+# kills its process, 30 s later), and says so to its user (0: no limit).
+PLAYGROUND_HEAVY_TIME_LIMIT_SECONDS = env_number("PLAYGROUND_HEAVY_TIME_LIMIT_SECONDS", 300, float)
+# Heavy workers run at this lower CPU priority (os.nice), so that ticks come first (0: as ticks).
+PLAYGROUND_HEAVY_NICE = env_within("PLAYGROUND_HEAVY_NICE", 19, 0, 19)
+# Django keeps every query with DEBUG (connection.queries); only where a tool forces it when 0
+# (controller/apps.py: a 16.6 MiB INSERT stayed in Daphne's memory with its parameters).
+PLAYGROUND_LOG_QUERIES = env_bool("PLAYGROUND_LOG_QUERIES", False)
 # Beat's period: the page shows the state of the last beat (static/js/state.js shownTime), so
 # a room's picture stands between one beat's delay and one period plus it behind "now". 0.75 s
 # keeps its p95 under a second (50 rooms on 2 workers: 0.88 s; 1.12 s at 1 s) for ~20% more
 # worker CPU per room; its bounds keep beat from spinning or a room from freezing.
 PLAYGROUND_TICK_SECONDS = env_within("PLAYGROUND_TICK_SECONDS", 0.75, 0.05, 60.0)
+# Each room's Kubernetes API (controller/kubeapi/): the https port Daphne also listens on for
+# kubectl (it sends a bearer token over https only), the directory of its self-signed
+# certificate (controller/kubeapi/tls.py), and the open watches allowed per token and per
+# client address.
+PLAYGROUND_KUBEAPI_PORT = int(env_within("KUBEAPI_PORT", 8443, 1, 65535))
+PLAYGROUND_KUBEAPI_TLS_DIR = Path(
+    os.environ.get("KUBEAPI_TLS_DIR") or BASE_DIR / ".run" / "kubeapi-tls"
+)
+PLAYGROUND_KUBEAPI_WATCHES_PER_TOKEN = env_number("PLAYGROUND_KUBEAPI_WATCHES_PER_TOKEN", 20)
+PLAYGROUND_KUBEAPI_WATCHES_PER_ADDRESS = env_number("PLAYGROUND_KUBEAPI_WATCHES_PER_ADDRESS", 50)
+# A worker's tick advances a room's engine for at most about this long (wall seconds; a step
+# never splits an instant of simulated time, so one may take longer): a room too big to keep
+# up runs slower than asked, and says so on its page, instead of holding its worker from the
+# other rooms (controller/rooms/tick.py). A quarter of a second leaves most of a 0.75 s beat
+# to the worker's other rooms; the bound stays well under the room lock's 30 s (locks.py).
+PLAYGROUND_TICK_BUDGET_SECONDS = env_within("PLAYGROUND_TICK_BUDGET_SECONDS", 0.25, 0.01, 10.0)
 # A room with more view rows than this gets, on connect, a note to fetch snapshot.json (parsed
 # by the page's worker) instead of its snapshot on the websocket (controller/live/consumers.py).
 PLAYGROUND_SNAPSHOT_FETCH_ROWS = int(os.environ.get("PLAYGROUND_SNAPSHOT_FETCH_ROWS", "10000"))
 # No tick broadcasts more than this; a larger one becomes a resync notice (controller/rooms/broadcast.py).
 PLAYGROUND_DELTA_MAX_BYTES = int(os.environ.get("PLAYGROUND_DELTA_MAX_BYTES", str(256 * 1024)))
+# /healthz says "degraded" (still 200) when a running room's last tick is this many seconds
+# older than beat's period, or when the database takes longer than this to answer SELECT 1
+# (controller/health.py): the server answers, but its rooms or pages lag.
+PLAYGROUND_HEALTH_TICK_LATE_SECONDS = env_within(
+    "PLAYGROUND_HEALTH_TICK_LATE_SECONDS", 5.0, 0.0, 3600.0
+)
+PLAYGROUND_HEALTH_DB_SLOW_SECONDS = env_within("PLAYGROUND_HEALTH_DB_SLOW_SECONDS", 0.5, 0.0, 60.0)
 CELERY_BEAT_SCHEDULE = {
     # Beat is a coarse trigger: each tick advances every running room to "now".
     "rooms-tick": {
@@ -246,6 +322,8 @@ X_FRAME_OPTIONS = "DENY"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # No ?token= value in any line (playground/logredact.py; Daphne's access log too).
+    "filters": {"redact": {"()": "playground.logredact.RedactFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }

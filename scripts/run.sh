@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: make sure a Redis server answers on REDIS_URL (starting our own when none does),
-# migrate, load the demo room, then run Daphne, a Celery worker and Celery beat under supervisord
+# migrate, load the demo room, then run Daphne, a Celery tick worker, a heavy worker (builds,
+# imports, previews, what-ifs apart from the ticks) and Celery beat under supervisord
 # (scripts/supervisor_conf.py writes its configuration into RUN_DIR): a process that crashes or
 # is killed is started again at once, the others go on. Ctrl-C stops every process, our
 # redis-server last. Expects the venv (`make venv`). RUN_DIR (default .run) holds the logs,
@@ -15,6 +16,9 @@ export WEB_PORT=${WEB_PORT:-8000}
 export WEB_BIND=${WEB_BIND:-127.0.0.1}
 RUN_DIR=${RUN_DIR:-.run}
 mkdir -p "$RUN_DIR"
+# The rooms' Kubernetes API: https on KUBEAPI_PORT (issue #36), its certificate in RUN_DIR.
+export KUBEAPI_PORT=${KUBEAPI_PORT:-$((WEB_PORT + 443))} # 8443 beside 8000
+export KUBEAPI_TLS_DIR=${KUBEAPI_TLS_DIR:-$(cd "$RUN_DIR" && pwd)/kubeapi-tls}
 
 # Redis: use the server that answers on REDIS_URL; otherwise start redis-server ourselves,
 # before the set-up below (the demo room broadcasts on creation), in its own session so that
@@ -75,6 +79,12 @@ while IFS= read -r line; do
   if [ -n "$line" ]; then echo "  ${line%%: *}: ${url}${line##* }"; fi
 done <<<"$demo"
 echo "  Health: ${url}/healthz    Stop: Ctrl-C"
+# kubectl against the demo room (its operator's kubeconfig: keep it secret).
+if [ -n "$demo" ] && [ "$KUBEAPI_PORT" != 0 ] &&
+  $PY manage.py kubeconfig demo --role operator >"$RUN_DIR/demo.kubeconfig" 2>/dev/null; then
+  chmod 600 "$RUN_DIR/demo.kubeconfig"
+  echo "  kubectl: export KUBECONFIG=$RUN_DIR/demo.kubeconfig; kubectl get nodes -w  (then: kubectl describe node a-2)"
+fi
 # The admin (staff only: rooms, their parameters as a form per field, presets, the action log).
 if $PY manage.py shell -c "from django.contrib.auth import get_user_model as U; \
 import sys; sys.exit(0 if U().objects.filter(is_superuser=True).exists() else 1)" 2>/dev/null; then
@@ -85,7 +95,9 @@ fi
 echo
 # WEB_PROCESSES Daphne processes on WEB_PORT, WEB_PORT+1, ... (put a proxy in front of more
 # than one: README "Several workers and web servers"); WORKER_PROCESSES Celery workers, each
-# ticking the rooms it owns; always exactly one beat. supervisord restarts any of them that exits.
+# ticking the rooms it owns; HEAVY_WORKER_PROCESSES heavy workers (default 1, each running
+# HEAVY_WORKER_CONCURRENCY jobs at once, default 2); always exactly one beat. supervisord
+# restarts any of them that exits.
 webs=${WEB_PROCESSES:-1}
 if [ "$webs" -gt 1 ]; then echo "  Daphne on ports ${WEB_PORT}..$((WEB_PORT + webs - 1))"; fi
 conf=$($PY scripts/supervisor_conf.py "$RUN_DIR")

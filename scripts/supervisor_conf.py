@@ -1,7 +1,9 @@
 """Write the supervisord configuration for `make run` (scripts/run.sh) and print its path.
 
 supervisord runs Daphne (WEB_PROCESSES of them, on WEB_PORT, WEB_PORT+1, ...), the Celery
-workers (WORKER_PROCESSES) and one beat in the foreground; it restarts any of them that exits
+tick workers (WORKER_PROCESSES), the heavy workers (HEAVY_WORKER_PROCESSES, each running
+HEAVY_WORKER_CONCURRENCY jobs at once: room builds, imports, previews, what-ifs, apart from the
+ticks; playground/workers.py) and one beat in the foreground; it restarts any of them that exits
 (a crash, a kill -9) at once, leaving the others running, and Ctrl-C stops them all. Every
 process waits for Redis first (scripts/redis_url.py wait). BEHIND_PROXY=1 (the default with
 more than one Daphne, which needs a proxy in front) runs Daphne with --proxy-headers, so that
@@ -19,6 +21,13 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+from playground.workers import (  # noqa: E402  (no Django: the worker command lines only)
+    HEAVY_CONCURRENCY,
+    HEAVY_MAX_MEMORY_MB,
+    heavy_worker_args,
+    tick_worker_args,
+)
 
 
 def program(name: str, command: str, run_dir: Path) -> str:
@@ -67,20 +76,36 @@ serverurl=unix://{run_dir}/supervisor.sock
 [rpcinterface:supervisor]
 supervisor.rpcinterface_factory = supervisor.rpcinterface:make_main_rpcinterface
 """
+    # The rooms' Kubernetes API over https (kubectl sends a bearer token over https only):
+    # the first Daphne also listens on KUBEAPI_PORT (0: not at all) with the certificate
+    # controller/kubeapi/tls.py makes once into KUBEAPI_TLS_DIR.
+    kube_port = int(env.get("KUBEAPI_PORT") or port + 443)
+    tls_flags = ""
+    if kube_port:
+        sys.path.insert(0, str(REPO))
+        from controller.kubeapi import tls
+
+        tls_dir = tls.ensure(Path(env.get("KUBEAPI_TLS_DIR") or run_dir / "kubeapi-tls"))
+        tls_flags = f" -e {shlex.quote(tls.endpoint(tls_dir, kube_port, bind))}"
     for i in range(webs):
         flags = " --proxy-headers" if proxy else ""
+        if i == 0:
+            flags += tls_flags
         out += program(
             f"web-{i}",
             f"{bin_}/daphne -b {bind} -p {port + i}{flags} playground.asgi:application",
             run_dir,
         )
+    celery = f"{bin_}/celery -A playground"
     for i in range(1, workers + 1):
-        out += program(
-            f"worker-{i}",
-            f"{bin_}/celery -A playground worker --pool=threads --concurrency=4 "
-            f"-n worker-{i}@%%h --loglevel={level}",
-            run_dir,
-        )
+        args = tick_worker_args(f"worker-{i}@%%h", loglevel=level)
+        out += program(f"worker-{i}", f"{celery} {shlex.join(args)}", run_dir)
+    heavies = int(env.get("HEAVY_WORKER_PROCESSES") or 1)
+    concurrency = int(env.get("HEAVY_WORKER_CONCURRENCY") or HEAVY_CONCURRENCY)
+    memory = int(env.get("HEAVY_WORKER_MAX_MEMORY_MB") or HEAVY_MAX_MEMORY_MB)
+    for i in range(1, heavies + 1):
+        args = heavy_worker_args(f"heavy-{i}@%%h", concurrency, level, memory)
+        out += program(f"heavy-{i}", f"{celery} {shlex.join(args)}", run_dir)
     out += program(
         "beat",
         f"{bin_}/celery -A playground beat --loglevel={level} "

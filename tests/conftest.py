@@ -92,14 +92,19 @@ def evidence(request: pytest.FixtureRequest) -> Callable[[str], None]:
 def no_workers_of_earlier_tests() -> None:
     """Room affinity sends a room's ticks to the worker that owns it; a worker killed by an
     earlier test stays in the live set for a few seconds (controller.affinity.WORKER_TTL_S),
-    so each test starts with that set empty (its own workers announce themselves)."""
+    so each test starts with that set empty (its own workers announce themselves). Nor does
+    it start with the heavy-job slots of earlier tests' clients (controller/heavy.py: a build
+    queued for nobody holds its client's slot for minutes), nor with the heavy jobs they
+    queued for nobody (a later test's heavy worker would run their Previews first)."""
     import redis
 
     from controller.affinity import WORKERS_KEY
+    from playground.workers import HEAVY_QUEUE
 
     if TEST_REDIS.proc is None:
         return
     try:
-        redis.Redis.from_url(TEST_REDIS.url, socket_timeout=1).delete(WORKERS_KEY)
+        client = redis.Redis.from_url(TEST_REDIS.url, socket_timeout=1)
+        client.delete(WORKERS_KEY, HEAVY_QUEUE, *client.keys("playground:heavy:*"))
     except redis.RedisError:
         pass

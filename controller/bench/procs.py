@@ -185,13 +185,23 @@ class Daphne(Proc):
         port: int | None = None,
         session: bool = False,
         probe: bool = True,
+        tls_dir: Path | None = None,
     ) -> None:
         super().__init__(env, log, session)
         self.port = port or free_port()
         self.probe = probe
+        # With ``tls_dir`` (controller/kubeapi/tls.py makes it): also https on ``tls_port``,
+        # as `make run` serves the rooms' Kubernetes API.
+        self.tls_dir = tls_dir
+        self.tls_port = free_port() if tls_dir is not None else None
 
     def args(self) -> list[str]:
-        return ["-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port)] + [
+        extra: list[str] = []
+        if self.tls_dir is not None and self.tls_port is not None:
+            from controller.kubeapi import tls
+
+            extra = ["-e", tls.endpoint(tls.ensure(self.tls_dir), self.tls_port)]
+        return ["-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), *extra] + [
             "playground.asgi:application"
         ]
 
@@ -215,8 +225,8 @@ class Daphne(Proc):
 
 
 class CeleryWorker(Proc):
-    """``celery worker`` (threads pool) named ``<name>@<host>``; ready when it answers a
-    ping."""
+    """A tick worker (``celery worker``, threads pool, the ticks' queue: playground/workers.py)
+    named ``<name>@<host>``; ready when it answers a ping."""
 
     def __init__(
         self, env: dict[str, str], log: Path | None, concurrency: int = 4, session: bool = False
@@ -226,13 +236,11 @@ class CeleryWorker(Proc):
         self.concurrency = concurrency
 
     def args(self) -> list[str]:
+        from playground.workers import tick_worker_args
+
         self.name = f"w{time.monotonic_ns()}"
-        return ["-m", "celery", "-A", "playground", "worker", "--pool=threads"] + [
-            f"--concurrency={self.concurrency}",
-            "--loglevel=WARNING",
-            "-n",
-            f"{self.name}@%h",
-        ]
+        worker = tick_worker_args(f"{self.name}@%h", self.concurrency)
+        return ["-m", "celery", "-A", "playground", *worker]
 
     def wait_ready(self, timeout: float) -> None:
         from playground.celery import app
@@ -246,6 +254,21 @@ class CeleryWorker(Proc):
             if self.proc.poll() is not None:
                 break
         raise BenchError(f"the Celery worker did not answer a ping; its log:\n{_tail(self.log)}")
+
+
+class HeavyWorker(CeleryWorker):
+    """A heavy worker (prefork pool, the "heavy" queue only: builds, imports, previews,
+    what-ifs); in a session of its own, so that a kill reaches its pool's processes too."""
+
+    def __init__(self, env: dict[str, str], log: Path | None, concurrency: int = 1) -> None:
+        super().__init__(env, log, concurrency, session=True)
+
+    def args(self) -> list[str]:
+        from playground.workers import heavy_worker_args
+
+        self.name = f"heavy{time.monotonic_ns()}"
+        worker = heavy_worker_args(f"{self.name}@%h", self.concurrency)
+        return ["-m", "celery", "-A", "playground", *worker]
 
 
 class Beat(Proc):
@@ -266,3 +289,13 @@ def cpu_seconds(pid: int) -> float:
     # After "pid (comm)": state is field 0; utime, stime, cutime, cstime are 11..14.
     ticks = sum(int(x) for x in fields[11:15])
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def bytes_read(pid: int) -> int:
+    """Bytes process ``pid`` has read through read(2) and its kind, sockets included (rchar of
+    /proc/<pid>/io): what a server took off its connections, not what clients pushed."""
+    with open(f"/proc/{pid}/io") as f:
+        for line in f:
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    return 0

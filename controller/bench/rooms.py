@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ def rooms_bench(
     speed: float = 10.0,
     log_dir: Path | None = None,
     env: dict[str, str] | None = None,
+    neighbour: Callable[[Stack, threading.Event], dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """``rooms`` running rooms of ``nodes`` nodes (10 pods each) ticked by ``workers`` real
     Celery worker processes and one beat, for ``seconds``.
@@ -33,7 +36,12 @@ def rooms_bench(
     advanced to, how long after W the bench first saw it there (p50, p95, max; an upper bound,
     by up to the 0.1 s between reads): how late a beat's state lands.
     ``env``: the started processes' environment (default: this process's). CPU: user + system seconds of the worker
-    processes over the run (/proc), per room per minute; beat's separately."""
+    processes over the run (/proc), per room per minute; beat's separately.
+
+    ``neighbour`` (the noisy-neighbour row, bench/noisy.py): the stack gets a Daphne and a
+    heavy worker too, and
+    ``neighbour(stack, stop)`` runs in a thread from the end of the warm-up until ``stop`` is
+    set at the end of the window; what it returns is the result's ``neighbour``."""
     import tempfile
     import time
 
@@ -58,7 +66,9 @@ def rooms_bench(
     create_s = time.perf_counter() - t0
     # Nobody watches these rooms: idle pausing (PLAYGROUND_IDLE_PAUSE_SECONDS) is off here.
     env = {**(env or stack_env()), "PLAYGROUND_IDLE_PAUSE_SECONDS": "0"}
-    with Stack(env, logs, workers=workers, beat=True) as stack:
+    # The neighbour's stack as make run's: a Daphne and a heavy worker (previews, what-ifs).
+    extra = 1 if neighbour is not None else 0
+    with Stack(env, logs, webs=extra, workers=workers, heavy=extra, beat=True) as stack:
         procs, beat = stack.workers, stack.beat
         assert beat is not None
         for pk in ids:
@@ -74,35 +84,30 @@ def rooms_bench(
         warmup_s = time.perf_counter() - warm0
         cpu0 = [cpu_seconds(p.pid) for p in procs if p.pid]
         beat_cpu0 = cpu_seconds(beat.pid) if beat.pid else 0.0
-        lags: list[float] = []
-        landings: list[float] = []
-        reached: dict[int, set[float]] = {pk: set() for pk in ids}
+        watch = ClockWatch(ids, period)
+        stop, done = threading.Event(), {}
+        if neighbour is not None:
+            thread = threading.Thread(
+                target=lambda: done.update(neighbour(stack, stop)), name="neighbour", daemon=True
+            )
+            thread.start()
         wall0 = time.perf_counter()
         start = timezone.now().timestamp()
         while time.perf_counter() - wall0 < seconds:
-            reads = _clock_reads(ids)
-            seen_at = time.time()
-            for pk, lag, w in reads:
-                lags.append(lag)
-                if w is not None and w not in reached[pk]:
-                    reached[pk].add(w)
-                    if w >= start:  # the first read that shows it (before: warm-up's)
-                        landings.append(max(0.0, seen_at - w))
+            watch.sample(since=start)
             time.sleep(0.1)
         run_s = time.perf_counter() - wall0
         end = timezone.now().timestamp()
+        stop.set()
+        if neighbour is not None:
+            thread.join(timeout=60)
         cpu1 = [cpu_seconds(p.pid) for p in procs if p.pid]
         beat_cpu = (cpu_seconds(beat.pid) if beat.pid else 0.0) - beat_cpu0
     stats = {pk: Room.objects.get(pk=pk).sim_ms for pk in ids}
     Room.objects.filter(pk__in=ids).delete()
     worker_cpu = sum(cpu1) - sum(cpu0)
-    # The beats: every instant some room was advanced to (each beat ticks every room to
-    # its one instant), within the window, less the last two periods (ticks under way).
-    beats = _cluster(
-        sorted(w for ws in reached.values() for w in ws if start <= w <= end - 2 * period)
-    )
-    pairs = sum(any(abs(w - b) < 0.05 for w in reached[pk]) for b in beats for pk in ids)
-    expected = int((end - start - 2 * period) / period)
+    ticks = watch.on_time(start, end)
+    lags, landings = watch.lags(), watch.landings
     return {
         "rooms": rooms,
         "nodes": nodes,
@@ -110,10 +115,9 @@ def rooms_bench(
         "seconds": round(run_s, 1),
         "speed": speed,
         "create_s": round(create_s, 1),
-        "beats": len(beats),
-        "beats_expected": expected,
-        # A beat that no room reached is not seen at all: count the expected beats then.
-        "on_time": round(pairs / max(1, max(len(beats), expected) * len(ids)), 3),
+        "beats": ticks["beats"],
+        "beats_expected": ticks["expected"],
+        "on_time": ticks["on_time"],
         "warmup_s": round(warmup_s, 1),
         "lag_p50_s": round(percentile(lags, 0.5), 2),
         "lag_p95_s": round(percentile(lags, 0.95), 2),
@@ -127,7 +131,68 @@ def rooms_bench(
         "min_sim_s": round(min(stats.values()) / 1000, 1),
         "logs": str(logs),
         "load": load_average(),
+        "neighbour": done,
     }
+
+
+class ClockWatch:
+    """Ticks on time, as the rooms row counts them (and the abuse suite, bench/abuse.py).
+
+    Every beat ticks every room to the beat's wall instant W, so a room's clock tells which W
+    it was advanced to (wall_anchor + (sim_ms - sim_anchor_ms) / speed). ``sample()`` (every
+    0.1 s) reads every room's clock: the instants each room was seen at, its lag behind "now",
+    and for every new instant how long after W it was first seen (the landing delay, an upper
+    bound by up to the 0.1 s between reads). ``on_time(start, end)``: the beats are the
+    instants seen within [start, end - 2 periods] (the last two: ticks under way); a (beat,
+    room) pair is on time when that room was seen at that beat's instant (advanced to it
+    before the next beat moved it on), out of (beats seen, or the beats expected in the window
+    when more: a beat that no room reached is not seen at all) x rooms."""
+
+    def __init__(self, ids: list[int], period: float) -> None:
+        self.ids = list(ids)
+        self.period = period
+        self.reached: dict[int, set[float]] = {pk: set() for pk in self.ids}
+        self.samples: list[tuple[float, float]] = []  # (epoch s of the read, lag s)
+        self.landings: list[float] = []
+        self.landed: list[tuple[float, float]] = []  # (W, landing delay s)
+        # sample() runs in the monitor's thread while on_time() reads (the abuse suite).
+        self.lock = threading.Lock()
+
+    def sample(self, since: float = 0.0) -> None:
+        """One read of every room's clock; landings are kept for instants W >= ``since``
+        (before it: the warm-up's)."""
+        import time
+
+        reads = _clock_reads(self.ids)
+        seen_at = time.time()
+        with self.lock:
+            for pk, lag, w in reads:
+                self.samples.append((seen_at, lag))
+                if w is not None and w not in self.reached[pk]:
+                    self.reached[pk].add(w)
+                    if w >= since:
+                        self.landings.append(max(0.0, seen_at - w))
+                        self.landed.append((w, max(0.0, seen_at - w)))
+
+    def lags(self, start: float = 0.0, end: float = float("inf")) -> list[float]:
+        with self.lock:
+            return [lag for t, lag in self.samples if start <= t <= end]
+
+    def on_time(self, start: float, end: float) -> dict[str, Any]:
+        last = end - 2 * self.period
+        with self.lock:
+            reached = {pk: set(ws) for pk, ws in self.reached.items()}
+        beats = _cluster(sorted(w for ws in reached.values() for w in ws if start <= w <= last))
+        pairs = sum(any(abs(w - b) < 0.05 for w in reached[pk]) for b in beats for pk in self.ids)
+        expected = max(0, int((end - start - 2 * self.period) / self.period))
+        total = max(len(beats), expected) * len(self.ids)
+        return {
+            "beats": len(beats),
+            "expected": expected,
+            "pairs": pairs,
+            "late": max(0, total - pairs),
+            "on_time": round(pairs / max(1, total), 3),
+        }
 
 
 def _clock_reads(ids: list[int]) -> list[tuple[int, float, float | None]]:

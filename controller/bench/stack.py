@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .procs import Beat, CeleryWorker, Daphne, Proc, RedisServer
+from .procs import Beat, CeleryWorker, Daphne, HeavyWorker, Proc, RedisServer
 
 
 def check_stack() -> None:
@@ -100,6 +100,7 @@ class Stack:
         redis: str | None = None,
         webs: int = 0,
         workers: int = 0,
+        heavy: int = 0,
         beat: bool = False,
         log: Path | None = None,
         detached: bool = False,
@@ -130,6 +131,13 @@ class Stack:
             name = label("worker", i, workers)
             self.workers.append(CeleryWorker(self.env, log_of(name), session=detached))
             self.labels[name] = self.workers[-1]
+        # Heavy workers (builds, imports, previews, what-ifs: playground/workers.py), for rows
+        # that make them; not among self.workers (they tick no room).
+        self.heavy: list[HeavyWorker] = []
+        for i in range(heavy):
+            name = label("heavy", i, heavy)
+            self.heavy.append(HeavyWorker(self.env, log_of(name)))
+            self.labels[name] = self.heavy[-1]
         self.beat = Beat(self.env, log_of("beat"), session=detached) if beat else None
         if self.beat is not None:
             self.labels["beat"] = self.beat
@@ -142,6 +150,11 @@ class Stack:
         for web in self.webs:
             web.start(timeout=self.web_timeout)
         for worker in self.workers:
+            if self.detached:
+                worker.launch()
+            else:
+                worker.start()
+        for worker in self.heavy:
             if self.detached:
                 worker.launch()
             else:
@@ -160,7 +173,7 @@ class Stack:
         return [name for name, proc in self.labels.items() if proc.exited()]
 
     def close(self) -> None:
-        app = [p for p in (self.beat, *self.workers, *self.webs) if p is not None]
+        app = [p for p in (self.beat, *self.workers, *self.heavy, *self.webs) if p is not None]
         for proc in app:
             proc.send(signal.SIGTERM if self.detached else signal.SIGKILL)
         for proc in app:

@@ -42,7 +42,8 @@ def viewers_bench(
         "bench-viewers", live_scenario(nodes, 10, "bench-viewers", None), None, 1.0
     )
     node_names = [f"{z[-1]}-{i}" for i in range(1, nodes // len(ZONES) + 1) for z in ZONES]
-    env = env or stack_env()
+    # Every viewer comes from this process's one address: no per-address socket cap (#35).
+    env = {"PLAYGROUND_MAX_SOCKETS_PER_ADDRESS": "0", **(env or stack_env())}
     stack = Stack(env, logs, webs=webs, workers=1, beat=True)
     servers = stack.webs
 

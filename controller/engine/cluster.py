@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from .events import SCHEDULER, EventCorrelator, correlated_row, event_source
 from .objects import (
     NO_EXECUTE,
     NODE_CONDITION_TYPES,
@@ -40,7 +41,13 @@ class Cluster:
         # The pods in a terminal phase (Failed, Succeeded), by key: PodGC's gcTerminated
         # index, kept on every phase write.
         self.terminated: dict[str, Pod] = {}
+        # What existed and is gone: node names and their zones, pod keys. A scenario's fault
+        # that names one of them is refused at its instant and the run goes on
+        # (Simulation.apply_fault); one that names what never existed is the file's error.
+        self.gone: set[str] = set()
         self._uid = 0
+        # One EventCorrelator per recorder (component, host), as each builds its own.
+        self.correlators: dict[tuple[str, str], EventCorrelator] = {}
 
     # -- identity -------------------------------------------------------------------
     def new_uid(self, kind: str) -> str:
@@ -49,19 +56,26 @@ class Cluster:
 
     # -- events ---------------------------------------------------------------------
     def record_event(
-        self, now_ms: int, obj: str, reason: str, message: str, event_type: str = "Normal"
+        self,
+        now_ms: int,
+        obj: str,
+        reason: str,
+        message: str,
+        event_type: str = "Normal",
+        host: str | None = None,
     ) -> None:
-        """A Kubernetes Event (record.EventRecorder.Event), one per recording."""
-        self.timeline.add(
-            {
-                "t": now_ms,
-                "type": "K8sEvent",
-                "object": obj,
-                "reason": reason,
-                "message": message,
-                "eventType": event_type,
-            }
-        )
+        """A call to a recorder (record.EventRecorder.Event; ``host``: the kubelet's node),
+        through that recorder's EventCorrelator (events.py): one timeline row per call, the
+        Event the API stores (``K8sEvent``, with ``count`` when it patches a repeat) or a
+        ``K8sEventDropped``. kube-scheduler's (tools/events) are stored one per call."""
+        source = event_source(reason, obj, host)
+        result = None
+        if source[0] != SCHEDULER:
+            correlator = self.correlators.get(source)
+            if correlator is None:
+                correlator = self.correlators[source] = EventCorrelator()
+            result = correlator.correlate(now_ms, obj, reason, message, event_type)
+        self.timeline.add(correlated_row(now_ms, obj, reason, message, event_type, result))
 
     # -- nodes ----------------------------------------------------------------------
     def add_node(self, node: Node, now_ms: int) -> None:
@@ -73,6 +87,12 @@ class Cluster:
         node = self.nodes.pop(name, None)
         if node is None:
             return
+        from .nodelifecycle.zones import zone_display
+
+        self.gone.add(f"node:{name}")
+        for zone in (zone_display(node.zone_key), node.labels.get("topology.kubernetes.io/zone")):
+            if zone:
+                self.gone.add(f"zone:{zone}")
         self.sim.on_node_deleted(node, now_ms)
 
     def pods_on_node(self, name: str) -> list[Pod]:
@@ -119,27 +139,53 @@ class Cluster:
         node.unschedulable = value
         self.sim.on_node_spec_updated(node, now_ms)
 
+    def set_node_labels(self, node: Node, changes: dict[str, str | None], now_ms: int) -> None:
+        """An update of the node's metadata.labels: each key set to its value, or removed
+        (None). The informers' UpdateFunc then reacts to the new labels."""
+        labels = dict(node.labels)
+        for key, value in changes.items():
+            if value is None:
+                labels.pop(key, None)
+            else:
+                labels[key] = value
+        if labels == node.labels:
+            return
+        self.sim.on_node_written(node)
+        node.labels = labels
+        self.sim.on_node_labels_updated(node, now_ms)
+
     def swap_node_taints(
         self, node: Node, add: Iterable[Taint], remove: Iterable[Taint], now_ms: int
     ) -> bool:
         """Port of controllerutil.SwapNodeControllerTaint (AddOrUpdateTaintOnNode then
-        RemoveTaintOffNode): taints to add get ``timeAdded = now``. Returns True on success."""
+        RemoveTaintOffNode): taints to add get ``timeAdded = now``. Returns True on success.
+
+        Linear in the node's taints plus those given: a node's taints are unique by key and
+        effect (MatchTaint; the API server refuses duplicates), so they are looked up in a dict
+        by (key, effect), kept in insertion order, and written back once. An updated value
+        moves the taint to the end, as before. (Before, each taint given searched the list and
+        list.remove shifted it: 10,000 taints in one Taint fault kept a worker busy 70 s.)"""
         noexec_before = [(t.key, t.value) for t in node.taints if t.effect == NO_EXECUTE]
         self.sim.on_node_written(node)
+        taints = {(t.key, t.effect): t for t in node.taints}
+        changed = False
         for t in add:
-            existing = next((x for x in node.taints if x.matches(t)), None)
+            k = (t.key, t.effect)
+            existing = taints.get(k)
             if existing is not None:
                 if existing.value == t.value:
                     continue
-                node.taints.remove(existing)
-            node.taints.append(Taint(t.key, t.effect, t.value, now_ms))
+                del taints[k]
+            taints[k] = Taint(t.key, t.effect, t.value, now_ms)
+            changed = True
             self.timeline.emit(now_ms, "TaintAdded", node=node.name, key=t.key, effect=t.effect)
         for t in remove:
-            existing = next((x for x in node.taints if x.matches(t)), None)
-            if existing is None:
+            if taints.pop((t.key, t.effect), None) is None:
                 continue
-            node.taints.remove(existing)
+            changed = True
             self.timeline.emit(now_ms, "TaintRemoved", node=node.name, key=t.key, effect=t.effect)
+        if changed:
+            node.taints[:] = taints.values()
         noexec_after = [(t.key, t.value) for t in node.taints if t.effect == NO_EXECUTE]
         if noexec_before != noexec_after:
             self.sim.on_node_noexecute_taints_changed(node, now_ms)
@@ -302,6 +348,7 @@ class Cluster:
         """The pod object is gone (kubelet confirmed, force delete, or garbage collection)."""
         if self.pods.pop(pod.key, None) is None:
             return
+        self.gone.add(f"pod:{pod.key}")
         self.terminating.pop(pod.key, None)
         if self.terminated.get(pod.key) is pod:
             del self.terminated[pod.key]

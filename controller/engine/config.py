@@ -27,6 +27,12 @@ class ControllerManagerConfig:
     large_cluster_size_threshold: int = 50
     unhealthy_zone_threshold: float = 0.55
     enable_taint_manager: bool = True
+    # --kube-api-qps / --kube-api-burst: every controller's clientset (ClientBuilder
+    # .ClientOrDie(name)) gets a token bucket of these (GenericControllerManagerConfiguration
+    # ClientConnection defaults 20 / 30, every release). 0 is client-go's default (5 / 10),
+    # a negative QPS no rate limiting (rest.RESTClientFor).
+    kube_api_qps: float = 20.0
+    kube_api_burst: int = 30
 
 
 @dataclass(slots=True)
@@ -65,6 +71,21 @@ class ApiServerConfig:
 
 
 @dataclass(slots=True)
+class SchedulerConfig:
+    """KubeSchedulerConfiguration's clientConnection, as defaulted: kube-scheduler's own
+    opinion, QPS 50 and Burst 100 where 0 is written (SetDefaults_KubeSchedulerConfiguration,
+    1.18's v1alpha2 and every later version alike); a negative QPS is no rate limiter
+    (rest.RESTClientFor)."""
+
+    client_qps: float = 50.0  # SCHEDULER_QPS
+    client_burst: int = 100  # SCHEDULER_BURST
+
+
+SCHEDULER_QPS = 50.0
+SCHEDULER_BURST = 100
+
+
+@dataclass(slots=True)
 class FeatureGates:
     node_disruption_exclusion: bool = False
     legacy_node_role_behavior: bool = True
@@ -75,6 +96,7 @@ class ClusterConfig:
     controller_manager: ControllerManagerConfig = field(default_factory=ControllerManagerConfig)
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     api_server: ApiServerConfig = field(default_factory=ApiServerConfig)
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
     profile: Profile = field(default_factory=lambda: _v1_18())
 

@@ -24,6 +24,7 @@ class Phase(IntEnum):
     KUBELET_POD_STATUS = 24  # the kubelet status manager's syncBatch
     CONTROLLER_MONITOR = 30  # NodeLifecycleController.monitorNodeHealth
     CONTROLLER_TAINTING = 31  # doNoExecuteTaintingPass / doEvictionPass
+    EVENT_SINK = 32  # an event whose client token came (client.EventSink)
     TAINT_MANAGER = 40  # NoExecuteTaintManager timers
     WORKLOADS = 50  # workload controllers
     SCHEDULER = 51  # kube-scheduler
@@ -101,10 +102,14 @@ class Scheduler:
         while heap and heap[0][0] <= until_ms:
             if stop_t is not None and heap[0][0] > stop_t:
                 break
-            time_ms, _phase, _seq, handle = pop(heap)
+            time_ms, phase, _seq, handle = pop(heap)
             if handle.cancelled:
                 continue
             self.now_ms = time_ms
+            # As run() does: handlers read the running phase (a syncBatch "still to come at
+            # this instant" is judged by it); a stale one made a lesson room's timeline differ
+            # from simulate's.
+            self.phase = phase
             handle.fn(*handle.args)
             if stop_t is None:
                 stop_t = stopped()

@@ -20,7 +20,7 @@ def validate_expectation(e: dict[str, Any], path: str) -> None:
     if not isinstance(etype, str) or etype not in EVENT_FIELDS:
         raise ScenarioError(f"{path}.type", f"unknown event type {etype!r}")
     allowed = set(EVENT_FIELDS[etype]) | CONTROL_KEYS
-    if etype == "Fault":
+    if etype in ("Fault", "FaultRefused"):
         allowed |= {"fault", "node", "pod", "zone", "workload"}
     for k in e:
         if k not in allowed:

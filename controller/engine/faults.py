@@ -14,7 +14,7 @@ from .objects import (
     Taint,
 )
 from .quantity import parse_duration_ms, quantity_to_int
-from .scenario import Fault, ScenarioError
+from .scenario import PER_OBJECT_CAPS, Fault, ScenarioError
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -30,6 +30,11 @@ def fault_event(fault: Fault) -> dict[str, Any]:
     return out
 
 
+class FaultRefusal(ScenarioError):
+    """A valid fault that the cluster's state at its instant refuses (a node at its cap of
+    taints): a scenario's own is refused in the timeline and the run goes on."""
+
+
 def apply_fault(sim: Simulation, fault: Fault, now: int) -> None:
     try:
         check_fault(sim, fault)
@@ -41,9 +46,7 @@ def apply_fault(sim: Simulation, fault: Fault, now: int) -> None:
     except ScenarioError as exc:  # name the fault: "spec.faults[3].node: unknown node"
         if not fault.path or exc.path.startswith(fault.path):
             raise
-        raise ScenarioError(
-            f"{fault.path}.{exc.path}" if exc.path else fault.path, exc.why
-        ) from None
+        raise type(exc)(f"{fault.path}.{exc.path}" if exc.path else fault.path, exc.why) from None
 
 
 KUBELET_FAULTS = frozenset(
@@ -68,8 +71,8 @@ def check_fault(sim: Simulation, fault: Fault) -> None:
     (a live room refuses the action; two operators may have deleted and stopped one node)."""
     a, ftype = fault.args, fault.type
     if ftype == "AddNode":
-        if a["spec"].name in sim.cluster.nodes:
-            raise ScenarioError("node.name", f'node "{a["spec"].name}" already exists')
+        if a["spec"].name in sim.cluster.nodes:  # (a file adding it twice is refused at load)
+            raise FaultRefusal("node.name", f'node "{a["spec"].name}" already exists')
     elif ftype in ("ZoneOutage", "ZoneRestore"):
         _zone_kubelets(sim, a["zone"])
     elif ftype == "ScaleWorkload":
@@ -80,6 +83,10 @@ def check_fault(sim: Simulation, fault: Fault) -> None:
         _updated_parameters(sim, a)
     elif ftype == "Apply":
         sim.check_apply(a["object"], "object")
+    elif ftype == "Taint":
+        _taint_room(_node(sim, a), a["taints"])
+    elif ftype == "Label":
+        _label_room(_node(sim, a), a["labels"])
     elif "pod" in a:
         _pod(sim, a["pod"])
     elif "node" in a:
@@ -87,6 +94,31 @@ def check_fault(sim: Simulation, fault: Fault) -> None:
             _kubelet(sim, a)
         else:
             _node(sim, a)
+
+
+def _taint_room(node: Any, taints: list[dict[str, Any]]) -> None:
+    """A Taint fault may not bring its node past PER_OBJECT_CAPS' taints per node (each fault's
+    list is capped at validation; this caps what many of them add up to on one node)."""
+    most, what = PER_OBJECT_CAPS["taints"]
+    have = {(t.key, t.effect) for t in node.taints}
+    after = len(have | {(t["key"], t.get("effect", "")) for t in taints})
+    if after > most and after > len(have):
+        raise FaultRefusal(
+            "taints", f"node {node.name} would carry {after} taints, at most {most} {what}"
+        )
+
+
+def _label_room(node: Any, labels: dict[str, str | None]) -> None:
+    """A Label fault may not bring its node past PER_OBJECT_CAPS' labels per object."""
+    most, what = PER_OBJECT_CAPS["labels"]
+    after = len(
+        {k for k in node.labels if labels.get(k, "") is not None}
+        | {k for k, v in labels.items() if v is not None}
+    )
+    if after > most and after > len(node.labels):
+        raise FaultRefusal(
+            "labels", f"node {node.name} would carry {after} labels, at most {most} {what}"
+        )
 
 
 def _kubelet(sim: Simulation, args: dict[str, Any]) -> Any:
@@ -224,6 +256,11 @@ def untaint(sim: Simulation, a: dict[str, Any], now: int) -> None:
     sim.cluster.swap_node_taints(node, [], remove, now)
 
 
+def label(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """``kubectl label node X key=value key2-``: an update of the node's metadata.labels."""
+    sim.cluster.set_node_labels(_node(sim, a), a["labels"], now)
+
+
 def out_of_service(sim: Simulation, a: dict[str, Any], now: int) -> None:
     """``kubectl taint nodes <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute``:
     the operator's mark for a node that is shut down and will not come back by itself
@@ -308,6 +345,20 @@ def delete_pod(sim: Simulation, a: dict[str, Any], now: int) -> None:
         sim.cluster.remove_pod(pod, now)
 
 
+def evict_pod(sim: Simulation, a: dict[str, Any], now: int) -> None:
+    """A policy/v1 Eviction of the pod (``kubectl drain``): port of EvictionREST.Create
+    (pkg/registry/core/pod/storage/eviction.go) without PodDisruptionBudgets, which the
+    simulation has none of. A pod already terminating is left as it is; otherwise, with
+    PodDisruptionConditions (1.26+), addConditionAndDeletePod writes DisruptionTarget
+    (EvictionByEvictionAPI, "Eviction API: evicting") and then DELETEs the pod with the
+    eviction's grace period (the pod's own by default)."""
+    pod = _pod(sim, a["pod"])
+    if pod.deletion_ms is not None:
+        return
+    sim.cluster.set_disruption_target(pod, now, "EvictionByEvictionAPI", "Eviction API: evicting")
+    sim.cluster.delete_pod(pod, now, "User", "EvictionByEvictionAPI", a.get("gracePeriodSeconds"))
+
+
 def scale(sim: Simulation, a: dict[str, Any], now: int) -> None:
     sim.workloads.scale(a["workload"], int(a["replicas"]), now)
 
@@ -327,7 +378,7 @@ def run_eviction_sync(sim: Simulation, a: dict[str, Any], now: int) -> None:
 def _updated_parameters(sim: Simulation, a: dict[str, Any]) -> tuple[list[Any], list[Any]]:
     """Every config a SetParameters changes, computed before any is applied (a refusal
     changes nothing): (target, updated) pairs, and (kubelet, updated config) pairs."""
-    from .scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields
+    from .scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields, apply_scheduler
 
     configs = [
         (target, apply_fields(target, a[key], table, key))
@@ -337,6 +388,13 @@ def _updated_parameters(sim: Simulation, a: dict[str, Any]) -> tuple[list[Any], 
         )
         if key in a
     ]
+    if "scheduler" in a:
+        configs.append(
+            (
+                sim.config.scheduler,
+                apply_scheduler(sim.config.scheduler, a["scheduler"], "scheduler"),
+            )
+        )
     kubelets = []
     if "kubelet" in a:
         for kubelet in sim.kubelets.values():
@@ -352,7 +410,14 @@ def parameter_changes(sim: Simulation, a: dict[str, Any]) -> list[str]:
     given: PostgreSQL's jsonb does not keep the order of a stored action's keys, and a replay must
     write the same row); a field set to the value it already has is left out. Kubelet fields as
     the scenario's kubelet settings have them."""
-    from .scenario import API_FIELDS, CM_FIELDS, KUBELET_FIELDS, apply_fields
+    from .scenario import (
+        API_FIELDS,
+        CM_FIELDS,
+        KUBELET_FIELDS,
+        SCHEDULER_CLIENT_FIELDS,
+        apply_fields,
+        apply_scheduler,
+    )
 
     out = []
     for key, table, target in (
@@ -368,11 +433,26 @@ def parameter_changes(sim: Simulation, a: dict[str, Any]) -> list[str]:
             old, new = getattr(target, attr), getattr(updated, attr)
             if old != new:
                 out.append(f"{key}.{field_name}: {_shown(old, kind)} -> {_shown(new, kind)}")
+    sched = a.get("scheduler")
+    client = sched.get("clientConnection") if isinstance(sched, dict) else None
+    if isinstance(client, dict):
+        target = sim.config.scheduler
+        updated = apply_scheduler(target, a["scheduler"], "scheduler")
+        for field_name in sorted(client):
+            attr, kind = SCHEDULER_CLIENT_FIELDS[field_name]
+            old, new = getattr(target, attr), getattr(updated, attr)
+            if old != new:
+                out.append(
+                    f"scheduler.clientConnection.{field_name}: "
+                    f"{_shown(old, kind)} -> {_shown(new, kind)}"
+                )
     return out
 
 
 def _shown(value: Any, kind: str) -> str:
-    if kind.startswith("duration") and isinstance(value, int):
+    # Every duration as Go prints it: the status period (nodeStatusUpdateFrequency, a duration
+    # with the playground's floor) too, which read "10000 -> 5000" (issue #38).
+    if (kind.startswith("duration") or kind == "status period") and isinstance(value, int):
         return f"{value / 1000:g}s"
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -384,7 +464,9 @@ def _shown(value: Any, kind: str) -> str:
 def set_parameters(sim: Simulation, a: dict[str, Any], now: int) -> None:
     """An operator changes component settings while the cluster runs (validated like the
     scenario's, all or nothing). Controller-manager and API-server settings take effect at
-    once; kubelet settings rebuild every kubelet's eviction thresholds."""
+    once (a changed --kube-api-qps/-burst or scheduler clientConnection: each component's next
+    request goes through a new client with a full bucket, as after a restart); kubelet settings
+    rebuild every kubelet's eviction thresholds."""
     from dataclasses import fields
 
     configs, kubelets = _updated_parameters(sim, a)
@@ -413,6 +495,7 @@ HANDLERS = {
     "Uncordon": uncordon,
     "Taint": taint,
     "Untaint": untaint,
+    "Label": label,
     "OutOfService": out_of_service,
     "RemoveOutOfService": remove_out_of_service,
     "AddNode": add_node,
@@ -424,6 +507,7 @@ HANDLERS = {
     "FillDisk": leak("ephemeral-storage"),
     "StopLeak": stop_leak,
     "DeletePod": delete_pod,
+    "EvictPod": evict_pod,
     "ScaleWorkload": scale,
     "RunControllerPass": run_pass,
     "RunEvictionSync": run_eviction_sync,

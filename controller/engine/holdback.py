@@ -32,6 +32,7 @@ from typing import Any
 
 from .expect import matches
 from .lesson import Checkpoint, Lesson, compiled_faults
+from .quantity import parse_duration_ms
 
 PREDICTIONS = {
     "node": ("unknownAt",),
@@ -140,7 +141,7 @@ class Hold:
         out["pods"] = [self.row("pod", p) for p in snap.get("pods") or []]
         out["zones"] = self.zones(snap.get("zones")) or []
         out["events"] = self.events(snap.get("events")) or []
-        out["held"] = self.to_dict()
+        out["held"] = self.public()
         return out
 
     def delta(self, delta: Mapping[str, Any]) -> dict[str, Any]:
@@ -156,7 +157,14 @@ class Hold:
         return out
 
     # -- carried in messages -------------------------------------------------------------
+    def public(self) -> dict[str, Any]:
+        """What a held page is told of its hold: which question, what kind of data is held.
+        Never the expectations (they are the answer), nor the event it waited for."""
+        return {"checkpoint": self.checkpoint, "hide": list(self.hide)}
+
     def to_dict(self) -> dict[str, Any]:
+        """The whole hold, for the server's side only (the lesson broadcast to the room's
+        consumers, which take it out before sending): its ``expect`` is the answer."""
         return {
             "checkpoint": self.checkpoint,
             "hide": list(self.hide),
@@ -178,18 +186,35 @@ class Hold:
         )
 
 
-def without_lesson(root: dict[str, Any], lesson: Lesson) -> dict[str, Any]:
+def without_lesson(
+    root: dict[str, Any], lesson: Lesson, until_ms: int | None = None
+) -> dict[str, Any]:
     """A scenario document (its parsed mapping) with its lesson compiled out, for a download a
     page that answers can reach before the lesson is over: each step's faults become
     ``spec.faults`` at the step's begin (after the scenario's own, as the loader orders them,
     so the timeline is the same) and ``spec.lesson`` (answers, whys, expectations) and
-    ``spec.expect`` go. Changes ``root`` and returns it."""
+    ``spec.expect`` go. ``until_ms`` (the room's clock): the faults after it go too (the
+    faults still to come say what the next steps do). Changes ``root`` and returns it."""
     spec = root.setdefault("spec", {})
-    faults = list(spec.get("faults") or [])
+    faults = [f for f in spec.get("faults") or [] if _fault_due(f, until_ms)]
     for at_ms, fault, _path in compiled_faults(lesson):
-        faults.append({"at": f"{at_ms}ms", **fault})
+        if until_ms is None or at_ms <= until_ms:
+            faults.append({"at": f"{at_ms}ms", **fault})
     if faults:
         spec["faults"] = faults
+    else:
+        spec.pop("faults", None)
     spec.pop("lesson", None)
     spec.pop("expect", None)
     return root
+
+
+def _fault_due(fault: Any, until_ms: int | None) -> bool:
+    """Whether a scenario fault happens by ``until_ms`` (one whose time does not read is kept:
+    the loader has checked the scenario, and its error would name it)."""
+    if until_ms is None or not isinstance(fault, Mapping):
+        return True
+    try:
+        return parse_duration_ms(fault.get("at", 0)) <= until_ms
+    except ValueError:
+        return True

@@ -46,7 +46,14 @@ if TYPE_CHECKING:
 
 STEP_ID_RE = re.compile(r"^[a-z0-9-]+$")
 LESSON_FIELDS = {"title", "summary", "steps"}
-STEP_FIELDS = {"id", "title", "text", "at", "faults", "focus", "checkpoint"}
+STEP_FIELDS = {"id", "title", "text", "at", "faults", "focus", "kubectl", "checkpoint"}
+# ``kubectl:`` on a step: commands the class runs against the room's Kubernetes API (the page
+# shows them, copyable, beside the room's kubeconfig). Bounded where the scenario is loaded:
+# at most MAX_KUBECTL per step, each one line of at most MAX_KUBECTL_CHARS printable
+# characters that starts with "kubectl ".
+MAX_KUBECTL = 6
+MAX_KUBECTL_CHARS = 120
+KUBECTL_RE = re.compile(r"kubectl [\x20-\x7e]+")
 CHECKPOINT_FIELDS = {
     "when",
     "question",
@@ -136,6 +143,7 @@ class Step:
     faults: list[dict[str, Any]] = field(default_factory=list)  # as written, without at
     focus: dict[str, list[str]] = field(default_factory=dict)  # {"nodes": [...], "zones": [...]}
     checkpoint: Checkpoint | None = None
+    kubectl: list[str] = field(default_factory=list)  # commands the class runs (MAX_KUBECTL)
     explicit_at: bool = False  # ``at`` written on the step
     path: str = ""
 
@@ -147,6 +155,7 @@ class Step:
             "at": self.at_ms / 1000 if self.at_ms is not None else None,
             "faults": [dict(f) for f in self.faults],
             "focus": {k: list(v) for k, v in self.focus.items()},
+            "kubectl": list(self.kubectl),
             "checkpoint": self.checkpoint.to_dict(reveal) if self.checkpoint else None,
         }
 
@@ -247,6 +256,7 @@ def parse_lesson(spec: Mapping[str, Any], path: str = "spec.lesson") -> Lesson |
                 "(when that event happens is known only as the simulation runs)",
             )
         focus = _focus(s.get("focus"), f"{p}.focus")
+        kubectl = _kubectl(s.get("kubectl"), f"{p}.kubectl")
         checkpoint = None
         if s.get("checkpoint") is not None:
             checkpoint = _checkpoint(s["checkpoint"], sid, at_ms, f"{p}.checkpoint")
@@ -259,6 +269,7 @@ def parse_lesson(spec: Mapping[str, Any], path: str = "spec.lesson") -> Lesson |
                 faults=faults,
                 focus=focus,
                 checkpoint=checkpoint,
+                kubectl=kubectl,
                 explicit_at=explicit,
                 path=p,
             )
@@ -288,6 +299,29 @@ def _focus(v: Any, path: str) -> dict[str, list[str]]:
             out[key] = [
                 _str(x, f"{path}.{key}[{i}]") for i, x in enumerate(_list(d[key], f"{path}.{key}"))
             ]
+    return out
+
+
+def _kubectl(v: Any, path: str) -> list[str]:
+    """A step's ``kubectl:`` commands (see MAX_KUBECTL): shown as written, never run here."""
+    items = _list(v, path)
+    if len(items) > MAX_KUBECTL:
+        raise ScenarioError(path, f"at most {MAX_KUBECTL} commands per step, got {len(items)}")
+    out: list[str] = []
+    for i, x in enumerate(items):
+        ip = f"{path}[{i}]"
+        cmd = _str(x, ip).strip()
+        if len(cmd) > MAX_KUBECTL_CHARS:
+            raise ScenarioError(ip, f"at most {MAX_KUBECTL_CHARS} characters, got {len(cmd)}")
+        if not KUBECTL_RE.fullmatch(cmd):
+            raise ScenarioError(
+                ip,
+                'must be one line of printable ASCII that starts with "kubectl ", got '
+                f"{cmd[:40]!r}",
+            )
+        if cmd in out:
+            raise ScenarioError(ip, f'duplicate command "{cmd}"')
+        out.append(cmd)
     return out
 
 
@@ -618,8 +652,9 @@ def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple
     step that begins (its ``at``) before the previous checkpoint paused, for a
     ``when: {at: ...}`` already past when its step began (it pauses later than it says), for a
     step or question whose text names a time later than the instant it is shown (a step is
-    shown from its begin, the first from 0; a question at its pause), and for a time
-    question's tolerance that marks one of its listed ``wrong`` answers right."""
+    shown from its begin, the first from 0; a question at its pause), for a time question's
+    tolerance that marks one of its listed ``wrong`` answers right, and for a step or
+    question whose text gives the question's own answer away (engine/giveaway.py)."""
     times = checkpoint_times(lesson, events, end_ms)
     problems: list[tuple[str, str]] = []
     prev_pause: int | None = None
@@ -636,7 +671,7 @@ def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple
                 )
         shown = 0 if i == 0 else rt.step_begin_ms(i)
         if shown is not None:
-            problems += _ahead_of_clock(s.path, {"title": s.title, "text": s.text}, shown, "step")
+            problems += _ahead_of_clock(s.path, step_texts(s), shown, "step")
         prev_pause = None
         if s.checkpoint is not None:
             cp = s.checkpoint
@@ -648,6 +683,7 @@ def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple
             asked = {"question": cp.question}
             asked.update({f"choices[{j}]": c for j, c in enumerate(cp.choices)})
             problems += _ahead_of_clock(cp.path, asked, prev_pause, "question")
+            problems += _giveaways(s, cp, shown, prev_pause)
             if cp.when_at_ms is not None and prev_pause > cp.when_at_ms:
                 problems.append(
                     (
@@ -656,7 +692,9 @@ def check_lesson(lesson: Lesson, events: list[Event], end_ms: int) -> list[tuple
                         f"at {prev_pause / 1000:g}s",
                     )
                 )
-    return problems
+    from .giveaway import answered_ahead
+
+    return problems + answered_ahead(lesson.steps)
 
 
 # A time (not a duration) a text names: "at 410 s", "from 475 s", "until 60s", "by 6m50s",
@@ -701,6 +739,38 @@ def _ahead_of_clock(
                 )
             )
     return out
+
+
+def _giveaways(
+    s: Step, cp: Checkpoint, shown_ms: int | None, pause_ms: int
+) -> list[tuple[str, str]]:
+    """What the class reads while the question is open (its step and the question) must not
+    answer it (engine/giveaway.py). A time named after the text is shown is reported once,
+    as not reached yet (_ahead_of_clock); the pause instant is on the page's clock."""
+    from .giveaway import giveaways
+
+    def known(texts: dict[str, str], from_ms: int | None) -> dict[str, list[float]]:
+        return {
+            k: [pause_ms / 1000]
+            + [t for t in named_times(v) if from_ms is not None and t * 1000 > from_ms]
+            for k, v in texts.items()
+        }
+
+    texts = step_texts(s)
+    step = giveaways(texts, cp, known(texts, shown_ms))
+    question = {"question": cp.question}
+    asked = giveaways(question, cp, known(question, pause_ms))
+    return [(f"{s.path}.{k}", why) for k, why in step] + [
+        (f"{cp.path}.{k}", why) for k, why in asked
+    ]
+
+
+def step_texts(s: Step) -> dict[str, str]:
+    """What the class reads of a step (by key under its path): its title, text and the
+    kubectl commands it lists."""
+    texts = {"title": s.title, "text": s.text}
+    texts.update({f"kubectl[{i}]": c for i, c in enumerate(s.kubectl)})
+    return texts
 
 
 def _wrong_marked_right(cp: Checkpoint) -> list[tuple[str, str]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .kubelet.termination import TerminationError, parse_termination
 from .objects import (
     EFFECTS,
     PRIORITY_CLASSES,
@@ -27,6 +28,7 @@ from .scenario import (
     _seconds,
     _show,
     _str,
+    check_count,
     check_labels,
     check_name,
     resources,
@@ -66,6 +68,7 @@ def validate_manifest(obj: Any, path: str) -> None:
     pod_from_manifest(fake, f"{path}.spec.template", now_ms=0, uid="validate", template=True)
     selector = _map(spec.get("selector"), f"{path}.spec.selector")
     labels = _map(tmeta.get("labels"), f"{path}.spec.template.metadata.labels")
+    check_count(selector.get("matchLabels"), f"{path}.spec.selector.matchLabels", "matchLabels")
     match = _map(selector.get("matchLabels"), f"{path}.spec.selector.matchLabels")
     for k, v in match.items():
         if labels.get(k) != v:
@@ -102,6 +105,7 @@ def pod_from_manifest(
             f"{path}.metadata.namespace",
         )
     labels = check_labels(meta.get("labels"), f"{path}.metadata.labels")
+    check_count(meta.get("annotations"), f"{path}.metadata.annotations", "annotations")
     annotations = {
         str(k): str(v)
         for k, v in _map(meta.get("annotations"), f"{path}.metadata.annotations").items()
@@ -117,6 +121,11 @@ def pod_from_manifest(
         ann = USAGE_PREFIX + key
         if ann in annotations:
             usage[key] = _qty(annotations[ann], f"{path}.metadata.annotations.{ann}")
+    try:
+        parse_termination(annotations)
+    except TerminationError as exc:
+        raise ScenarioError(f"{path}.metadata.annotations.{exc.key}", exc.message) from None
+    check_count(meta.get("ownerReferences"), f"{path}.metadata.ownerReferences", "ownerReferences")
     refs = _list(meta.get("ownerReferences"), f"{path}.metadata.ownerReferences")
     controllers = 0
     for i, ref in enumerate(refs):
@@ -135,6 +144,8 @@ def pod_from_manifest(
                     str(ref.get("uid", "")),
                     True,
                 )
+    for key in ("containers", "initContainers", "tolerations", "nodeSelector", "volumes"):
+        check_count(spec.get(key), f"{path}.spec.{key}", key)
     containers = [
         _container(c, f"{path}.spec.containers[{i}]")
         for i, c in enumerate(_list(spec.get("containers"), f"{path}.spec.containers"))

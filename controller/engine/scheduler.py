@@ -20,6 +20,15 @@ playground can ask for.
 - NodeInfo: per-node requested totals of the pods bound there that are not terminated
   (terminating pods still count), kept up to date on every bind and pod change.
 
+The client. Every bind is a request of kube-scheduler's clientset (``createClients`` from
+``clientConnection``: QPS 50, Burst 100 by default, ``spec.scheduler.clientConnection``) made by
+the binding goroutine scheduleOne starts after it assumed the pod (``go func() { ... sched.bind
+... }``): the scheduling goes on at once, the pod counting on its node in NodeInfo (the cache's
+AssumePod), and the pod is bound (spec.nodeName, PodScheduled) when the bind's token comes. A pod
+deleted or being deleted by then is not bound (the API's Conflict / NotFound; ForgetPod). The
+Scheduled event goes through the scheduler's separate event clientset (its own bucket) and is
+not throttled here. The binds of t=0 (the scenario's cluster as it stands) are not charged.
+
 Left out: preemption, the 1-10 s pod backoff and the 60 s unschedulable flush (a pod is
 retried at the next wake), volumes, host ports, inter-pod affinity.
 """
@@ -32,6 +41,7 @@ from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING
 
 from . import schedwindow
+from .client import Client
 from .core import Phase
 from .objects import (
     NO_EXECUTE,
@@ -364,6 +374,23 @@ class KubeScheduler:
         self._windows: dict[tuple[object, ...], OwnerIndex] = {}
         self._bases: dict[tuple[object, ...], BaseIndex] = {}
         self._in_pass = False
+        self.client = self._new_client()
+        # pod key -> (the pod, its node) from the assume until its bind is made
+        self.assumed: dict[str, tuple[Pod, str]] = {}
+
+    # -- the client -------------------------------------------------------------------------------
+    def _new_client(self) -> Client:
+        cfg = self.sim.config.scheduler
+        self._client_params = (cfg.client_qps, cfg.client_burst)
+        return Client("scheduler", *self._client_params)
+
+    def _check_client(self) -> None:
+        """A changed clientConnection (SetParameters) takes effect as a restarted
+        kube-scheduler's would: a new clientset with a full bucket (binds already waiting keep
+        their instants)."""
+        cfg = self.sim.config.scheduler
+        if (cfg.client_qps, cfg.client_burst) != self._client_params:
+            self.client = self._new_client()
 
     # -- hooks ------------------------------------------------------------------------------------
     def enqueue(self, pod: Pod, now: int) -> None:
@@ -403,9 +430,10 @@ class KubeScheduler:
         current = self.sim.cluster.pods.get(key)
         if current is not None and current is not pod:
             return  # a late notice about an object that has been replaced
-        counts = current is not None and bool(pod.node_name) and pod.phase not in TERMINAL_PHASES
+        node_name = pod.node_name or (self._assumed_node(pod) if self.assumed else "")
+        counts = current is not None and bool(node_name) and pod.phase not in TERMINAL_PHASES
         prev = self._accounted.get(key)
-        if prev is not None and (not counts or prev[1] != pod.node_name):
+        if prev is not None and (not counts or prev[1] != node_name):
             del self._accounted[key]
             used = self.requested[prev[1]]
             for i, v in enumerate(prev[2]):
@@ -416,8 +444,8 @@ class KubeScheduler:
             prev = None
         if counts and prev is None:
             vec = node_info_contribution(pod)
-            used = self.requested.get(pod.node_name) or self.requested.setdefault(
-                pod.node_name, [0, 0, 0, 0, 0, 0]
+            used = self.requested.get(node_name) or self.requested.setdefault(
+                node_name, [0, 0, 0, 0, 0, 0]
             )  # (no new list when the node has one)
             used[0] += vec[0]
             used[1] += vec[1]
@@ -425,8 +453,8 @@ class KubeScheduler:
             used[3] += vec[3]
             used[4] += vec[4]
             used[5] += vec[5]
-            self._accounted[key] = (pod, pod.node_name, vec)
-            self._node_changed(pod.node_name)
+            self._accounted[key] = (pod, node_name, vec)
+            self._node_changed(node_name)
         if current is None:
             self.queue.pop(key, None)
             self.node_affinity.pop(key, None)
@@ -482,9 +510,38 @@ class KubeScheduler:
         if owner is not None and owner in self._spread:
             counts = self._spread[owner]
             counts[node_name] = counts.get(node_name, 0) + 1
-        self.sim.cluster.bind_pod(pod, node_name, now)
+        # t=0 is the scenario's cluster as it stands (as the node-controller's set-up writes):
+        # its binds are not charged to the client.
+        self._check_client()
+        t = self.client.reserve(now) if now > 0 else now
+        if t <= now:
+            self.sim.cluster.bind_pod(pod, node_name, now)
+            self.pod_changed(pod, now)
+            self.node_affinity.pop(pod.key, None)
+            return
+        # assume: NodeInfo counts the pod on its node from now; the binding goroutine waits.
+        self.assumed[pod.key] = (pod, node_name)
         self.pod_changed(pod, now)
-        self.node_affinity.pop(pod.key, None)
+        self.sim.sched.schedule(t, Phase.SCHEDULER, self._bind_now, pod, node_name)
+
+    def _assumed_node(self, pod: Pod) -> str:
+        entry = self.assumed.get(pod.key)
+        return entry[1] if entry is not None and entry[0] is pod else ""
+
+    def _bind_now(self, pod: Pod, node_name: str) -> None:
+        """The binding goroutine's ``Pods(ns).Bind`` at its token's instant: a pod gone (or
+        another of that name) or being deleted is not bound (ForgetPod: it leaves NodeInfo)."""
+        now = self.sim.now_ms
+        key = pod.key
+        if self._assumed_node(pod) == node_name:
+            del self.assumed[key]
+        cluster = self.sim.cluster
+        if cluster.pods.get(key) is not pod or pod.deletion_ms is not None or pod.node_name:
+            self.pod_changed(pod, now)
+            return
+        cluster.bind_pod(pod, node_name, now)
+        self.pod_changed(pod, now)
+        self.node_affinity.pop(key, None)
 
     def schedule(self, pod: Pod) -> tuple[str | None, str]:
         """Port of genericScheduler.Schedule: the chosen node, or None and the FitError."""
@@ -763,8 +820,10 @@ class KubeScheduler:
         counts = self._spread.get(owner)
         if counts is None:
             counts = {}
+            assumed = self.assumed
             for p in self.sim.workloads.pods_of(owner):
-                if p.node_name and p.deletion_ms is None and p.phase not in TERMINAL_PHASES:
-                    counts[p.node_name] = counts.get(p.node_name, 0) + 1
+                node = p.node_name or (self._assumed_node(p) if assumed else "")
+                if node and p.deletion_ms is None and p.phase not in TERMINAL_PHASES:
+                    counts[node] = counts.get(node, 0) + 1
             self._spread[owner] = counts
         return counts

@@ -15,6 +15,12 @@ from .core import Phase, Scheduler
 from .kubelet.allocatable import node_allocatable
 from .kubelet.node_status import RUNNING, STOPPED, Kubelet
 from .kubelet.preemption import admission_done
+from .kubelet.termination import (
+    DEFAULT_EXIT_CODE,
+    SIGKILL_EXIT_CODE,
+    container_stop,
+    terminal_phase,
+)
 from .manifests import pod_from_manifest
 from .nodelifecycle.controller import NodeLifecycleController
 from .nodelifecycle.taint_manager import NoExecuteTaintManager
@@ -135,7 +141,6 @@ class Simulation:
 
     # -- objects ------------------------------------------------------------------------
     def create_node(self, spec: NodeSpec, now: int, start_kubelet: bool = True) -> Node:
-        gates = self.config.feature_gates
         res = NodeResources(
             capacity=dict(spec.capacity),
             allocatable={},  # the kubelet's MachineInfo, below
@@ -165,12 +170,7 @@ class Simulation:
             zone_key=get_zone_key(spec.labels),
             resources=res,
             unschedulable=spec.unschedulable,
-            excluded_from_disruption=self.config.profile.node_excluded_from_disruption(
-                spec.name,
-                spec.labels,
-                gates.legacy_node_role_behavior,
-                gates.node_disruption_exclusion,
-            ),
+            excluded_from_disruption=self.excluded_from_disruption(spec.name, spec.labels),
         )
         admission.taint_node_on_create(node, self.config.api_server, now)
         res.allocatable = node_allocatable(spec.kubelet, res.capacity)
@@ -298,6 +298,23 @@ class Simulation:
         self.controller.do_no_schedule_tainting_pass(node, now)
         self.kube_scheduler.wake(now)
 
+    def excluded_from_disruption(self, name: str, labels: dict[str, str]) -> bool:
+        """isNodeExcludedFromDisruptionChecks of the profile, with the scenario's gates."""
+        gates = self.config.feature_gates
+        return self.config.profile.node_excluded_from_disruption(
+            name, labels, gates.legacy_node_role_behavior, gates.node_disruption_exclusion
+        )
+
+    def on_node_labels_updated(self, node: Node, now: int) -> None:
+        """A node's labels changed. The NodeLifecycleController reads them at each monitor
+        pass (isNodeExcludedFromDisruptionChecks in monitorNodeHealth, 1.18 and current):
+        what the engine derived from them at creation is derived again. (Its zone, GetZoneKey,
+        cannot change: the Label fault refuses the zone labels.) The scheduler's and the
+        DaemonSet controller's node informers see the update (nodeSelector, affinity)."""
+        node.excluded_from_disruption = self.excluded_from_disruption(node.name, node.labels)
+        self.kube_scheduler.wake(now)
+        self.workloads.on_node_changed(node.name, now)
+
     def on_node_noexecute_taints_changed(self, node: Node, now: int) -> None:
         if self.taint_manager is not None:
             self.taint_manager.handle_node_update(node.name, now)
@@ -355,14 +372,26 @@ class Simulation:
         if not kubelet.runtime_ready:
             return
         if pod.deletion_ms is not None:
-            if pod.key in self._terminations:
-                return
-            grace_ms = (pod.deletion_grace_s or 0) * 1000 if pod.started else 0
+            if pod.key in self._terminations or kubelet.status.finishing(pod):
+                return  # being killed; or done, its terminal status waits for the API
+            grace_ms = (pod.deletion_grace_s or 0) * 1000
             if grace_ms == 0:
-                self.cluster.remove_pod(pod, now)
+                self.cluster.remove_pod(pod, now)  # a force delete: nothing to wait for
+            elif not pod.started:
+                # Nothing runs (never started, or its containers are gone: stopped during a
+                # partition under 1.18, or with the machine): the kubelet ends it at once,
+                # from 1.27 with phase Failed first (TerminatePod: a missing container is
+                # ContainerStatusUnknown, exit code 137).
+                self._terminated(kubelet, pod, now, SIGKILL_EXIT_CODE)
             else:
+                # SIGTERM, then the containers' answer (kubelet/termination.py): they stop
+                # when they exit, or at the grace period's end (SIGKILL, 137).
+                stop_ms, code = container_stop(pod.annotations, grace_ms)
+                if stop_ms == 0:
+                    self._confirm_termination(pod.key, code)
+                    return
                 self._terminations[pod.key] = self.sched.schedule(
-                    now + grace_ms, Phase.KUBELET_POD, self._confirm_termination, pod.key
+                    now + stop_ms, Phase.KUBELET_POD, self._confirm_termination, pod.key, code
                 )
             return
         if pod.phase == "Pending" and not pod.started:
@@ -416,12 +445,16 @@ class Simulation:
         if ok:
             return True
         self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
-        self.cluster.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
+        self.cluster.record_event(
+            now, f"Pod/{pod.key}", reason, message, "Warning", kubelet.node_name
+        )
         prefix = kubelet.profile.reject_pod_message_prefix
         kubelet.status.set_pod_status(pod, now, "Failed", reason, prefix + message)
         return False
 
-    def _confirm_termination(self, key: str) -> None:
+    def _confirm_termination(self, key: str, exit_code: int = DEFAULT_EXIT_CODE) -> None:
+        """The deleted pod's containers have stopped (SyncTerminatingPod's killPod returns),
+        with ``exit_code``."""
         self._terminations.pop(key, None)
         pod = self.cluster.pods.get(key)
         if pod is None:
@@ -430,13 +463,31 @@ class Simulation:
         if kubelet is not None and kubelet.alive and not kubelet.runtime_ready:
             return  # the kill cannot complete; the resync when the runtime is back redoes it
         if kubelet is None or not kubelet.reaches_api:
-            # The containers stop, but the API cannot be told: the pod stays Terminating.
+            # The containers stop, but the API cannot be told: the pod stays Terminating
+            # (from 1.27 its terminal status waits in the status manager for the heal).
             if pod.started and kubelet is not None and kubelet.alive:
                 pod.started = False
                 self.admission_changed(pod)
                 self.on_usage_changed(pod.node_name, self.now_ms)
+                if kubelet.profile.terminal_phase_from_exit_codes:
+                    self._terminated(kubelet, pod, self.now_ms, exit_code)
             return
-        self.cluster.remove_pod(pod, self.now_ms)
+        self._terminated(kubelet, pod, self.now_ms, exit_code)
+
+    def _terminated(self, kubelet: Kubelet, pod: Pod, now: int, exit_code: int) -> None:
+        """A deleted pod's containers are stopped: the kubelet ends it. From 1.27 (#115331)
+        SyncTerminatingPod sets the status computed with podIsTerminal (getPhase: Succeeded
+        if every container exited 0, else Failed; the phase changed, so no reason; not
+        Ready), SyncTerminatedPod's TerminatePod marks it finished, and the status manager
+        PATCHes the phase, then DELETEs the pod (grace 0, UID precondition): at once, or at
+        the first syncBatch after a heal. 1.18 deletes it without a phase write."""
+        if not kubelet.profile.terminal_phase_from_exit_codes or pod.is_mirror():
+            self.cluster.remove_pod(pod, now)  # (static pods: "TODO(#116484)" in Go)
+            return
+        phase, reason, message = terminal_phase([exit_code] * len(pod.containers)), "", ""
+        if pod.phase in ("Failed", "Succeeded"):  # no transition out of a terminal phase
+            phase, reason, message = pod.phase, pod.reason, pod.message
+        kubelet.status.set_pod_status(pod, now, phase, reason, message, False, finished=True)
 
     def on_kubelet_started(self, kubelet: Kubelet, now: int) -> None:
         pass
@@ -472,9 +523,30 @@ class Simulation:
 
     # -- faults and actions ---------------------------------------------------------------------
     def apply_fault(self, fault: Fault) -> None:
-        from .faults import apply_fault
+        """One of the scenario's own faults at its instant. The scenario was valid whole when
+        loaded, but a live action may since have removed what the fault names (an operator's
+        ``DeleteNode a-2`` before a ``StopKubelet a-2`` the file schedules later), or, live,
+        filled its node with taints: such a fault is refused whole, as a live action whose
+        target is gone, and the room goes on. The timeline says so with a ``FaultRefused``
+        event: the fault as written and ``error`` (``spec.faults[0].node: unknown node
+        "a-2"``). A fault naming what never existed (a zone no node was ever in, a workload
+        the scenario lacks) is the file's error, as before: ScenarioError."""
+        from .faults import FaultRefusal, apply_fault, fault_event
 
-        apply_fault(self, fault, self.now_ms)
+        try:
+            apply_fault(self, fault, self.now_ms)
+        except ScenarioError as exc:
+            if not isinstance(exc, FaultRefusal) and not self._names_gone(fault):
+                raise
+            self.timeline.emit(self.now_ms, "FaultRefused", **fault_event(fault), error=str(exc))
+
+    def _names_gone(self, fault: Fault) -> bool:
+        """Whether ``fault`` names a node, zone or pod that existed in this run and is gone."""
+        gone = self.cluster.gone
+        return any(
+            isinstance(fault.args.get(k), str) and f"{k}:{fault.args[k]}" in gone
+            for k in ("node", "zone", "pod")
+        )
 
     def apply_action(self, fault: Fault, action_id: int) -> None:
         """A live room's user action: one whose target is gone by its instant (another

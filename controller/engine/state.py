@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .nodelifecycle.rate_limited_queue import TokenBucket
 from .nodelifecycle.zones import zone_display
-from .objects import Node, Pod, Toleration
+from .objects import Container, Node, Pod, Toleration
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -22,6 +22,8 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
     kstate = kubelet_state(kubelet) if kubelet is not None else None
     out = {
         "name": node.name,
+        "uid": node.uid,
+        "created": node.creation_ms / 1000,
         "zone": zone_display(node.zone_key),
         "labels": dict(sorted(node.labels.items())),
         "ready": node.ready_status(),
@@ -30,6 +32,7 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
         "unschedulable": node.unschedulable,
         "excludedFromDisruption": node.excluded_from_disruption,
         "capacity": dict(node.resources.capacity),
+        "allocatable": dict(node.resources.allocatable),
         "kubelet": kstate,
         "leaseRenewTime": lease / 1000 if lease is not None else None,
         "probeTimestamp": health.probe_ms / 1000 if health is not None else None,
@@ -44,6 +47,10 @@ def node_state(sim: Simulation, node: Node) -> dict[str, Any]:
     # left out otherwise, so a room of one release sends what it always sent).
     if kubelet is not None and kubelet.profile.version != sim.config.profile.version:
         out["kubeletVersion"] = kubelet.profile.version
+    # A leak filling the node's disk (FillDisk): shown on its tile at once (left out otherwise).
+    leaking = sim.leaks.running(("node", node.name), now) if sim.leaks.by_target else None
+    if leaking:
+        out["leaking"] = leaking
     return out
 
 
@@ -79,7 +86,9 @@ def kubelet_state(kubelet: Any) -> dict[str, Any]:
 # changes the engine), by the identity of a pod's list (int keys) and of the Toleration objects
 # in it (tuple keys). Each entry holds what its key names, so no id in a key is reused while it
 # is kept.
-SharedTolerations = dict[int | tuple[int, ...], tuple[Sequence[Toleration], list[dict[str, Any]]]]
+SharedTolerations = dict[
+    int | tuple[Any, ...], tuple[Sequence[Toleration] | tuple[Container, ...], list[dict[str, Any]]]
+]
 
 
 def tolerations_view(
@@ -103,18 +112,39 @@ def tolerations_view(
     return kept[1]
 
 
+def containers_view(
+    containers: tuple[Container, ...], shared: SharedTolerations | None = None
+) -> list[dict[str, Any]]:
+    """Each container's name and requests (what the Kubernetes API's pod shows; kubectl's
+    READY column counts them). Pods of one template hold the same tuple and, with ``shared``,
+    share one list of its dicts."""
+    key = ("containers", id(containers))
+    kept = shared.get(key) if shared is not None else None
+    if kept is None or kept[0] is not containers:
+        view = [{"name": c.name, "requests": dict(c.requests)} for c in containers]
+        if shared is None:
+            return view
+        kept = shared[key] = (containers, view)
+    return kept[1]
+
+
 def pod_state(sim: Simulation, pod: Pod, shared: SharedTolerations | None = None) -> dict[str, Any]:
     """A pod's view (``shared``: see tolerations_view)."""
     work = sim.taint_manager.work.get(pod.key) if sim.taint_manager is not None else None
     pending = work.fire_ms if work is not None and work.handle is not None else None
-    return {
+    out = {
         "key": pod.key,
+        "uid": pod.uid,
+        "created": pod.creation_ms / 1000,
+        "labels": pod.labels,
+        "containers": containers_view(pod.containers, shared),
         "node": pod.node_name or None,
         "owner": pod.owner.ref() if pod.owner is not None else None,
         "phase": pod.phase,
         "reason": pod.reason,
         "message": pod.message,
         "ready": pod.ready,
+        "started": pod.started,
         "terminating": pod.deletion_ms is not None,
         "deletionTimestamp": pod.deletion_ms / 1000 if pod.deletion_ms is not None else None,
         "qosClass": pod.qos_class(),
@@ -125,7 +155,14 @@ def pod_state(sim: Simulation, pod: Pod, shared: SharedTolerations | None = None
         # When the taint manager's timer for it was set (the taint, or the pod's arrival).
         "taintEvictionSince": work.created_ms / 1000 if pending is not None else None,
         "unschedulableReason": pod.unschedulable_reason or None,
+        # The DisruptionTarget condition's [reason, message] once a component wrote it.
+        "disruptionTarget": list(pod.disruption_target) if pod.disruption_target else None,
     }
+    # A leak into the pod (LeakMemory): shown on its node's tile at once (left out otherwise).
+    leaking = sim.leaks.running(("pod", pod.key), sim.now_ms) if sim.leaks.by_target else None
+    if leaking:
+        out["leaking"] = leaking
+    return out
 
 
 def zone_states(sim: Simulation) -> list[dict[str, Any]]:
@@ -153,6 +190,11 @@ def zone_states(sim: Simulation) -> list[dict[str, Any]]:
                 "burst": limiter.burst if bucket else 0,
                 "tokensAt": sim.now_ms / 1000,
                 "nextTokenAt": next_ms / 1000 if next_ms is not None else None,
+                # The node-controller's backlog of writes waiting for its client's tokens
+                # (--kube-api-qps): how long its running monitor pass has waited so far, and
+                # the events queued for its event sink (0 and 0 when there is none).
+                "clientBacklog": ctrl.pass_waiting_ms(sim.now_ms) / 1000,
+                "eventsQueued": len(ctrl.events.queue),
             }
         )
     return out
@@ -180,6 +222,8 @@ def parameters_view(sim: Simulation) -> dict[str, Any]:
             "largeClusterSizeThreshold": cm.large_cluster_size_threshold,
             "unhealthyZoneThreshold": cm.unhealthy_zone_threshold,
             "enableTaintManager": cm.enable_taint_manager,
+            "kubeAPIQPS": cm.kube_api_qps,
+            "kubeAPIBurst": cm.kube_api_burst,
         },
         "kubelet": {
             "nodeLeaseDurationSeconds": kubelet.node_lease_duration_seconds,

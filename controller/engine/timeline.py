@@ -41,8 +41,20 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     # A ShutdownNode's machine powers off: after the kubelet's graceful shutdown
     # (GracefulShutdownDone) or with nothing delaying it (ShutdownNotDelayed).
     "NodePoweredOff": ("node", "reason"),
+    # A recorder's Event as the API stores it (engine/events.py): optional ``count`` and
+    # ``first`` (ms) when it patches a repeat, ``aggregated`` and ``recorded`` (the call's own
+    # message) when combined; K8sEventDropped: a call the spam filter dropped.
     "K8sEvent": ("object", "reason", "message", "eventType"),
+    "K8sEventDropped": ("object", "reason", "message", "eventType"),
     "Fault": (),
+    # A scenario fault whose node, pod, zone or workload is gone at its instant (a live
+    # action removed it): the fault as written, not applied, and why (its path and reason).
+    "FaultRefused": ("fault", "error"),
+}
+
+# type -> the fields it may carry besides EVENT_FIELDS' (a K8sEvent's correlator fields).
+OPTIONAL_EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "K8sEvent": ("count", "first", "aggregated", "recorded"),
 }
 
 Event = dict[str, Any]
@@ -84,9 +96,11 @@ class Timeline:
 
 
 def to_public(event: Event) -> dict[str, Any]:
-    """The event as the JSON contract has it: ``t`` in seconds."""
+    """The event as the JSON contract has it: ``t`` (and a K8sEvent's ``first``) in seconds."""
     out = dict(event)
     out["t"] = round(event["t"] / 1000, 3)
+    if "first" in out:
+        out["first"] = round(event["first"] / 1000, 3)
     return out
 
 
@@ -99,13 +113,21 @@ def _describe(event: Event) -> tuple[str, str]:
     """(subject, details) for the table format."""
     e = event
     t = e["type"]
+    if t == "Fault" and e.get("fault") == "SetParameters" and isinstance(e.get("changes"), list):
+        return "", parameters_changed(e["changes"])
     if t == "Fault":
         rest = {k: v for k, v in e.items() if k not in ("t", "type", "fault")}
         target = rest.pop("node", None) or rest.pop("pod", None) or rest.pop("zone", None) or ""
         details = " ".join(f"{k}={_short(v)}" for k, v in sorted(rest.items()))
         return str(target), f"{e.get('fault')} {details}".strip()
+    if t == "FaultRefused":
+        target = e.get("node") or e.get("pod") or e.get("zone") or e.get("workload") or ""
+        return str(target), f"{e.get('fault')} refused: {e.get('error')}"
     if t == "K8sEvent":
-        return e["object"], f"{e['eventType']} {e['reason']}: {e['message']}"
+        count = f" (x{e['count']})" if e.get("count", 1) > 1 else ""
+        return e["object"], f"{e['eventType']} {e['reason']}: {e['message']}{count}"
+    if t == "K8sEventDropped":
+        return e["object"], f"dropped by the spam filter: {e['reason']}: {e['message']}"
     if t in ("NodeReady",):
         return e["node"], f"Ready={e['status']} ({e['reason']})"
     if t == "NodeCondition":
@@ -144,6 +166,23 @@ def _describe(event: Event) -> tuple[str, str]:
         return e["node"], f"{e['what']} freed {e['amount']} of {e['resource']}"
     rest = {k: v for k, v in e.items() if k not in ("t", "type")}
     return "", " ".join(f"{k}={v}" for k, v in sorted(rest.items()))
+
+
+def parameters_changed(changes: list[Any]) -> str:
+    """A SetParameters as it reads: ``Parameters changed: nodeEvictionRate 0.1 → 0.5``, from
+    its event's ``changes`` (``controllerManager.nodeEvictionRate: 0.1 -> 0.5``, kept as they
+    are in the JSON; the page's timeline says the same, static/js/timeline.js)."""
+    return "Parameters changed: " + ("; ".join(map(change_shown, changes)) or "nothing")
+
+
+def change_shown(change: Any) -> str:
+    """``section.field: old -> new`` -> ``field old → new``; anything else as it is."""
+    text = str(change)
+    path, sep, values = text.partition(": ")
+    if not sep or values.count(" -> ") != 1:
+        return text
+    old, new = values.split(" -> ")
+    return f"{path.rsplit('.', 1)[-1]} {old} → {new}"
 
 
 def _short(v: Any) -> str:

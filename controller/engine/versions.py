@@ -99,11 +99,24 @@ def calculate_effective_grace_period_overridden(
 def free_space_failed_wanted_to_free(
     amount: int, freed: int, usage_percent: int, capacity: int
 ) -> str:
-    """realImageGCManager.GarbageCollect (1.18 to 1.34): the error (and FreeDiskSpaceFailed
+    """realImageGCManager.GarbageCollect (1.18 to 1.25): the error (and FreeDiskSpaceFailed
     event) when image GC freed less than ``amount`` bytes."""
     return (
         "failed to garbage collect required amount of images. "
         f"Wanted to free {amount} bytes, but freed {freed} bytes"
+    )
+
+
+def free_space_failed_attempted_to_free(
+    amount: int, freed: int, usage_percent: int, capacity: int
+) -> str:
+    """realImageGCManager.GarbageCollect (pkg/kubelet/images/image_gc_manager.go) from #112631
+    (1.26) to 1.34: ``fmt.Errorf("Failed to garbage collect required amount of images.
+    Attempted to free %d bytes, but only found %d bytes eligible to free.", amountToFree,
+    freed)``, the FreeDiskSpaceFailed event's message and the error ImageGCFailed repeats."""
+    return (
+        "Failed to garbage collect required amount of images. "
+        f"Attempted to free {amount} bytes, but only found {freed} bytes eligible to free."
     )
 
 
@@ -181,6 +194,13 @@ class Profile:
     # nodeutil.MarkPodsNotReady records a Warning event NodeNotReady "Node is not ready" on
     # every pod whose Ready condition it sets to False (not in 1.18; in 1.32 to 1.34).
     mark_pods_not_ready_event: bool = False
+    # monitorNodeHealth visits the nodes one after another (1.18's ``for i := range nodes``)
+    # or with workqueue.ParallelizeUntil(ctx, nc.nodeUpdateWorkerSize = 8, ...) (later).
+    monitor_node_health_workers: int = 1
+    # 1.18's nodeutil.MarkAllPodsNotReady lists the node's pods through the API (one request
+    # of the node-controller's client); later releases' MarkPodsNotReady takes them from the
+    # pod informer's index (getPodsAssignedToNode).
+    mark_pods_not_ready_lists_pods: bool = True
     # markNodeForTainting(node, status) first Removes the node from its zone's queue (and
     # set) when the node does not carry that status's NoExecute taint yet, then Adds it: a
     # node whose taint was taken off while it stays not ready is tainted again (not in 1.18).
@@ -199,6 +219,14 @@ class Profile:
     # condition back until the pod's containers have stopped (mergePodStatus with
     # couldHaveRunningContainers, 1.27+); 1.18 writes the Failed status before the kill.
     terminal_status_after_containers_stop: bool = False
+    # Once a pod's containers have stopped, the kubelet computes its status with
+    # podIsTerminal (SyncTerminatingPod -> generateAPIPodStatus -> getPhase): Succeeded when
+    # every container exited 0, else Failed; a deleted pod gets that phase PATCHed before the
+    # status manager deletes it (canBeDeleted waits for a terminal phase), and a kill's
+    # status (an eviction's, a shutdown's) becomes Succeeded, its reason dropped, when the
+    # containers exited 0 (#115331, 1.27). 1.18 deletes a deleted pod without a phase write,
+    # and a kill's status is always Failed.
+    terminal_phase_from_exit_codes: bool = False
     # evictionMessage: "Threshold quantity: <q>, available: <a>. " after the first sentence
     # (thresholdMetMessageFmt, getThresholdMetInfo), and the container sentence's wording
     # (containerMessageFmt, changed by #111597 in 1.26).
@@ -223,7 +251,8 @@ class Profile:
         default_factory=lambda: dict(DEFAULT_EVICTION_HARD)
     )
     # The FreeDiskSpaceFailed message of image GC (realImageGCManager.GarbageCollect),
-    # (amount, freed, usage percent, capacity) -> text; reworded in 1.35 (#132578).
+    # (amount, freed, usage percent, capacity) -> text; reworded in 1.26 (#112631) and in
+    # 1.35 (#132578).
     free_space_failed_message: Callable[[int, int, int, int], str] = (
         free_space_failed_wanted_to_free
     )
@@ -311,16 +340,21 @@ V1_27 = Profile(
     # #87743 (MarkPodsNotReady's event) and #89059 (markNodeForTainting's requeue), 1.19.
     mark_pods_not_ready_event=True,
     mark_node_for_tainting_requeues=True,
+    monitor_node_health_workers=8,
+    mark_pods_not_ready_lists_pods=False,
     reject_pod_message_prefix="Pod was rejected: ",
     eviction_immediate_grace_period_s=0,
     kill_grace_period=calculate_effective_grace_period,
     terminal_status_after_containers_stop=True,
+    terminal_phase_from_exit_codes=True,
     eviction_message_threshold_met=True,
     eviction_container_message_fmt=(
         "Container {0} was using {1}, request is {2}, has larger consumption of {3}. "
     ),
     pid_rank_by_process_count=True,
     reclaim_enforces_min_reclaim=True,
+    # Image GC's "Attempted to free ... eligible to free." (#112631, 1.26).
+    free_space_failed_message=free_space_failed_attempted_to_free,
 )
 
 

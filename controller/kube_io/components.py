@@ -9,6 +9,7 @@ import re
 import shlex
 from typing import Any
 
+from ..engine.client import DEFAULT_BURST, DEFAULT_QPS
 from ..engine.config import ControllerManagerConfig, KubeletConfig
 from ..engine.scenario import (
     API_FIELDS,
@@ -136,6 +137,19 @@ def merge_controller_manager_config(spec: dict[str, Any], text: str, report: Rep
                     continue
                 _convert(CM_FIELDS[field_][1], v, f"{tp}.{k}")
                 section[field_] = v
+        elif top.lower() == "generic":
+            # GenericControllerManagerConfiguration.ClientConnection: --kube-api-qps/-burst
+            for k, v in block.items():
+                if str(k).lower() != "clientconnection":
+                    note(report, what, f"{top}.{k}", "not simulated")
+                    continue
+                for ck, cv in _map(v, f"{tp}.{k}").items():
+                    field_ = {"qps": "kubeAPIQPS", "burst": "kubeAPIBurst"}.get(str(ck).lower())
+                    if field_ is None:
+                        note(report, what, f"{top}.{k}.{ck}", "not simulated")
+                        continue
+                    _convert(CM_FIELDS[field_][1], cv, f"{tp}.{k}.{ck}")
+                    section[field_] = cv
         elif top.lower() == "kubecloudshared":
             for k, v in block.items():
                 if str(k).lower() == "nodemonitorperiod":
@@ -162,6 +176,8 @@ FLAGS: dict[str, tuple[str, str]] = {
     "large-cluster-size-threshold": ("controllerManager", "largeClusterSizeThreshold"),
     "unhealthy-zone-threshold": ("controllerManager", "unhealthyZoneThreshold"),
     "enable-taint-manager": ("controllerManager", "enableTaintManager"),
+    "kube-api-qps": ("controllerManager", "kubeAPIQPS"),
+    "kube-api-burst": ("controllerManager", "kubeAPIBurst"),
     "default-not-ready-toleration-seconds": ("apiServer", "defaultNotReadyTolerationSeconds"),
     "default-unreachable-toleration-seconds": ("apiServer", "defaultUnreachableTolerationSeconds"),
 }
@@ -174,6 +190,11 @@ def parse_flags(text: str) -> list[tuple[str, str]]:
         words = shlex.split(text)
     except ValueError as exc:
         raise ScenarioError("flags", f"cannot split the command line: {exc}") from None
+    return flag_words(words)
+
+
+def flag_words(words: list[str], where: str = "flags") -> list[tuple[str, str]]:
+    """A command line's words (the program name first, or not) -> [(name, value)]."""
     out: list[tuple[str, str]] = []
     i = 0
     while i < len(words):
@@ -183,7 +204,7 @@ def parse_flags(text: str) -> list[tuple[str, str]]:
                 if i == 0:
                     i += 1
                     continue
-                raise ScenarioError("flags", f"{_show(w)} is not a flag (--name=value)")
+                raise ScenarioError(where, f"{_show(w)} is not a flag (--name=value)")
         name = w.lstrip("-")
         if "=" in name:
             name, value = name.split("=", 1)
@@ -198,12 +219,19 @@ def parse_flags(text: str) -> list[tuple[str, str]]:
 
 
 def _flag_value(kind: str, value: str) -> Any:
-    if kind in ("rate", "fraction"):
+    if kind in ("rate", "fraction", "client qps"):
         try:
             return float(value)
         except ValueError:
             return value
-    if kind in ("int", "int+", "int32", "int32+", "seconds"):  # 31+ digits: refused as text
+    if kind in (
+        "int",
+        "int+",
+        "int32",
+        "int32+",
+        "seconds",
+        "client burst",
+    ):  # 31+ digits: refused as text
         return int(value) if re.fullmatch(r"-?\d{1,30}", value) else value
     if kind == "bool":
         return {"true": True, "false": False}.get(value.lower(), value)
@@ -211,7 +239,18 @@ def _flag_value(kind: str, value: str) -> Any:
 
 
 def merge_flags(spec: dict[str, Any], text: str, report: Report) -> None:
-    for name, value in parse_flags(text):
+    """kube-controller-manager and kube-apiserver flags; a command line that starts with
+    kube-scheduler is kube-scheduler's (its --kube-api-qps/-burst are clientConnection's)."""
+    flags = parse_flags(text)
+    program = shlex.split(text)[:1]
+    if program and program[0].rsplit("/", 1)[-1] == "kube-scheduler":
+        cc = scheduler_client_flags(dict(flags), "", report)
+        for name, _value in flags:
+            if name not in ("kube-api-qps", "kube-api-burst", "config"):
+                note(report, "flag", f"--{name}", "not simulated")
+        _merge_client(spec, cc)
+        return
+    for name, value in flags:
         path = f"--{name}"
         if name == "feature-gates":
             gates = {}
@@ -259,3 +298,105 @@ def drop_refused_fields(spec: dict[str, Any], report: Report) -> None:
                 note(report, section, key, f"not in Kubernetes {profile.version}: {why}")
         if not block:
             del spec[section]
+
+
+def _is_scheduler_pod(item: dict[str, Any]) -> bool:
+    meta = item.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return meta.get("namespace") == "kube-system" and (
+        labels.get("component") == "kube-scheduler"
+        or str(meta.get("name", "")).startswith("kube-scheduler")
+    )
+
+
+def _scheduler_flags(path: str, item: dict[str, Any], report: Report) -> dict[str, Any]:
+    """clientConnection {qps, burst} from one kube-scheduler pod's command and args: the
+    deprecated ``--kube-api-qps`` / ``--kube-api-burst`` (Options.ApplyDeprecated), which
+    kube-scheduler honours only without ``--config`` (Options.ApplyTo). A flag of 0 is not
+    the scheduler's default: it overwrites the defaulted 50 / 100 and client-go gives 5 / 10
+    (rest.DefaultQPS / DefaultBurst, rest.RESTClientFor)."""
+    spec = item.get("spec")
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(containers, list) or not containers:
+        return {}
+    named = [isinstance(c, dict) and c.get("name") == "kube-scheduler" for c in containers]
+    j = named.index(True) if True in named else 0
+    where = f"{path}.spec.containers[{j}]"
+    c = _map(containers[j], where)
+    words: list[str] = []
+    for key in ("command", "args"):
+        part = c.get(key)
+        if part is None:
+            continue
+        if not isinstance(part, list) or not all(isinstance(w, str) for w in part):
+            raise ScenarioError(f"{where}.{key}", "must be a list of strings")
+        words += part
+    return scheduler_client_flags(dict(flag_words(words, f"{where}.command")), f"{where} ", report)
+
+
+def scheduler_client_flags(flags: dict[str, str], where: str, report: Report) -> dict[str, Any]:
+    """clientConnection {qps, burst} from kube-scheduler's flags (see _scheduler_flags); an
+    error's path is ``where`` and the flag."""
+    out: dict[str, Any] = {}
+    for flag, key, kind, zero in (
+        ("kube-api-qps", "qps", "client qps", DEFAULT_QPS),
+        ("kube-api-burst", "burst", "client burst", DEFAULT_BURST),
+    ):
+        if flag not in flags:
+            continue
+        fpath = f"{where}--{flag}"
+        if "config" in flags:
+            note(
+                report,
+                "kube-scheduler",
+                f"--{flag}",
+                "ignored: with --config kube-scheduler does not apply its deprecated flags",
+            )
+            continue
+        v = _flag_value(kind, flags[flag])
+        v = _convert(kind, v, fpath)
+        if key == "burst" and v < 0:
+            raise ScenarioError(fpath, f"Invalid value: {v}: must be non-negative")
+        if v == 0:
+            note(report, "kube-scheduler", f"--{flag}=0", f"client-go's default {zero:g}")
+            v = zero
+        out[key] = v
+    if "config" in flags:
+        note(
+            report,
+            "kube-scheduler",
+            "--config",
+            "not read: clientConnection from its configuration file is not imported",
+        )
+    return out
+
+
+def merge_scheduler_pods(
+    spec: dict[str, Any], pods: list[tuple[str, dict[str, Any]]], report: Report
+) -> None:
+    """kube-scheduler's client rate limit from its static pod (kube-system, ``component:
+    kube-scheduler``) into ``spec.scheduler.clientConnection``; with several (an HA control
+    plane) the first one's, a disagreement reported."""
+    found = [
+        (path, _scheduler_flags(path, item, report))
+        for path, item in pods
+        if isinstance(item, dict) and _is_scheduler_pod(item)
+    ]
+    given = [(path, cc) for path, cc in found if cc]
+    if not given:
+        return
+    first_path, first = given[0]
+    for path, cc in given[1:]:
+        if cc != first:
+            note(
+                report, "kube-scheduler", path, f"flags differ from {first_path}'s, which are taken"
+            )
+    _merge_client(spec, first)
+
+
+def _merge_client(spec: dict[str, Any], cc: dict[str, Any]) -> None:
+    """{qps, burst} into spec.scheduler.clientConnection, field by field."""
+    if cc:
+        section = dict(spec.get("scheduler") or {})
+        section["clientConnection"] = {**dict(section.get("clientConnection") or {}), **cc}
+        spec["scheduler"] = section

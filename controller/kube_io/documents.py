@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 from ..engine import safe_yaml
-from ..engine.scenario import ScenarioError, _list, _map, _show, _str, check_labels
+from ..engine.scenario import ScenarioError, _list, _map, _show, _str, check_count, check_labels
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet")
 IMPORTED_KINDS = ("Node", "Pod", *WORKLOAD_KINDS)
@@ -55,8 +55,10 @@ def list_items(docs: list[Any]) -> list[tuple[str, Any]]:
 def _check_meta(meta: dict[str, Any], path: str) -> None:
     if "namespace" in meta and meta["namespace"] is not None:
         _str(meta["namespace"], f"{path}.namespace")
-    check_labels(meta.get("labels"), f"{path}.labels")
+    check_labels(meta.get("labels"), f"{path}.labels")  # (at most PER_OBJECT_CAPS' labels)
+    check_count(meta.get("annotations"), f"{path}.annotations", "annotations")
     _map(meta.get("annotations"), f"{path}.annotations")
+    check_count(meta.get("ownerReferences"), f"{path}.ownerReferences", "ownerReferences")
     for i, ref in enumerate(_list(meta.get("ownerReferences"), f"{path}.ownerReferences")):
         rp = f"{path}.ownerReferences[{i}]"
         ref = _map(ref, rp)
@@ -68,7 +70,9 @@ def _check_pod_spec(spec: dict[str, Any], path: str) -> None:
     for key in ("nodeName", "priorityClassName"):
         if spec.get(key) not in (None, ""):
             _str(spec[key], f"{path}.{key}")
+    check_count(spec.get("nodeSelector"), f"{path}.nodeSelector", "nodeSelector")
     for key in ("volumes", "containers", "initContainers", "tolerations"):
+        check_count(spec.get(key), f"{path}.{key}", key)
         for i, v in enumerate(_list(spec.get(key), f"{path}.{key}")):
             _map(v, f"{path}.{key}[{i}]")
 
@@ -79,6 +83,8 @@ def check_item(item: dict[str, Any], kind: str, path: str) -> None:
     spec = _map(item.get("spec"), f"{path}.spec")
     status = _map(item.get("status"), f"{path}.status")
     if kind == "Node":
+        check_count(spec.get("taints"), f"{path}.spec.taints", "taints")
+        check_count(status.get("conditions"), f"{path}.status.conditions", "conditions")
         for i, t in enumerate(_list(spec.get("taints"), f"{path}.spec.taints")):
             _map(t, f"{path}.spec.taints[{i}]")
         for i, c in enumerate(_list(status.get("conditions"), f"{path}.status.conditions")):

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ..engine.events import EVENT_SOURCES
 from ..engine.objects import Pod
 from ..engine.simulation import Simulation
 from ..engine.timeline import _describe
@@ -40,59 +41,52 @@ REPORTING = {
     "NodeReclaim": "kubelet",
     "NodePoweredOff": "kubelet",
     "Fault": REPORTER,
+    "FaultRefused": REPORTER,
 }
 
 
 # The component that records a Kubernetes event, by its reason (as kube-controller-manager's
 # controllers, the scheduler and the kubelet name themselves in events' source).
-EVENT_SOURCES = {
-    "TaintManagerEviction": "taint-eviction-controller",
-    "NodeNotReady": "node-controller",
-    "RegisteredNode": "node-controller",
-    "RemovingNode": "node-controller",
-    "DeletingNode": "node-controller",
-    "NodeHasSufficientMemory": "kubelet",
-    "NodeHasNoDiskPressure": "kubelet",
-    "NodeHasSufficientPID": "kubelet",
-    "NodeHasInsufficientMemory": "kubelet",
-    "NodeHasDiskPressure": "kubelet",
-    "NodeHasInsufficientPID": "kubelet",
-    "NodeReady": "kubelet",
-    "Evicted": "kubelet",
-    "Killing": "kubelet",
-    "EvictionThresholdMet": "kubelet",
-    "FreeDiskSpaceFailed": "kubelet",
-    "ScalingReplicaSet": "deployment-controller",
-    "SuccessfulCreate": "replicaset-controller",
-    "SuccessfulDelete": "replicaset-controller",
-    "Scheduled": "default-scheduler",
-    "FailedScheduling": "default-scheduler",
-}
 
 
 # -- timeline as CSV -----------------------------------------------------------------------
+# A cell a spreadsheet would read as a formula (OWASP, "CSV Injection"): one that starts with
+# = + - @, a tab or a carriage return. A TaintAdded's "what" reads "+ key:effect", and a
+# scenario's names and messages are the visitor's text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> str:
+    """``value`` as a CSV cell that no spreadsheet runs: a cell that starts like a formula
+    gets a single quote in front (OWASP's advice), which the spreadsheet shows as text; the
+    csv writer quotes the rest (commas, double quotes, line breaks)."""
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def timeline_csv(events: Iterable[dict[str, Any]]) -> str:
     """One row per timeline event (``t`` in ms in the events): time in seconds, type, the
     subject and what happened as the table format says them, the node/pod/zone columns for
-    filtering, and every field as JSON."""
+    filtering, and every field as JSON. No cell starts like a formula (``csv_cell``)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for e in events:
         subject, what = _describe(e)
         rest = {k: v for k, v in e.items() if k not in ("t", "type")}
-        writer.writerow(
-            [
-                f"{e['t'] / 1000:.3f}",
-                e["type"],
-                subject,
-                e.get("node", ""),
-                e.get("pod", ""),
-                e.get("zone", ""),
-                what,
-                json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
-            ]
-        )
+        if "first" in rest:  # a K8sEvent's firstTimestamp, in seconds as the time column
+            rest["first"] = round(rest["first"] / 1000, 3)
+        row = [
+            f"{e['t'] / 1000:.3f}",
+            e["type"],
+            subject,
+            e.get("node", ""),
+            e.get("pod", ""),
+            e.get("zone", ""),
+            what,
+            json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False),
+        ]
+        writer.writerow([csv_cell(cell) for cell in row])
     return out.getvalue()
 
 
@@ -121,6 +115,13 @@ def _regarding(e: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
+def _stored_key(e: dict[str, Any]) -> tuple[Any, ...]:
+    """The key whose repeats patch one stored Event (engine.events.stored_events)."""
+    if e.get("aggregated"):
+        return ("a", e["object"], e["eventType"], e["reason"])
+    return ("e", e["object"], e["eventType"], e["reason"], e["message"])
+
+
 def timeline_events(
     events: Iterable[dict[str, Any]], start: datetime = EPOCH, first_index: int = 0
 ) -> dict[str, Any]:
@@ -129,9 +130,22 @@ def timeline_events(
     and whose note says what happened (reportingController: the component whose rule made it,
     or the playground for faults and zone states)."""
     items = []
+    stored: dict[tuple[Any, ...], dict[str, Any]] = {}  # a K8sEvent's key: its item
     for i, e in enumerate(events, start=first_index):
         regarding = _regarding(e)
         subject, what = _describe(e)
+        if e["type"] == "K8sEventDropped":
+            continue  # the spam filter's: never stored
+        if e["type"] == "K8sEvent" and e.get("count", 1) > 1:
+            # A repeat patches the stored Event (EventCorrelator): its series grows.
+            key = _stored_key(e)
+            if key in stored:
+                stored[key]["note"] = e["message"][:1024]
+                stored[key]["series"] = {
+                    "count": e["count"],
+                    "lastObservedTime": _micro_time(start, e["t"]),
+                }
+                continue
         if e["type"] == "K8sEvent":
             reason, note, etype = e["reason"], e["message"], e["eventType"]
             controller = EVENT_SOURCES.get(reason) or REPORTER
@@ -140,7 +154,7 @@ def timeline_events(
         else:
             reason = e["fault"] if e["type"] == "Fault" else e["type"]
             note = f"{subject}: {what}" if subject else what
-            etype = "Normal"
+            etype = "Warning" if e["type"] == "FaultRefused" else "Normal"
             controller = REPORTING.get(e["type"], REPORTER)
         ns = regarding.get("namespace", "default")
         name = regarding.get("name") or "cluster"
@@ -162,6 +176,8 @@ def timeline_events(
         }
         if regarding:
             item["regarding"] = regarding
+        if e["type"] == "K8sEvent":
+            stored[_stored_key(e)] = item
         items.append(item)
     return {"apiVersion": "events.k8s.io/v1", "kind": "EventList", "metadata": {}, "items": items}
 

@@ -10,7 +10,8 @@ creation timestamps and events are dropped: a simulation starts every object afr
 Component configuration in its own formats merges into the scenario's sections:
 a ``KubeletConfiguration`` (kubelet.config.k8s.io/v1beta1), a
 ``KubeControllerManagerConfiguration`` (kubecontrollermanager.config.k8s.io/v1alpha1) and
-kube-controller-manager (or kube-apiserver) command-line flags.
+kube-controller-manager (or kube-apiserver) command-line flags; kube-scheduler's client rate
+limit (``--kube-api-qps``/``--kube-api-burst``) from its static pod's command.
 
 Owners follow the engine's workload controllers (``controller/engine/workloads/``; here the
 module ``workloads``): a Deployment's ReplicaSet is created by the simulated Deployment
@@ -36,6 +37,7 @@ from .components import (
     merge_controller_manager_config,
     merge_flags,
     merge_kubelet_config,
+    merge_scheduler_pods,
 )
 from .documents import (
     IMPORTED_KINDS,
@@ -157,6 +159,7 @@ def import_cluster(
     if not spec.get("nodes"):
         raise ScenarioError("items", "no Node: the List must hold the cluster's nodes")
     # Component configuration, in its own formats.
+    merge_scheduler_pods(spec, [(p, i) for p, i in items if i["kind"] == "Pod"], report)
     if kubelet_config:
         merge_kubelet_config(spec, kubelet_config, report)
     if controller_manager_config:

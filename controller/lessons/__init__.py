@@ -6,8 +6,9 @@ time and their faults are the scenario's own, so the room's timeline always equa
 of its export: nothing here changes the simulation, only when the clock stops and what the page
 shows.
 
-- The tick (rooms.tick._advance) calls :func:`progress.run`: the engine advances to the room's "now" but
-  stops right after the instant the next checkpoint is reached (its time, or the first matching
+- The tick (rooms.tick._advance) runs the engine through :func:`progress.begin`'s
+  ``LessonRun`` (outside any transaction; its ``save`` writes in the tick's short one): the
+  engine advances to the room's "now" but stops right after the instant the next checkpoint is reached (its time, or the first matching
   timeline event at or after its step began); the room is then PAUSED there (persisted in Room
   and LessonState, so a worker restart keeps it) and the class is asked.
 - The step shown follows the clock: when the clock passes a step's begin the page shows it. The

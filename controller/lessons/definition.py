@@ -54,11 +54,17 @@ def _checkpoints(lesson: Lesson) -> list[tuple[int, Checkpoint]]:
 
 
 # -- reading ----------------------------------------------------------------------------------
-def public_def(lesson: Lesson) -> dict[str, Any]:
+def public_def(lesson: Lesson, upto: int) -> dict[str, Any]:
     """The lesson as the page gets it: no answers, whys or expectations (those come with the
-    reveal)."""
-    steps = []
-    for s in lesson.steps:
+    reveal), and of the steps after ``upto`` (the latest the lesson has reached) nothing but
+    that they are there (``{"withheld": true}``: the page counts them). A later step's text
+    speaks of what is still to come, and a closing recap states earlier questions' answers
+    while they are still open (issue #38)."""
+    steps: list[dict[str, Any]] = []
+    for i, s in enumerate(lesson.steps):
+        if i > upto:
+            steps.append({"withheld": True})
+            continue
         cp = s.checkpoint
         focus = s.focus or {}
         steps.append(
@@ -73,6 +79,7 @@ def public_def(lesson: Lesson) -> dict[str, Any]:
                 }
                 if focus
                 else None,
+                "kubectl": list(s.kubectl),
                 "checkpoint": None
                 if cp is None
                 else {

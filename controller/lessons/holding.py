@@ -1,7 +1,8 @@
 """What a page that answers a lesson's questions does not get before their reveal: who is held
 (a viewer, or the learner of a room learning alone; never a class's operator), the open
-question's hold (engine/holdback.py) for the views and events a page gets, and whether the
-lesson's answers and notes stay out of what it can download.
+question's hold (engine/holdback.py) for the views and events a page gets (and the Kubernetes
+Events the room's API serves its kubectl: kubeapi/store.py), and whether the lesson's answers
+and notes stay out of what it can download.
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ def current_hold(room: Room, operator: bool) -> Hold | None:
     lesson = lesson_of(room)
     cp = _checkpoint(lesson, ls.checkpoint) if lesson is not None else None
     return Hold.of(cp, ls.reached.get(cp.id, 0)) if cp is not None else None
+
+
+def is_solo(room: Room) -> bool:
+    """A room learned alone (``classroom.make_solo``)."""
+    return LessonState.objects.filter(room=room, solo=True).exists()
 
 
 def keeps_secrets(room: Room, operator: bool) -> bool:

@@ -18,11 +18,15 @@ def message(
 ) -> dict[str, Any]:
     """The lesson's state as every page gets it (the consumer filters per role). ``hold``
     (only for the consumer, never sent) says what a page that answers must not get while the
-    question is open (engine/holdback.py)."""
+    question is open (engine/holdback.py). ``def``: the lesson's definition up to ``latest``
+    (public_def); the consumer sends it to a page only when its ``latest`` is not the one
+    that page has (for_page)."""
+    latest = latest_step(lesson, ls, room.sim_ms if now_ms is None else now_ms)
     out: dict[str, Any] = {
         "type": "lesson",
         "step": ls.step,
-        "latest": latest_step(lesson, ls, room.sim_ms if now_ms is None else now_ms),
+        "latest": latest,
+        "def": public_def(lesson, latest),
         "checkpoint": ls.checkpoint or None,
         "paused": bool(ls.checkpoint),
         "counts": {},
@@ -66,14 +70,25 @@ def _shown(cp: Checkpoint, value: float) -> Any:
 
 
 def for_role(msg: dict[str, Any], operator: bool) -> dict[str, Any]:
-    """What a page of that role gets: viewers see the class's counts only once revealed (so
-    that nobody follows the majority) and never the names. The hold is the consumer's."""
-    if operator:
+    """What a page of that role gets: viewers (and the presenter view, and a learner alone:
+    ``operator`` False for them) see the class's counts only once revealed (so that nobody
+    follows the majority) and never the names. The hold is the consumer's."""
+    if operator and not msg.get("solo"):
         return {k: v for k, v in msg.items() if k != "hold"}
     out = {k: v for k, v in msg.items() if k not in ("names", "hold")}
     if not msg.get("revealed"):
         out["counts"] = {}
     return out
+
+
+def for_page(msg: dict[str, Any], has_latest: int | None) -> dict[str, Any]:
+    """A lesson message for a page whose definition goes up to step ``has_latest``: without
+    the definition when that is still the lesson's latest step (most messages: an answer
+    counted, a reveal), with it when the lesson has reached a step the page lacks (or a
+    rewind took one back)."""
+    if has_latest is not None and msg.get("latest") == has_latest:
+        return {k: v for k, v in msg.items() if k != "def"}
+    return msg
 
 
 def holds(msg: dict[str, Any] | None, operator: bool) -> Hold | None:
@@ -95,6 +110,7 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
     if ls is None:  # compared side by side: not taught as a lesson
         return None
     state = message(room, lesson, ls)
+    lesson_def = state.pop("def")
     mine = None
     if ls.checkpoint and client:
         row = LessonAnswer.objects.filter(room=room, checkpoint=ls.checkpoint, client=client)
@@ -106,7 +122,7 @@ def snapshot(room: Room, client: str = "") -> dict[str, Any] | None:
     # Where each checkpoint reached so far paused the room (simulated seconds): the page's time
     # scrubber marks them (a page that is open sees the pauses come; one that connects, here).
     state["reached"] = {cp_id: ms / 1000 for cp_id, ms in sorted(ls.reached.items())}
-    return {"def": public_def(lesson), "state": state}
+    return {"def": lesson_def, "state": state}
 
 
 def _broadcast(room_id: int, msg: dict[str, Any]) -> None:

@@ -38,33 +38,88 @@ def _runtime(room: Room, lesson: Lesson, ls: LessonState, now_ms: int) -> Lesson
     return rt
 
 
-def run(room: Room, sim: Simulation, target: int) -> dict[str, Any] | None:
-    """Advance ``sim`` to ``target`` (ms), stopping right after the instant the next
-    checkpoint is reached (LessonRuntime.advance); pause the room there. Returns the lesson
-    message to broadcast when the lesson's state changed (a checkpoint reached, or the step
-    shown moved), else None. Called by the tick inside its transaction, the room locked."""
+class LessonRun:
+    """A lesson's part of one tick. ``advance`` runs the engine (outside any transaction, as
+    the tick does: nothing is locked meanwhile); ``save`` writes what it changed, inside the
+    tick's short write transaction."""
+
+    def __init__(self, room: Room, lesson: Lesson, ls: LessonState, now_ms: int) -> None:
+        self.lesson = lesson
+        self.old_ms = now_ms
+        self.rt = _runtime(room, lesson, ls, now_ms)
+        self.hit: tuple[Any, int] | None = None
+        # Learning alone, the clock also stops where the next step's text begins (issue #38:
+        # at 10x a step's text was replaced by the next one seconds later, unread).
+        self.text_at = _next_begin(lesson, self.rt, ls, now_ms) if ls.solo else None
+        self.text_stop = False
+
+    @property
+    def stopped(self) -> bool:
+        """The clock stopped here for the lesson: a checkpoint, or (alone) a step's text."""
+        return self.hit is not None or self.text_stop
+
+    def advance(self, sim: Simulation, target: int) -> bool:
+        """Advance ``sim`` to ``target`` (ms), stopping right after the instant the next
+        checkpoint is reached (LessonRuntime.advance), or, learning alone, the instant the
+        next step begins: True then. Called again with a later target (the tick advances in
+        steps), it goes on as one call would."""
+        if self.stopped:
+            return True
+        to = target if self.text_at is None else min(target, self.text_at)
+        self.hit = self.rt.advance(sim, to)
+        if self.hit is None and self.text_at is not None and sim.now_ms >= self.text_at:
+            self.text_stop = True
+        return self.stopped
+
+    def save(self, room: Room, now_ms: int) -> dict[str, Any] | None:
+        """The lesson's state after the run, written over what is stored now (a teacher's
+        reveal or next while the engine ran stays); a checkpoint reached pauses ``room``
+        (the tick anchors the paused clock at ``now_ms``). Returns the lesson message to
+        broadcast when the state changed, else None. The room is locked by the caller."""
+        ls = LessonState.objects.select_for_update().filter(room=room).first()
+        if ls is None:
+            return None
+        if self.hit is not None:
+            cp, _t_ms = self.hit
+            ls.reached = {**ls.reached, **self.rt.reached}
+            ls.checkpoint = cp.id
+            ls.revealed = False
+            ls.step = self.lesson.step_index(cp.id)
+            room.paused = True
+        else:
+            if self.text_stop:
+                room.paused = True  # alone: the step's text waits for the learner's Next
+            if not _follow_clock(self.lesson, self.rt, ls, self.old_ms, now_ms):
+                return None
+        ls.save(update_fields=["step", "checkpoint", "revealed", "reached"])
+        return message(room, self.lesson, ls, now_ms)
+
+
+def begin(room: Room, sim: Simulation) -> LessonRun | None:
+    """The lesson's part of a tick of ``room`` (None: no lesson, or a room compared side by
+    side with another: one clock, no pauses). Reads without locking anything."""
     lesson = sim.scenario.lesson  # parsed with the room's scenario: nothing to parse here
     if lesson is None:
-        sim.run(target)
         return None
-    ls = LessonState.objects.select_for_update().filter(room=room).first()
-    if ls is None:  # a room compared side by side with another: one clock, no pauses
-        sim.run(target)
+    ls = LessonState.objects.filter(room=room).first()
+    if ls is None:
         return None
-    old_ms = sim.now_ms
-    rt = _runtime(room, lesson, ls, old_ms)
-    hit = rt.advance(sim, target)
-    if hit is not None:
-        cp, _t_ms = hit
-        ls.reached = dict(rt.reached)
-        ls.checkpoint = cp.id
-        ls.revealed = False
-        ls.step = lesson.step_index(cp.id)
-        room.paused = True  # the tick anchors the paused clock at sim.now_ms
-    elif not _follow_clock(lesson, rt, ls, old_ms, sim.now_ms):
-        return None
-    ls.save(update_fields=["step", "checkpoint", "revealed", "reached"])
-    return message(room, lesson, ls, sim.now_ms)
+    return LessonRun(room, lesson, ls, sim.now_ms)
+
+
+def _next_begin(lesson: Lesson, rt: LessonRuntime, ls: LessonState, now_ms: int) -> int | None:
+    """When the clock next shows a later step (``_follow_clock``'s rule: every checkpoint
+    before it reached and closed), after ``now_ms``; None when no such begin is known."""
+    for j in range(ls.step + 1, len(lesson.steps)):
+        earlier = [s.checkpoint for s in lesson.steps[:j] if s.checkpoint is not None]
+        if any(c.id not in ls.reached or c.id == ls.checkpoint for c in earlier):
+            return None
+        begin = rt.step_begin_ms(j)
+        if begin is None:
+            return None
+        if begin > now_ms:
+            return begin
+    return None
 
 
 def _follow_clock(

@@ -3,7 +3,7 @@ then the group's deltas in order; operator messages go to the room
 services (rooms/, lessons/), one call each.
 
 It never raises to Channels (an exception there closes the socket with 1011 and skips
-``disconnect``): every frame gets an answer (binary: a close with 1003; empty, not JSON, an
+``disconnect``): every frame gets an answer (binary: a close with 4415; empty, not JSON, an
 unknown type, over the size limit: an error reply), presence is removed in a ``finally``,
 and when Redis is away the socket stays open: the page is told "live updates paused", the
 consumer retries every second, and when Redis answers again it joins its group again and
@@ -31,14 +31,16 @@ from ..lessons import classroom, definition, messages
 from ..locks import redis_client
 from ..models import Room
 from ..rooms import actions, broadcast, controls, errors
-from . import deltas, presence
+from . import codes, deltas, presence, sockets
 from .roles import is_operator
 
 log = logging.getLogger(__name__)
 
 RETRY_S = 1.0  # while Redis is away: how often a socket tries to join its group again
-CLOSE_UNSUPPORTED = 1003  # a binary frame: this protocol is JSON text
-CLOSE_POLICY = 1008  # an unknown path
+PRESENCE_MARGIN_S = 0.05  # a presence broadcast reads the hash this long after its window
+SENDING = "snapshot: the last one is still being sent to you; ask again once it has arrived"
+# Scheduled presence broadcasts (kept referenced until they run; they outlive their socket).
+_PRESENCE_TASKS: set[asyncio.Task[None]] = set()
 PAUSED = "live updates paused: the server lost its connection to Redis; retrying"
 
 # One log line per outage for the rate check that fails open (not one per message).
@@ -59,10 +61,38 @@ def _unstorable(kind: Any, content: dict[str, Any]) -> tuple[str, str] | None:
     return values.first_problem(rest, kind if isinstance(kind, str) else "message")
 
 
+class RewindUnconfirmed(Exception):
+    """A rewind over actions applied after its time, not confirmed: the reply asks first."""
+
+    def __init__(self, t: Any, undoes: list[dict[str, Any]]) -> None:
+        super().__init__("rewind: not confirmed")
+        self.t, self.undoes = t, undoes
+
+    def reply(self) -> dict[str, Any]:
+        def mmss(seconds: float) -> str:
+            m, s = divmod(int(seconds), 60)
+            return f"{m:02d}:{s:02d}"
+
+        def one(a: dict[str, Any]) -> str:
+            return f"{a['kind']} {a['target']}".strip() + f" at {mmss(a['at'])} by {a['actor']}"
+
+        n = len(self.undoes)
+        shown = "; ".join(one(a) for a in self.undoes[:5]) + ("; ..." if n > 5 else "")
+        what = f"{n}{'+' if n >= 20 else ''} action{'s' if n != 1 else ''}"
+        return {
+            "type": "error",
+            "message": f"rewind: rewinding to {mmss(float(self.t))} takes away {what} injected "
+            f"after it, for everyone in the room: {shown}. Rewind anyway?",
+            "confirm": {"type": "rewind", "t": self.t},
+            "undoes": self.undoes,
+        }
+
+
 class RoomConsumer(AsyncJsonWebsocketConsumer):
     group = ""
     live_paused = False
     left = False
+    address: str | None = None  # counted in sockets (released when the socket ends)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """AsyncConsumer.__call__, with the two things it lacks: a dispatch that never
@@ -78,6 +108,8 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             pass
         finally:
             await self._leave()
+            if self.address is not None:
+                sockets.release(self.address)
 
     async def _dispatch(self, message: dict[str, Any]) -> None:
         try:
@@ -134,6 +166,13 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self._send_snapshot()  # what it missed meanwhile
 
     async def connect(self) -> None:
+        address = (self.scope.get("client") or [None])[0]
+        if address:  # (Daphne always knows it; a unix socket or a test communicator may not)
+            if not sockets.admit(address):  # before it costs a database read or a snapshot
+                await self.accept()
+                await self.close(code=codes.TOO_MANY)
+                return
+            self.address = address
         slug = self.scope["url_route"]["kwargs"]["slug"]
         # (bytes that are not UTF-8 are replaced, not raised on)
         query = parse_qs(self.scope.get("query_string", b"").decode("utf-8", "replace"))
@@ -148,7 +187,7 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         self.presenting = (query.get("present") or [""])[0] == "1"
         room = await database_sync_to_async(Room.objects.filter(slug=slug).first)()
         if room is None:
-            await self.close(code=4404)
+            await self.close(code=codes.NOT_FOUND)
             return
         self.room = room
         self.operator = await database_sync_to_async(is_operator)(
@@ -175,6 +214,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         hundred), this client's part is added to its end."""
         body = await database_sync_to_async(self._snapshot_body)(inline)
         await self.send(text_data=body.decode())
+        wire = self.scope.get(sockets.WIRE)
+        if wire is not None:
+            wire.snapshot_sent()
 
     def _snapshot_body(self, inline: bool = False) -> bytes:
         room = Room.objects.get(pk=self.room.pk)
@@ -182,7 +224,8 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         self.hold = None
         if lesson:
             self.hold = messages.holds(lesson["state"], self.operator and not self.presenting)
-            lesson["state"] = messages.for_role(lesson["state"], self.operator)
+            lesson["state"] = messages.for_role(lesson["state"], self._leads())
+            self.lesson_latest = lesson["state"]["latest"]  # the steps this page has
         role = "operator" if self.operator else "viewer"
         if (
             not inline
@@ -206,6 +249,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             body = json.dumps(self.hold.snapshot(json.loads(body)), separators=(",", ":")).encode()
         return body
 
+    def _leads(self) -> bool:
+        """Whether this page gets the class's answers as they come (the operator's own page;
+        not the presenter view, which the class reads: it gets the count until the reveal)."""
+        return self.operator and not self.presenting
+
     async def disconnect(self, code: int) -> None:
         await self._leave()
 
@@ -221,11 +269,11 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
         await self._presence_leave()
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        """Every frame is answered: binary closes the socket with 1003 (this protocol is
+        """Every frame is answered: binary closes the socket with 4415 (this protocol is
         JSON text); then the limits (size, then messages per second per connection, address
         and operator link); an empty or non-JSON frame gets an error reply."""
         if text_data is None:
-            await self.close(code=CLOSE_UNSUPPORTED)
+            await self.close(code=codes.UNSUPPORTED)
             return
         size = len(text_data.encode("utf-8", "surrogatepass"))
         try:
@@ -271,6 +319,10 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             await self._reply_error(": ".join(bad))
             return
         if kind == "snapshot":  # inline: the page could not fetch snapshot.json
+            wire = self.scope.get(sockets.WIRE)
+            if wire is not None and wire.sending_snapshot():  # (a client that does not read)
+                await self._reply_error(SENDING)
+                return
             await self._send_snapshot(content.get("inline") is True)
             return
         if kind == "ping":
@@ -284,14 +336,18 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
                 {"type": "error", "message": f"{kind}: only the operator leads the lesson."}
             )
             return
+        # ``at``: the state the page showed when its leader pressed (a repeated key's second
+        # press finds the lesson moved on: nothing is done, the page is told where it is).
+        at = content.get("at")
         if kind == "lesson.reveal":
-            await self._lesson(classroom.reveal, self.room.pk)
+            await self._lesson(classroom.reveal, self.room.pk, at)
             return
         if kind == "lesson.next":
-            await self._lesson(classroom.next_step, self.room.pk, f"{self.display_name} (operator)")
+            actor = f"{self.display_name} (operator)"
+            await self._lesson(classroom.next_step, self.room.pk, actor, False, at)
             return
         if kind == "lesson.prev":
-            await self._lesson(classroom.prev_step, self.room.pk)
+            await self._lesson(classroom.prev_step, self.room.pk, at)
             return
         if not self.operator:
             await self.send_json(
@@ -303,7 +359,10 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             return
         try:
             reply = await database_sync_to_async(self._operate)(kind, content)
-        except errors.REFUSALS as exc:
+        except RewindUnconfirmed as exc:
+            await self.send_json(exc.reply())
+            return
+        except (definition.LessonError, *errors.REFUSALS) as exc:
             await self.send_json({"type": "error", "message": str(exc), "request": content})
             return
         except Exception:  # a bug: the viewer still gets an answer and the socket stays open
@@ -312,6 +371,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
                 {"type": "error", "message": f"{kind}: could not be done (server error)"}
             )
             return
+        if "stale" in reply:  # the page is told where the lesson is (as a broadcast)
+            await self.room_message({"message": reply.pop("stale")})
+            reply["stale"] = True
         await self.send_json({"type": "ack", **reply})
 
     async def _lesson(self, fn: Any, *args: Any) -> None:
@@ -324,10 +386,12 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             log.exception("room %s: lesson message failed", self.room.pk)
             await self.send_json({"type": "error", "message": "lesson: server error"})
             return
+        if reply.get("lesson") == "stale":  # this page alone, as a broadcast (held per role)
+            await self.room_message({"message": reply.pop("state")})
         await self.send_json({"type": "ack", **reply})
 
     def _operate(self, kind: str, content: dict[str, Any]) -> dict[str, Any]:
-        from ..tasks import send_tick
+        from ..tasks import send_rewind, send_tick
 
         actor = f"{self.display_name} (operator)"
         if kind == "action":
@@ -339,12 +403,28 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             send_tick(self.room.pk)
             return {"action": action.pk}
         if kind in ("speed", "pause", "resume", "step"):
+            if kind in ("resume", "step") and content.get("at") is not None:
+                state = classroom.stale_control(self.room.pk, kind, content.get("at"))
+                if state is not None:  # pressed on a lesson state left since: dropped
+                    return {"control": kind, "stale": state}
             controls.room_control(self.room.pk, kind, content.get("value"), actor)
             send_tick(self.room.pk)
             return {"control": kind}
         if kind == "rewind":
-            controls.room_rewind(self.room.pk, content.get("t", 0), actor)
-            return {"control": kind}
+            # A time is required (no default: a missing one reset the room to 0 s). A rewind
+            # that would take injected faults away for everyone is asked again first: an
+            # error reply carrying the request to confirm (the page's "Rewind anyway").
+            t = content.get("t")
+            undoes = (
+                [] if content.get("confirm") is True else controls.rewind_undoes(self.room.pk, t)
+            )
+            if undoes:
+                raise RewindUnconfirmed(t, undoes)
+            # Recorded and answered at once; the room's owner worker runs it (its engine, off
+            # this process and outside any transaction) and the pages get the reset.
+            for rid in controls.rewind_request(self.room.pk, t, actor):
+                send_rewind(rid)
+            return {"control": kind, "rewinding": True}
         raise errors.ActionError(f"unknown message type {kind!r}")
 
     async def room_message(self, event: dict[str, Any]) -> None:
@@ -358,7 +438,9 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
             # row sent before the question holds its prediction until it changes).
             released = (getattr(self, "hold", None) is None) != (hold is None)
             self.hold = hold
-            message = messages.for_role(message, self.operator)
+            message = messages.for_role(message, self._leads())
+            message = messages.for_page(message, getattr(self, "lesson_latest", None))
+            self.lesson_latest = message["latest"]
         elif getattr(self, "hold", None) is not None and message.get("type") in ("delta", "reset"):
             message = self.hold.delta(message)
         await self.send(text_data=json.dumps(message, separators=(",", ":")))
@@ -370,32 +452,47 @@ class RoomConsumer(AsyncJsonWebsocketConsumer):
 
     # -- presence (who is watching), kept in Redis --------------------------------------------
     async def _presence_join(self) -> None:
-        await database_sync_to_async(self._presence_update)(True)
+        await self._presence_change(True)
 
     async def _presence_leave(self) -> None:
-        await database_sync_to_async(self._presence_update)(False)
+        await self._presence_change(False)
 
-    def _presence_update(self, joining: bool) -> None:
-        try:
-            self._presence_write(joining)
-        except Exception as exc:  # Redis away: presence is shown again once it is back
-            log.warning("room %s: presence not updated (%s)", self.room.pk, exc)
+    async def _presence_change(self, joining: bool) -> None:
+        """Write the change; the first change of the room in a beat schedules its broadcast,
+        one beat later, of everyone watching then (presence.update)."""
+        window = float(settings.PLAYGROUND_TICK_SECONDS)
+        due = await database_sync_to_async(self._presence_update)(joining, window)
+        if due:
+            task = asyncio.ensure_future(
+                _broadcast_presence(self.channel_layer, self.room.pk, self.group, window)
+            )
+            _PRESENCE_TASKS.add(task)
+            task.add_done_callback(_PRESENCE_TASKS.discard)
 
-    def _presence_write(self, joining: bool) -> None:
-        from asgiref.sync import async_to_sync
-
+    def _presence_update(self, joining: bool, window: float) -> bool:
         role = "operator" if self.operator else "viewer"
         who = {"name": self.display_name, "role": role} if joining else None
-        viewers = presence.update(self.room.pk, self.channel_name, who)
-        async_to_sync(self.channel_layer.group_send)(
-            self.group, {"type": "presence.message", "viewers": viewers}
-        )
+        try:
+            return presence.update(self.room.pk, self.channel_name, who, window)
+        except Exception as exc:  # Redis away: presence is shown again once it is back
+            log.warning("room %s: presence not updated (%s)", self.room.pk, exc)
+            return False
+
+
+async def _broadcast_presence(layer: Any, room_id: int, group: str, window: float) -> None:
+    """Everyone watching the room, to its group, once its window has passed."""
+    await asyncio.sleep(window + PRESENCE_MARGIN_S)
+    try:
+        viewers = await database_sync_to_async(presence.viewers)(room_id)
+        await layer.group_send(group, {"type": "presence.message", "viewers": viewers})
+    except Exception as exc:  # Redis away: the next change broadcasts again
+        log.warning("room %s: presence not broadcast (%s)", room_id, exc)
 
 
 class UnknownPathConsumer(AsyncWebsocketConsumer):
-    """Any other websocket path: accepted and closed at once with 1008 (instead of the
+    """Any other websocket path: accepted and closed at once with 4404 (instead of the
     router's "No route found", an HTTP 500)."""
 
     async def connect(self) -> None:
         await self.accept()
-        await self.close(code=CLOSE_POLICY)
+        await self.close(code=codes.NOT_FOUND)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import F
 
 from .. import limits
 from ..engine.config import KubeletConfig
@@ -23,7 +24,7 @@ from ..models import (
     ObjectView,
     Room,
 )
-from .errors import ActionError, refuse_unstorable
+from .errors import ActionError, refuse_expired, refuse_unstorable
 
 
 # -- actions --------------------------------------------------------------------------------
@@ -105,11 +106,15 @@ def _scenario_kubelet(
 
 def action_submit(room: Room, payload: dict[str, Any], actor: str) -> Action:
     """Record an operator's fault; the next tick applies it (exactly once, in id order)."""
+    room.expired_at = Room.objects.filter(pk=room.pk).values_list("expired_at", flat=True).get()
+    refuse_expired(room, "action")
     payload = validate_action(room, payload)
     refuse_unstorable(actor, "actor")
-    limits.check_action(room, payload)
+    more = limits.check_action(room, payload)
     with transaction.atomic():
         _one_submission_at_a_time(room.pk)
+        if more:  # the room's cost grows by what it adds (limits.check_action)
+            Room.objects.filter(pk=room.pk).update(cost_objects=F("cost_objects") + more)
         return Action.objects.create(
             room=room, actor=actor[:120], kind=payload["type"], payload=payload
         )
@@ -138,14 +143,15 @@ def parameters_submit(room: Room, params: dict[str, Any], actor: str) -> Action:
     SetParameters action so that replay and export see it too."""
     if not isinstance(params, dict):
         raise ActionError("parameters: must be a mapping of sections")
-    unknown = sorted(set(params) - {"controllerManager", "kubelet", "apiServer"})
+    sections = ("controllerManager", "kubelet", "apiServer", "scheduler")
+    unknown = sorted(set(params) - set(sections))
     if unknown:
         raise ActionError(
             f"parameters.{unknown[0]}: unknown section (known: controllerManager, kubelet, "
-            "apiServer)"
+            "apiServer, scheduler)"
         )
     payload = {"type": "SetParameters"}
-    for key in ("controllerManager", "kubelet", "apiServer"):
+    for key in sections:
         if params.get(key):
             payload[key] = params[key]
     if len(payload) == 1:

@@ -6,15 +6,17 @@ from __future__ import annotations
 import logging
 import pickle
 import threading
-from typing import Any
+import time
+from typing import IO, Any
 
 import redis
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 
-from .. import bulk
+from .. import bulk, heavy, snapshots
 from ..engine.scenario import Scenario, ScenarioError, load_scenario
 from ..engine.simulation import Simulation
 from ..locks import RoomLock, redis_client
@@ -23,7 +25,7 @@ from .controls import lockstep_ids
 from .create import room_prepare, room_went_live, side_finish
 from .errors import REFUSALS
 from .imports import import_finish, import_pending, import_scenario, preview_form
-from .runtime import ENGINE_VERSION, Runtime, gc_paused
+from .runtime import _CACHE, ENGINE_VERSION, Runtime, gc_paused
 from .tick import _persist
 
 log = logging.getLogger(__name__)
@@ -37,7 +39,9 @@ INLINE_MAX_OBJECTS = 300
 # killed mid-build lets it lapse within BUILD_LOCK_MS, and the beat queues the build again.
 BUILD_LOCK_MS = 15_000
 BUILD_RENEW_S = 3.0
-QUEUED_S = 60
+# A queued build's marker lasts as long as a heavy job's slot may wait in the queue (heavy
+# workers busy with others' jobs): within it, the beat does not queue the build again.
+QUEUED_S = int(heavy.QUEUED_S)
 # A comparison's room built before the other one: stored, cached, not live (build_state
 # "building") until the other is built; then both go live together on one clock.
 WAITING = "built; waiting for the other room of the comparison"
@@ -98,6 +102,7 @@ def room_start(
         if nodes + pods <= limit:
             _build(room, scenario)
             return Room.objects.get(pk=room.pk)
+        claim_build(room)
         Room.objects.filter(pk=room.pk).update(build_progress="queued")
         blob = parsed_blob(scenario)
         transaction.on_commit(lambda: (keep_parsed(room.pk, blob), queue_build(room.pk)))
@@ -114,7 +119,7 @@ IMPORT_INLINE_MAX_CHARS = 512 * 1024
 
 def import_start(
     name: str,
-    text: str,
+    text: str | IO[bytes],
     options: dict[str, str | None],
     owner: Any = None,
     speed: float = 10.0,
@@ -125,11 +130,14 @@ def import_start(
     """The import form's "create": small kubectl output is imported now (an error names the
     item and field, nothing is stored) and its room started as the room form's (room_start);
     longer output is stored with its room "building" and imported by the worker, which then
-    builds the room (an import error then marks the room failed, with the item and field)."""
+    builds the room (an import error then marks the room failed, with the item and field).
+    ``text`` may be an uploaded file too long to read in the request (forms.UPLOAD_READ_MAX):
+    it is stored a piece at a time."""
     limit = IMPORT_INLINE_MAX_CHARS if inline_max_chars is None else inline_max_chars
-    if len(text) > limit:
+    if not isinstance(text, str) or len(text) > limit:
         with transaction.atomic():
             room = import_pending(name, text, options, owner, speed, creator)
+            claim_build(room)
             transaction.on_commit(lambda: queue_build(room.pk))
         return room
     scenario_yaml, _report = import_scenario(
@@ -161,7 +169,9 @@ def comparison_start(
     small one now, a big one by a worker; they go live together, on one clock, when the
     second is built (_build)."""
     limit = INLINE_MAX_OBJECTS if inline_max is None else inline_max
-    for room, scenario in zip((comparison.left, comparison.right), scenarios, strict=True):
+    sides = list(zip((comparison.left, comparison.right), scenarios, strict=True))
+    claim_build(*(room for room, scenario in sides if sum(scenario_size(scenario)) > limit))
+    for room, scenario in sides:
         nodes, pods = scenario_size(scenario)
         if nodes + pods <= limit:
             _build(room, scenario)
@@ -232,25 +242,36 @@ def kept_scenario(room_id: int) -> Scenario | None:
     return scenario_of_blob(blob)
 
 
-def queue_build(room_id: int) -> None:
-    """Send the room's build to the worker that owns the room (affinity), or the shared
-    queue; a marker in Redis says it is queued (the beat re-queues a building room with
-    neither a marker nor a builder holding its lock: a worker lost mid-build)."""
-    from celery.utils.nodenames import worker_direct
-
-    from .. import affinity
-
-    options: dict[str, Any] = {}
+def claim_build(*rooms: Room) -> None:
+    """Builds about to be queued for a request: a heavy-job slot of their owner each
+    (heavy.take), all or none: LimitError naming PLAYGROUND_MAX_HEAVY_JOBS_PER_ADDRESS (in
+    the caller's transaction: the rooms are not stored)."""
+    taken: list[Room] = []
     try:
-        client = redis_client()
-        client.set(f"playground:room:{room_id}:build-queued", "1", ex=QUEUED_S)
-        owner = affinity.owner(room_id, affinity.live_workers(client))
+        for room in rooms:
+            heavy.take(room.creator, f"room:{room.pk}")
+            taken.append(room)
+    except Exception:
+        for room in taken:
+            heavy.release(room.creator, f"room:{room.pk}")
+        raise
+
+
+def queue_build(room_id: int) -> None:
+    """Send the room's build to the heavy queue (settings.CELERY_TASK_ROUTES: a heavy worker
+    builds it, not a tick worker); a marker in Redis says it is queued (the beat re-queues a
+    building room with neither a marker nor a builder holding its lock: a worker lost
+    mid-build)."""
+    try:
+        redis_client().set(f"playground:room:{room_id}:build-queued", "1", ex=QUEUED_S)
     except redis.RedisError:
-        owner = None
-    if owner is not None:
-        options["queue"] = worker_direct(owner)
+        pass
     # By name: tasks.py (the adapter) calls this package, not the other way round.
-    current_app.send_task("controller.tasks.room_build_task", (room_id,), **options)
+    current_app.send_task("controller.tasks.room_build_task", (room_id,))
+
+
+def _started_key(room_id: int) -> str:
+    return f"playground:room:{room_id}:build-started"
 
 
 def requeue_lost_builds() -> list[int]:
@@ -270,8 +291,16 @@ def requeue_lost_builds() -> list[int]:
         if not client.exists(f"playground:room:{i}:lock")
         and not client.exists(f"playground:room:{i}:build-queued")
     ]
+    soft, _hard = heavy.time_limits()
     for room_id in lost:
+        began = client.get(_started_key(room_id))
+        if soft is not None and began is not None and time.time() - float(began) > soft:
+            # Past its time limit: its process was killed (the hard limit); again would too.
+            log.warning("room %s: build stopped by its time limit", room_id)
+            _fail(room_id, heavy.stopped_message())
+            continue
         log.warning("room %s: build lost (worker gone?), queued again", room_id)
+        client.delete(_started_key(room_id))  # that attempt is over; the next one sets it
         queue_build(room_id)
     return lost
 
@@ -299,10 +328,14 @@ class _LockKeeper(threading.Thread):
                 pass
 
 
-def room_build(room_id: int) -> None:
+def room_build(room_id: int, keep_engine: bool = True) -> None:
     """The worker's part: build the engine of a "building" room (parse, create the objects,
-    run t=0), store its first rows, make it live; or mark it failed with the error. Holds the
-    room's lock (ticks skip it meanwhile); a room already built is left alone."""
+    run t=0), store its first rows and its snapshot, make it live; or mark it failed with the
+    error (past the heavy tasks' time limit: heavy.stopped_message). Holds the room's lock
+    (ticks skip it meanwhile) until its snapshot is stored, so that the worker that ticks the
+    room restores the engine from it; ``keep_engine=False`` (a heavy worker, which never ticks
+    it) then drops the engine. A room already built is left alone. The owner's heavy-job slot
+    (claim_build) is renewed while it builds and given back at the end."""
     lock = RoomLock(room_id)
     lock.client.delete(f"playground:room:{room_id}:build-queued")
     with lock as got:
@@ -311,41 +344,61 @@ def room_build(room_id: int) -> None:
         keeper = _LockKeeper(lock)
         keeper.renew()
         keeper.start()
+        owner, job = "", f"room:{room_id}"
         try:
             room = Room.objects.filter(pk=room_id, build_state=Room.BUILDING).first()
             if room is None or room.build_progress == WAITING:
                 return
+            owner = room.creator
+            heavy.started(owner, job)
+            lock.client.set(_started_key(room_id), repr(time.time()), ex=86400)
             if not room.scenario_yaml:  # a big import's kubectl output, a comparison's side
                 scenario = _pending_finish(room)
             else:
                 _progress(room_id, "parsing the scenario")
                 scenario = kept_scenario(room_id) or load_scenario(room.scenario_yaml)
             _build(room, scenario)
+            snapshots.wait(room_id, settings.PLAYGROUND_SNAPSHOT_CHILD_TIMEOUT_SECONDS)
         except Exception as exc:
-            if isinstance(exc, (ScenarioError, *REFUSALS)):
+            if not Room.objects.filter(pk=room_id).exists():
+                # Deleted meanwhile (the admin's delete during the build): whatever the build
+                # ran into on its way out is no failure; nothing is left to mark.
+                log.info("room %s: deleted during its build (%s)", room_id, type(exc).__name__)
+                return
+            if heavy.is_stop(exc):
+                log.warning("room %s: build stopped by its time limit", room_id)
+                error = heavy.stopped_message()
+            elif isinstance(exc, (ScenarioError, *REFUSALS)):
                 # The form's message (an import's names the item and the field).
                 log.warning("room %s: build refused: %s", room_id, exc)
                 error = str(exc)
             else:
                 log.exception("room %s: build failed", room_id)
                 error = f"{type(exc).__name__}: {exc}"
-            with transaction.atomic():
-                Room.objects.filter(pk=room_id, build_state=Room.BUILDING).update(
-                    build_state=Room.FAILED, build_progress="", build_error=error[:2000]
-                )
-                PendingImport.objects.filter(room_id__in=lockstep_ids(room_id)).delete()
-                # The other room of a comparison does not go live alone.
-                Room.objects.filter(
-                    pk__in=lockstep_ids(room_id), build_state=Room.BUILDING
-                ).exclude(pk=room_id).update(
-                    build_state=Room.FAILED,
-                    build_progress="",
-                    build_error=f"the other room of the comparison could not be built: {error}"[
-                        :2000
-                    ],
-                )
+            _fail(room_id, error)
         finally:
             keeper.done.set()
+            if not keep_engine:
+                _CACHE.pop(room_id, None)
+            heavy.release(owner, job)
+            lock.client.delete(_started_key(room_id))
+
+
+def _fail(room_id: int, error: str) -> None:
+    """A room whose build failed: failed with ``error``, and the other room of its comparison
+    with it (it does not go live alone)."""
+    with transaction.atomic():
+        Room.objects.filter(pk=room_id, build_state=Room.BUILDING).update(
+            build_state=Room.FAILED, build_progress="", build_error=error[:2000]
+        )
+        PendingImport.objects.filter(room_id__in=lockstep_ids(room_id)).delete()
+        Room.objects.filter(pk__in=lockstep_ids(room_id), build_state=Room.BUILDING).exclude(
+            pk=room_id
+        ).update(
+            build_state=Room.FAILED,
+            build_progress="",
+            build_error=f"the other room of the comparison could not be built: {error}"[:2000],
+        )
 
 
 def _pending_finish(room: Room) -> Scenario:
@@ -373,7 +426,11 @@ def _build(room: Room, scenario: Scenario) -> None:
         locked = {
             r.pk: r for r in Room.objects.select_for_update().filter(pk__in=ids).order_by("pk")
         }
-        room = locked[room.pk]
+        built = locked.get(room.pk)
+        if built is None:  # deleted meanwhile (the admin's delete): nothing to store
+            log.info("room %s: deleted during its build; the build is dropped", room.pk)
+            return
+        room = built
         if room.build_state != Room.BUILDING or room.build_progress == WAITING:
             return
         partner = next((r for pk, r in locked.items() if pk != room.pk), None)

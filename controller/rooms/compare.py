@@ -72,6 +72,7 @@ def comparison_create(
     if len(scenario_yaml) > limit:
         with transaction.atomic():
             comparison = comparison_pending(name, scenario_yaml, sides, owner, speed, creator)
+            build.claim_build(comparison.left, comparison.right)
             for room in (comparison.left, comparison.right):
                 transaction.on_commit(lambda pk=room.pk: build.queue_build(pk))
         return Comparison.objects.select_related("left", "right").get(pk=comparison.pk)

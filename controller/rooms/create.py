@@ -35,6 +35,7 @@ from .broadcast import _broadcast_after_commit, bounded
 from .errors import ActionError, _check_speed, _refuse_nul_in_scenario, refuse_unstorable
 from .runtime import _CACHE, Runtime, _new_sim, _snapshot
 from .tick import FIRST_DELTA_MAX, _persist
+from .whatif import remember_choices
 
 
 # -- rooms ----------------------------------------------------------------------------------
@@ -106,8 +107,9 @@ def room_prepare(
     creator = creator or limits.owner_key(owner)
     if not _counted:
         limits.check_running_rooms(creator)
-    scenario_yaml, scenario = _checked_scenario(scenario_yaml, kubernetes_version)
+    scenario_yaml, scenario, objects = _checked_scenario(scenario_yaml, kubernetes_version)
     speed = _check_speed(speed)
+    limits.check_budget(creator, objects, speed)
     with transaction.atomic():
         room = _create_with_unique_slug(
             Room,
@@ -121,6 +123,7 @@ def room_prepare(
             speed=speed,
             wall_anchor=timezone.now(),
             build_state=build_state,
+            cost_objects=objects,
         )
         _store_scenario_parts(room, scenario)
     return room, scenario
@@ -128,20 +131,23 @@ def room_prepare(
 
 def _checked_scenario(
     scenario_yaml: str, kubernetes_version: str | None = None
-) -> tuple[str, Scenario]:
-    """The scenario text (with ``kubernetes_version`` written in) and the scenario, validated
-    whole: ScenarioError names the field; a limit refuses its counts."""
+) -> tuple[str, Scenario, int]:
+    """The scenario text (with ``kubernetes_version`` written in), the scenario, validated
+    whole (ScenarioError names the field; a limit refuses its counts), and its objects for
+    its cost (limits.check_scenario_counts)."""
     if kubernetes_version:
         scenario_yaml = with_kubernetes_version(scenario_yaml, kubernetes_version)
     _refuse_nul_in_scenario(scenario_yaml)
     scenario = load_scenario(scenario_yaml)  # ScenarioError names the field
-    limits.check_scenario_counts(scenario)
+    objects = limits.check_scenario_counts(scenario)
     _scenario_kubelet(scenario_yaml, scenario)
-    return scenario_yaml, scenario
+    return scenario_yaml, scenario, objects
 
 
 def _store_scenario_parts(room: Room, scenario: Scenario) -> None:
-    """The rows a room's scenario gives it beside its own: parameters, lesson state."""
+    """The rows a room's scenario gives it beside its own: parameters, lesson state; and its
+    What-if choices kept (the web process never parses a big scenario again for them)."""
+    remember_choices(room.scenario_yaml, scenario)
     raw_spec = scenario.raw.get("spec") or {}
     ClusterParameters.objects.create(
         room=room,
@@ -211,7 +217,14 @@ def _leading_comments(text: str) -> list[str]:
 
 
 # -- a comparison's side: the scenario with its changes --------------------------------------
-COMPARABLE = ("kubernetesVersion", "controllerManager", "kubelet", "apiServer", "featureGates")
+COMPARABLE = (
+    "kubernetesVersion",
+    "controllerManager",
+    "kubelet",
+    "apiServer",
+    "scheduler",
+    "featureGates",
+)
 
 
 def check_changes(changes: Any, side: str) -> None:
@@ -238,7 +251,12 @@ def with_changes(text: str, changes: dict[str, Any], side: str) -> str:
     own = profile_for(spec.get("kubernetesVersion")).version
     for key, value in changes.items():
         if isinstance(value, dict) and isinstance(spec.get(key), dict):
-            spec[key] = {**spec[key], **value}
+            merged = {**spec[key], **value}
+            # The scheduler's clientConnection is a section of its own: merged field by field.
+            own_cc, new_cc = spec[key].get("clientConnection"), value.get("clientConnection")
+            if key == "scheduler" and isinstance(own_cc, dict) and isinstance(new_cc, dict):
+                merged["clientConnection"] = {**own_cc, **new_cc}
+            spec[key] = merged
         else:
             spec[key] = value
     comments = _leading_comments(text)
@@ -280,9 +298,11 @@ def side_finish(room: Room, say: Callable[[str], None]) -> Scenario:
             raise
         say("checking the scenario")
         limits.check_scenario_size(text)
-        text, scenario = _checked_scenario(text)
+        text, scenario, objects = _checked_scenario(text)
     except ScenarioError as exc:
         raise ActionError(f"{name}: {exc}") from None
+    # Its cost is known only now: checked with the rooms held meanwhile (its partner's too).
+    limits.check_budget(room.creator, objects, room.speed, exclude=(room.pk,))
     with transaction.atomic():
         locked = Room.objects.select_for_update().get(pk=room.pk)
         if locked.build_state != Room.BUILDING or locked.scenario_yaml:
@@ -290,7 +310,8 @@ def side_finish(room: Room, say: Callable[[str], None]) -> Scenario:
         base = side["name"] or scenario.name
         locked.scenario_yaml, locked.scenario_name = text, scenario.name
         locked.name = f"{base} ({side['label']})"
-        locked.save(update_fields=["scenario_yaml", "scenario_name", "name"])
+        locked.cost_objects = objects
+        locked.save(update_fields=["scenario_yaml", "scenario_name", "name", "cost_objects"])
         _store_scenario_parts(locked, scenario)
         # Two rooms on one clock cannot each pause at their own checkpoints (compare.py).
         LessonState.objects.filter(room=locked).delete()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from django.conf import settings
 
 from ..engine import safe_yaml, values
 from ..engine.scenario import (
@@ -76,3 +77,13 @@ def _check_speed(speed: Any) -> float:
             f"speed: must be between {MIN_SPEED:g}x and {MAX_SPEED:g}x, got {value:g}"
         )
     return value
+
+
+def refuse_expired(room: Any, what: str) -> None:
+    """An expired room takes no control or action (rooms_expire)."""
+    if room.expired_at is not None:
+        raise ActionError(
+            f"{what}: this room expired at {room.expired_at:%Y-%m-%d %H:%M} UTC: nobody had "
+            f"watched it for {settings.PLAYGROUND_ROOM_EXPIRY_SECONDS:g} s "
+            "(PLAYGROUND_ROOM_EXPIRY_SECONDS); export its scenario to run it again"
+        )

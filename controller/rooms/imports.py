@@ -6,17 +6,22 @@ preview_state).
 
 from __future__ import annotations
 
+import codecs
 import logging
 import secrets
-from typing import Any
+import time
+from collections.abc import Iterator
+from typing import IO, Any
 
 import orjson
 import redis
 from celery import current_app
 from django.db import transaction
+from django.db.models import F, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
-from .. import limits
+from .. import heavy, limits
 from ..engine import values
 from ..engine.scenario import (
     Scenario,
@@ -40,9 +45,35 @@ IMPORTED_NAME = "imported-cluster"
 IMPORT_OPTIONS = ("name", "kubelet_config", "controller_manager_config", "flags")
 
 
+def _pieces(upload: IO[bytes]) -> Iterator[str]:
+    """An uploaded file's text, UPLOAD_PIECE bytes at a time, decoded as the form decodes a
+    short one (UTF-8, a bad byte replaced), never whole in memory."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    upload.seek(0)
+    while raw := upload.read(UPLOAD_PIECE):
+        yield decoder.decode(raw)
+    yield decoder.decode(b"", final=True)
+
+
+def _store_pending_text(pending: PendingImport, text: str | IO[bytes]) -> None:
+    """The kubectl output into its row: a string at once, an uploaded file a piece at a time
+    (each appended by the database: the web process holds one piece, not the whole text and
+    its copies; issue #35, attack 4). A piece that cannot be stored refuses it all."""
+    if isinstance(text, str):
+        refuse_unstorable(text, "kubectl output")
+        pending.text = text
+        pending.save(update_fields=["text"])
+        return
+    rows = PendingImport.objects.filter(pk=pending.pk)
+    for piece in _pieces(text):
+        if piece:
+            refuse_unstorable(piece, "kubectl output")
+            rows.update(text=Concat(F("text"), Value(piece)))
+
+
 def import_pending(
     name: str,
-    text: str,
+    text: str | IO[bytes],
     options: dict[str, str | None],
     owner: Any = None,
     speed: float = 10.0,
@@ -52,7 +83,6 @@ def import_pending(
     text and the import options (import_scenario's), checked only for what the database could
     not store and the running-room limit; the worker parses it (import_finish)."""
     refuse_unstorable(name, "name")
-    refuse_unstorable(text, "kubectl output")
     kept = {k: options.get(k) or None for k in IMPORT_OPTIONS}
     refuse_unstorable(kept, "")
     creator = creator or limits.owner_key(owner)
@@ -74,7 +104,7 @@ def import_pending(
             build_state=Room.BUILDING,
             build_progress="queued",
         )
-        PendingImport.objects.create(room=room, text=text, options=kept)
+        _store_pending_text(PendingImport.objects.create(room=room, text="", options=kept), text)
     return room
 
 
@@ -107,7 +137,9 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
         refuse_unstorable(mapping, "", ScenarioError, numbers=False)
     check_nesting(mapping, "")
     scenario = parse_scenario(mapping)
-    limits.check_scenario_counts(scenario)
+    objects = limits.check_scenario_counts(scenario)
+    # Its cost is known only now: checked with the rooms its owner holds meanwhile.
+    limits.check_budget(room.creator, objects, room.speed, exclude=(room.pk,))
     _scenario_kubelet(scenario_yaml, scenario)
     with transaction.atomic():
         locked = Room.objects.select_for_update().get(pk=room.pk)
@@ -116,9 +148,10 @@ def import_finish(room: Room, progress: Any = None) -> Scenario:
         renamed = not options.get("name")
         locked.scenario_yaml = scenario_yaml
         locked.scenario_name = scenario.name
+        locked.cost_objects = objects
         if renamed:
             locked.name = scenario.name
-        locked.save(update_fields=["scenario_yaml", "scenario_name", "name"])
+        locked.save(update_fields=["scenario_yaml", "scenario_name", "name", "cost_objects"])
         _store_scenario_parts(locked, scenario)
         PendingImport.objects.filter(room=room).delete()
     room.scenario_yaml, room.scenario_name, room.name = (
@@ -177,24 +210,54 @@ def _import(
 
 
 # -- a long output's Preview: imported by a worker, the page polls ---------------------------
-PREVIEW_S = 3600  # how long a Preview (its text, its result) is kept in Redis
+# How long a Preview (its text, its result) is kept in Redis: long enough to read its report and
+# press "create" (then the text is imported again for the room), not an hour of 16 MiB each.
+PREVIEW_S = 900
 
 
 def _preview_key(preview_id: str) -> str:
     return f"playground:import-preview:{preview_id}"
 
 
-def preview_start(text: str, form: dict[str, Any]) -> str:
-    """The Preview of kubectl output too long to import in the request: the text and the
+def _text_key(preview_id: str) -> str:
+    return f"{_preview_key(preview_id)}:text"
+
+
+# An uploaded file goes to Redis in pieces of this many bytes (never whole in the web process).
+UPLOAD_PIECE = 1024 * 1024
+
+
+def _keep_text(client: Any, key: str, text: str | IO[bytes]) -> int:
+    """``text`` (or the uploaded file's bytes, a piece at a time) under ``key``: its size."""
+    if isinstance(text, str):
+        client.set(key, text, ex=PREVIEW_S)
+        return len(text)
+    text.seek(0)
+    client.set(key, b"", ex=PREVIEW_S)
+    size = 0
+    while piece := text.read(UPLOAD_PIECE):
+        client.append(key, piece)
+        size += len(piece)
+    return size
+
+
+def preview_start(text: str | IO[bytes], form: dict[str, Any], owner: str = "") -> str:
+    """The Preview of kubectl output too long to import in the request: the text (or the
+    uploaded file, copied to Redis a piece at a time: it is decoded by the worker) and the
     form's fields (the import options, the room's name and speed, for "create" after) kept in
-    Redis for PREVIEW_S, imported by a worker (preview_run); returns its id."""
+    Redis for PREVIEW_S, imported by a heavy worker (preview_run); returns its id. ``owner``
+    (limits.owner_key) takes one of its heavy-job slots: LimitError naming
+    PLAYGROUND_MAX_HEAVY_JOBS_PER_ADDRESS when it has them all, and nothing is kept."""
     preview_id = secrets.token_urlsafe(16)
     key = _preview_key(preview_id)
+    heavy.take(owner, f"preview:{preview_id}")
     try:
         client = redis_client()
-        client.hset(key, mapping={"text": text, "form": orjson.dumps(form), "size": len(text)})
+        size = _keep_text(client, _text_key(preview_id), text)
+        client.hset(key, mapping={"form": orjson.dumps(form), "size": size, "owner": owner})
         client.expire(key, PREVIEW_S)
     except redis.RedisError as exc:
+        heavy.release(owner, f"preview:{preview_id}")
         raise ActionError(f"preview: could not be queued ({exc}); try again") from None
     # By name: tasks.py (the adapter) calls this package, not the other way round.
     current_app.send_task("controller.tasks.import_preview_task", (preview_id,))
@@ -202,38 +265,61 @@ def preview_start(text: str, form: dict[str, Any]) -> str:
 
 
 def preview_run(preview_id: str) -> None:
-    """The worker's part: import the kept text as Preview does in the request; its result (the
-    summary and the report, or the error naming the item and the field) kept beside it."""
+    """The heavy worker's part: import the kept text as Preview does in the request; its
+    result (the summary and the report, or the error naming the item and the field, or
+    heavy.stopped_message past the time limit) kept beside it; its owner's slot given back."""
     client = redis_client()
     key = _preview_key(preview_id)
-    text, form = client.hmget(key, ["text", "form"])
+    form, owner_raw = client.hmget(key, ["form", "owner"])
+    text = client.get(_text_key(preview_id))
+    owner = owner_raw.decode() if owner_raw else ""
+    job = f"preview:{preview_id}"
     if text is None or form is None:
+        heavy.release(owner, job)
         return  # expired
+    heavy.started(owner, job)
+    client.hset(key, "started", repr(time.time()))
     options = orjson.loads(form)["options"]
     try:
-        summary, report = import_preview(text.decode(), **options)
+        summary, report = import_preview(text.decode("utf-8", errors="replace"), **options)
         result: dict[str, Any] = {"state": "done", "preview": summary, "report": report}
     except (ScenarioError, *REFUSALS) as exc:
         result = {"state": "failed", "error": str(exc)}
     except Exception as exc:  # the page would wait for ever: say what broke
-        log.exception("import preview %s failed", preview_id)
-        result = {"state": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        if heavy.is_stop(exc):
+            result = {"state": "failed", "error": heavy.stopped_message()}
+        else:
+            log.exception("import preview %s failed", preview_id)
+            result = {"state": "failed", "error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        heavy.release(owner, job)
     client.hset(key, "result", orjson.dumps(result))
 
 
 def preview_state(preview_id: str) -> dict[str, Any] | None:
     """A Preview's state: ``running`` (with the text's ``size``), ``done`` (``preview``,
-    ``report``) or ``failed`` (``error``); None when unknown or expired."""
-    size, result = redis_client().hmget(_preview_key(preview_id), ["size", "result"])
+    ``report``) or ``failed`` (``error``); None when unknown or expired. One started longer
+    ago than the hard time limit with no result was killed by it: failed, saying so."""
+    size, result, began = redis_client().hmget(
+        _preview_key(preview_id), ["size", "result", "started"]
+    )
     if size is None:
         return None
-    state = orjson.loads(result) if result is not None else {"state": "running"}
+    _soft, hard = heavy.time_limits()
+    if result is not None:
+        state = orjson.loads(result)
+    elif began is not None and hard is not None and time.time() - float(began) > hard + 5:
+        state = {"state": "failed", "error": heavy.stopped_message()}
+    else:
+        state = {"state": "running"}
     return {**state, "size": int(size)}
 
 
 def preview_form(preview_id: str) -> tuple[str, dict[str, Any]] | None:
     """The kept text and form fields of a Preview ("create" from its page), or None."""
-    text, form = redis_client().hmget(_preview_key(preview_id), ["text", "form"])
+    client = redis_client()
+    form = client.hget(_preview_key(preview_id), "form")
+    text = client.get(_text_key(preview_id))
     if text is None or form is None:
         return None
-    return text.decode(), orjson.loads(form)
+    return text.decode("utf-8", errors="replace"), orjson.loads(form)

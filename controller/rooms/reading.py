@@ -26,7 +26,7 @@ from ..models import (
     Room,
     SeriesPoint,
 )
-from .clock import _now_target
+from .clock import _now_target, effective_of
 from .runtime import CONTROL_KINDS, _restore, gc_paused
 
 log = logging.getLogger(__name__)
@@ -82,12 +82,15 @@ def room_snapshot(
 
 def snapshot_clock(room: Room) -> dict[str, Any]:
     """A snapshot's clock, as of now: the simulated time the page shows (``t``), speed,
-    paused. Not part of ``room_snapshot_json`` (built once per room version), so that a
-    snapshot served from that cache has the clock of the moment it is served."""
+    paused, and the speed it really runs at when its ticks cannot keep up (``effective``,
+    None when it keeps up: clock.effective_of). Not part of ``room_snapshot_json`` (built
+    once per room version), so that a snapshot served from that cache has the clock of the
+    moment it is served."""
     return {
         "t": _now_target(room, timezone.now()) / 1000 if not room.paused else room.sim_ms / 1000,
         "speed": room.speed,
         "paused": room.paused,
+        "effective": effective_of(room),
     }
 
 
@@ -183,8 +186,8 @@ def _without_lesson(room: Room, root: dict[str, Any]) -> None:
     from ..lessons.definition import lesson_of
 
     lesson = lesson_of(room)
-    if lesson is not None:
-        without_lesson(root, lesson)
+    if lesson is not None:  # the faults still to come too: they tell what the next steps do
+        without_lesson(root, lesson, until_ms=room.sim_ms)
 
 
 def room_export(room: Room, without_answers: bool = False) -> str:

@@ -12,10 +12,13 @@ import pickle
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from .. import snapshots
@@ -79,9 +82,108 @@ class Runtime:
     version: int
     snapshot_at: float = field(default_factory=time.monotonic)
     snapshot_cost: float = 0.0  # wall seconds the last snapshot took
+    # The tick's (tick.py): simulated ms its engine advances per wall second (the steps of a
+    # tick with a work budget are sized by it; 0: not measured yet), and the room's pace
+    # (clock.Pace: how fast its clock really goes).
+    sim_ms_per_s: float = 0.0
+    pace: Any = None
 
 
-_CACHE: dict[int, Runtime] = {}
+# What a cached engine is estimated to take, per node or pod: 3.6-3.8 KB of Python objects
+# traced (tracemalloc, scenario parse included, 100 and 1,000 nodes of 30 pods each), and the
+# process grows more than it traces (the allocator's arenas: a worker grew ~800 MB for a
+# 150,000-object room in issue #35, 5.3 KB each): 5 KB, plus ENGINE_BYTES_FIXED (0.58 MB
+# traced for a 3-node room).
+ENGINE_BYTES_PER_OBJECT = 5000
+ENGINE_BYTES_FIXED = 600_000
+
+
+def engine_bytes(sim: Simulation) -> int:
+    """An engine's estimated size, from its nodes and pods (two len()s: cheap each tick)."""
+    return ENGINE_BYTES_FIXED + ENGINE_BYTES_PER_OBJECT * (
+        len(sim.cluster.nodes) + len(sim.cluster.pods)
+    )
+
+
+class EngineCache(OrderedDict[int, Runtime]):
+    """The engines this process keeps between ticks, least recently used first, within
+    PLAYGROUND_ENGINE_CACHE_MB (engine_bytes): storing one (a tick's restore, a new room, a
+    rewind) or using one (``get``: its tick may have grown it) drops the least recently used
+    others past the cap. A dropped engine goes back to its snapshot: the room's next tick
+    restores it (snapshot + applied actions, as after a worker restart; keep_engines_frozen
+    frees its memory). The engine just stored or used is kept, even alone over the cap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.RLock()  # a worker's threads tick rooms side by side
+
+    def get(self, key: int, default: Any = None) -> Any:  # type: ignore[override]
+        with self._lock:
+            if key not in self:
+                return default
+            self.move_to_end(key)
+            self.trim()
+            return self[key]
+
+    def __setitem__(self, key: int, value: Runtime) -> None:
+        with self._lock:
+            super().__setitem__(key, value)
+            self.move_to_end(key)
+            self.trim()
+
+    def pop(self, key: int, default: Any = None) -> Any:  # type: ignore[override]
+        with self._lock:
+            return super().pop(key, default)
+
+    def __delitem__(self, key: int) -> None:
+        with self._lock:
+            super().__delitem__(key)
+
+    def pop_if(self, key: int, value: Runtime) -> bool:
+        """Drop ``key`` only while it still holds ``value`` (this very engine), in one step
+        under the lock: another thread may have stored a newer engine for the room meanwhile
+        (a rewind, a restore), and that one stays. True when it was dropped."""
+        with self._lock:
+            if super().get(key) is not value:
+                return False
+            super().pop(key)
+            return True
+
+    def clear(self) -> None:
+        with self._lock:
+            super().clear()
+
+    def engines(self) -> list[Simulation]:
+        """The cached engines, taken at once (another thread may drop one meanwhile)."""
+        with self._lock:
+            return [rt.sim for rt in self.values()]
+
+    def trim(self) -> list[int]:
+        """Drop least recently used engines until the others fit; the dropped rooms' ids."""
+        global DROPPED
+        cap = settings.PLAYGROUND_ENGINE_CACHE_MB * 1024 * 1024
+        if cap <= 0:
+            return []
+        with self._lock:
+            sizes = {key: engine_bytes(rt.sim) for key, rt in self.items()}
+            total, dropped = sum(sizes.values()), []
+            for key in list(self)[:-1]:  # the newest stays
+                if total <= cap:
+                    break
+                total -= sizes[key]
+                super().pop(key, None)
+                dropped.append(key)
+        if dropped:
+            DROPPED += len(dropped)
+            log.info(
+                "rooms %s: engines dropped from the cache (PLAYGROUND_ENGINE_CACHE_MB)", dropped
+            )
+        return dropped
+
+
+_CACHE: EngineCache = EngineCache()
+# Engines dropped by the cache's bound in this process (rooms.runtime.EngineCache.trim).
+DROPPED = 0
 
 
 def _engine_version() -> str:
@@ -188,7 +290,7 @@ def keep_engines_frozen() -> None:
     cache, everything is unfrozen and collected once, so that it is freed; a new engine is
     frozen at its first tick (after a collection of the young generations, so that little
     garbage is frozen with it)."""
-    cached = [rt.sim for rt in _CACHE.values()]
+    cached = _CACHE.engines()
     ids = {id(sim) for sim in cached}
     if any(id(sim) not in ids for sim in _FROZEN):
         gc.unfreeze()

@@ -1,64 +1,66 @@
-"""The tick: apply pending actions, advance the engine to the room's "now", persist what
+"""The tick: apply pending actions, advance the engine toward the room's "now", persist what
 changed (timeline rows, views, series, the clock) and broadcast it after commit.
+
+The engine runs outside any database transaction: the room's engine belongs to the worker
+holding the room's Redis lock (tasks.py), nothing in the database is locked while it runs,
+and the tick's results are written in one short transaction at the end, over the room as it
+is then (a control, a rewind or an action that came in meanwhile is not lost). A tick of the
+workers (tasks.py) has a work budget (PLAYGROUND_TICK_BUDGET_SECONDS): a room whose engine
+cannot keep up advances as far as the budget allows, its clock is re-anchored there (it runs
+slower instead of falling further behind) and its pages are told how fast it really goes.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 import redis
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from .. import bulk, timeline_store
 from ..engine.scenario import (
     ScenarioError,
 )
-from ..engine.series import points_since
 from ..engine.simulation import ActionFailed, Simulation
-from ..engine.state import (
-    SharedTolerations,
-    node_state,
-    parameters_view,
-    pod_state,
-    zone_states,
-)
 from ..lessons import progress
 from ..models import (
     Action,
-    ObjectView,
+    Comparison,
     Room,
-    SeriesPoint,
 )
 from . import phases
-from .broadcast import _broadcast_after_commit, bounded, max_bytes, resync_notice
-from .clock import _clock_message, _now_target
+from .broadcast import _broadcast_after_commit, bounded, max_bytes
+from .clock import Pace, _clock_message, _now_target, clock_fields, publish_effective
+from .persist import FIRST_DELTA_MAX, SAVED_FIELDS, _persist
 from .runtime import (
     _CACHE,
     CONTROL_KINDS,
-    SNAPSHOT_COST_FACTOR,
-    SNAPSHOT_EVERY_S,
     Runtime,
     _fault_from_action,
     _runtime,
     _schedule_action,
-    _snapshot,
     gc_paused,
     keep_engines_frozen,
 )
 
+__all__ = ["FIRST_DELTA_MAX", "_persist", "has_pending_actions", "room_advance"]
+
 log = logging.getLogger(__name__)
 # Errors of the services a tick uses, not of the room or an action: the tick is retried.
 TRANSIENT = (OperationalError, InterfaceError, redis.RedisError)
-# A new room's first delta with more events, nodes and pods than this is not broadcast: a
-# resync notice is (room_went_live).
-FIRST_DELTA_MAX = 2000
+# A tick with a budget whose engine's pace is not known yet advances this far at first (ms).
+FIRST_STEP_MS = 1000
+
+
+class Superseded(Exception):
+    """The room changed under a tick's engine run in a way its result cannot be written over
+    (a rewind, a pause before the instant the engine reached, the room deleted)."""
 
 
 def has_pending_actions(room_id: int) -> bool:
@@ -71,10 +73,17 @@ def has_pending_actions(room_id: int) -> bool:
 
 
 def room_advance(
-    room_id: int, wall_now: datetime | None = None, extra_ms: int = 0
+    room_id: int,
+    wall_now: datetime | None = None,
+    extra_ms: int = 0,
+    budget_s: float | None = None,
 ) -> dict[str, Any] | None:
     """The tick: apply pending actions, advance the engine to the room's "now", persist
     what changed and broadcast it after commit. Callers hold the room's Redis lock.
+    ``budget_s``: the engine stops once it has worked this long (wall seconds), short of
+    "now" if need be, and the room's clock is re-anchored where it stopped (the workers' ticks
+    pass PLAYGROUND_TICK_BUDGET_SECONDS; None: to "now" whatever it takes, as a command or a
+    benchmark wants).
 
     All or nothing: when anything in it raises, its transaction is rolled back, the cached
     engine (which may be half changed) is dropped (the next tick restores it from the snapshot
@@ -84,7 +93,7 @@ def room_advance(
     applied: list[int] = []
     try:
         with gc_paused():
-            return _advance(room_id, wall_now or timezone.now(), extra_ms, applied)
+            return _advance(room_id, wall_now or timezone.now(), extra_ms, applied, budget_s)
     except TRANSIENT:
         # The database or Redis did not answer (SQLite busy, a restart): nobody's fault; the
         # rolled-back tick is tried again by the next beat, from a rebuilt engine.
@@ -137,8 +146,8 @@ def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
     """A running room that no worker ticked for more than PLAYGROUND_MAX_CATCH_UP_SECONDS of
     its clock (the whole stack was stopped, say, and started again hours later) resumes from
     where its clock stood, as if it had been paused meanwhile: re-anchored at ``wall_now``
-    (saved, and a clock message sent to its pages). Catching up instead would simulate hours in
-    one tick, holding the room (and on SQLite the whole database) for minutes."""
+    (saved, unless a control moved the clock meanwhile, and a clock message sent to its
+    pages). Catching up instead would simulate hours in one tick."""
     limit = settings.PLAYGROUND_MAX_CATCH_UP_SECONDS
     if room.paused or limit <= 0 or room.speed <= 0:
         return False
@@ -151,72 +160,187 @@ def _stalled(room: Room, target: int, wall_now: datetime) -> bool:
         behind_s,
         room.sim_ms / 1000,
     )
-    room.sim_anchor_ms = room.sim_ms
-    room.wall_anchor = wall_now
-    room.save(update_fields=["sim_anchor_ms", "wall_anchor"])
-    _broadcast_after_commit(
-        room.pk,
-        _clock_message(room),
-    )
+    with transaction.atomic():
+        fresh = Room.objects.select_for_update().filter(pk=room.pk).first()
+        if fresh is None or clock_fields(fresh) != clock_fields(room):
+            raise Superseded
+        room.sim_anchor_ms = room.sim_ms
+        room.wall_anchor = wall_now
+        room.save(update_fields=["sim_anchor_ms", "wall_anchor"])
+        _broadcast_after_commit(room.pk, _clock_message(room))
     return True
 
 
 def _advance(
-    room_id: int, wall_now: datetime, extra_ms: int, applied: list[int]
+    room_id: int, wall_now: datetime, extra_ms: int, applied: list[int], budget_s: float | None
 ) -> dict[str, Any] | None:
     phases.start()
-    with transaction.atomic():
-        load = phases.mark()
-        room = Room.objects.select_for_update().get(pk=room_id)
-        if room.build_state != Room.LIVE:
-            return None  # still being built by a worker (build.py), or its build failed
-        rt = _runtime(room)
-        keep_engines_frozen()
-        sim = rt.sim
-        pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
-        target = _now_target(room, wall_now) + extra_ms
+    load = phases.mark()
+    # Read, not locked: the room's engine is this worker's while it holds the Redis lock,
+    # and what users change meanwhile is read again when the results are written (_write).
+    room = Room.objects.filter(pk=room_id).first()
+    if room is None or room.build_state != Room.LIVE:
+        return None  # gone, still being built by a worker (build.py), or its build failed
+    pending = list(room.actions.filter(status=Action.PENDING).order_by("id"))
+    if any(action.kind == "rewind" for action in pending):
+        return None  # the room stands still until its rewind is run (controls.rewind_run)
+    target = _now_target(room, wall_now) + extra_ms
+    try:
         if _stalled(room, target, wall_now):
             target = room.sim_ms + extra_ms
-        for action in pending:
-            if action.kind in CONTROL_KINDS:
-                continue
-            at = max(sim.now_ms + 1, room.sim_ms + 1)
-            action.at_ms = at
-            try:
-                fault = _fault_from_action(action, set(sim.cluster.nodes), sim)
-                if "pod" in fault.args and fault.args["pod"] not in sim.cluster.pods:
-                    raise ScenarioError("action.pod", f'unknown pod "{fault.args["pod"]}"')
-            except ScenarioError as exc:
-                action.status, action.error, action.at_ms = Action.REFUSED, str(exc), None
-                action.save(update_fields=["status", "error", "at_ms"])
-                continue
-            _schedule_action(sim, fault, action.pk)
-            applied.append(action.pk)
-            action.status = Action.APPLIED
-            action.save(update_fields=["status", "at_ms"])
-            target = max(target, at)
-        if target <= room.sim_ms and not pending:
-            return None
-        phases.since("load", load)
-        with phases.phase("advance"):
-            # A lesson's clock stops right after the instant a checkpoint is reached (paused).
-            lesson_msg = progress.run(room, sim, target)
-        refused = _record_refusals(room, sim)
-        room.sim_ms = sim.now_ms
-        if room.paused:
-            room.sim_anchor_ms = room.sim_ms
-        delta = _persist(room, rt, limit=max_bytes())
-        if refused:
-            delta["refused"] = refused
-        commit = phases.mark()
-    phases.since("commit", commit)
+    except Superseded:
+        return None  # a control came first: the next tick goes from there
+    if target <= room.sim_ms and not pending:
+        return None  # the clock does not move and nothing waits: no engine work at all
+    rt = _runtime(room)
+    keep_engines_frozen()
+    sim = rt.sim
+    clock = clock_fields(room)
+    start_ms = sim.now_ms
+    for action in pending:
+        if action.kind in CONTROL_KINDS:
+            continue
+        at = max(sim.now_ms + 1, room.sim_ms + 1)
+        action.at_ms = at
+        try:
+            fault = _fault_from_action(action, set(sim.cluster.nodes), sim)
+            if "pod" in fault.args and fault.args["pod"] not in sim.cluster.pods:
+                raise ScenarioError("action.pod", f'unknown pod "{fault.args["pod"]}"')
+        except ScenarioError as exc:
+            action.status, action.error, action.at_ms = Action.REFUSED, str(exc), None
+            continue
+        _schedule_action(sim, fault, action.pk)
+        applied.append(action.pk)
+        action.status = Action.APPLIED
+        target = max(target, at)
+    lesson = progress.begin(room, sim)
+    phases.since("load", load)
+    with phases.phase("advance"):
+        # A lesson's clock stops right after the instant a checkpoint is reached (paused).
+        ran_out = _run(rt, target, lesson, budget_s)
+    try:
+        room, delta, lesson_msg = _write(
+            room, rt, clock, pending, lesson, ran_out, wall_now, extra_ms
+        )
+    except Superseded:
+        # What the engine did is not the room's any more: dropped with the engine (the next
+        # tick rebuilds it from the room as it is now); the actions stay pending for it.
+        _CACHE.pop_if(room_id, rt)
+        log.info("room %s: a control came during the tick; its result is dropped", room_id)
+        return None
+    if rt.pace is None:
+        rt.pace = Pace(clock, wall_now)
+    rt.pace.tick(clock, wall_now, rt.sim.now_ms - start_ms, ran_out)
+    rt.pace.clock = clock_fields(room)
+    # The speed the room really runs at, when its ticks cannot keep up (its pages say so).
+    delta["effective"] = rt.pace.slowed(room)
+    publish_effective(room.pk, rt.pace, delta["effective"])  # for the snapshots (new pages)
     with phases.phase("broadcast"):
         # The lesson's message first: a question reached in this tick holds back, for whoever
         # answers it, what this very delta would tell them (live.consumers, engine/holdback.py).
         if lesson_msg is not None:
             _broadcast_after_commit(room.pk, lesson_msg)
-        _broadcast_after_commit(room.pk, bounded(delta))
+        message = bounded(delta)
+        message["effective"] = delta["effective"]  # a resync notice's too
+        _broadcast_after_commit(room.pk, message)
     return delta
+
+
+def _run(
+    rt: Runtime, target: int, lesson: progress.LessonRun | None, budget_s: float | None
+) -> bool:
+    """Advance the engine toward ``target`` (ms); with a budget, in steps sized by the engine's
+    measured pace, until ``target`` or until the budget is spent (then True). A step never
+    splits an instant, so a step's work may exceed what is left of the budget. The timeline is
+    the same whatever the steps (tests/engine/test_steps.py)."""
+    sim = rt.sim
+    started = time.monotonic()
+    while True:
+        step_to = target
+        if budget_s is not None:
+            left = max(0.0, started + budget_s - time.monotonic())
+            reach = rt.sim_ms_per_s * left / 2 if rt.sim_ms_per_s > 0 else FIRST_STEP_MS
+            step_to = min(target, sim.now_ms + max(1, int(reach)))
+        before, t0 = sim.now_ms, time.monotonic()
+        if lesson is not None:
+            if lesson.advance(sim, step_to):
+                return False  # paused at a checkpoint: "now" for this room
+        else:
+            sim.run(step_to)
+        took = time.monotonic() - t0
+        if took > 0 and sim.now_ms > before:
+            pace = (sim.now_ms - before) / took
+            rt.sim_ms_per_s = pace if rt.sim_ms_per_s <= 0 else (rt.sim_ms_per_s + pace) / 2
+        if sim.now_ms >= target:
+            return False
+        if budget_s is not None and time.monotonic() - started >= budget_s:
+            return True
+
+
+def _write(
+    room: Room,
+    rt: Runtime,
+    clock: tuple[Any, ...],
+    pending: list[Action],
+    lesson: progress.LessonRun | None,
+    ran_out: bool,
+    wall_now: datetime,
+    extra_ms: int,
+) -> tuple[Room, dict[str, Any], dict[str, Any] | None]:
+    """The tick's results. What is written is made first, outside any transaction (the
+    events' rows, the views, the chart points: persist._persist with ``later``); then one
+    short transaction over the room as it is now (read again, locked) writes the actions'
+    outcomes, the lesson's state, those rows and the room's counters and clock. Controls that
+    came while the engine ran stand (speed, pause, anchors); a result that a control overtook
+    (a rewind; a pause, step back or idle stop before the instant reached) raises Superseded,
+    writing nothing. Returns the room as written, the delta and the lesson's message."""
+    sim = rt.sim
+    later: list[Callable[[], object]] = []
+    version = room.version  # (the persist counts the room's version on)
+    room.sim_ms = sim.now_ms
+    delta = _persist(room, rt, limit=max_bytes(), later=later)
+    load = phases.mark()
+    with transaction.atomic():
+        fresh = Room.objects.select_for_update().filter(pk=room.pk).first()
+        if fresh is None or fresh.version != version or fresh.build_state != Room.LIVE:
+            raise Superseded
+        moved = clock_fields(fresh) != clock
+        if moved and sim.now_ms > _now_target(fresh, timezone.now()) + extra_ms:
+            raise Superseded
+        for action in pending:
+            if action.kind in CONTROL_KINDS:
+                continue
+            fields = ["status", "at_ms"] + (["error"] if action.status == Action.REFUSED else [])
+            action.save(update_fields=fields)
+        refused = _record_refusals(fresh, sim)
+        lesson_msg = lesson.save(fresh, sim.now_ms) if lesson is not None else None
+        phases.since("load", load)
+        with phases.phase("persist"):
+            for write in later:
+                write()
+        for field in ("series_t_ms", "sim_ms", "event_count", "seq", "version"):
+            setattr(fresh, field, getattr(room, field))
+        if lesson is not None and lesson.stopped:
+            fresh.sim_anchor_ms = fresh.sim_ms  # paused at the checkpoint's (or text's) instant
+        elif fresh.paused:
+            fresh.sim_anchor_ms = max(fresh.sim_anchor_ms, fresh.sim_ms)  # a step goes on
+        elif ran_out and not moved and not _compared(fresh.pk):
+            # Out of budget short of "now": the clock goes on from where the engine stopped,
+            # slower than asked rather than further and further behind. (A room compared
+            # side by side keeps the one clock of the two: it catches up in later ticks.)
+            fresh.sim_anchor_ms = fresh.sim_ms
+            fresh.wall_anchor = wall_now
+        fresh.save(update_fields=SAVED_FIELDS)
+        delta["speed"], delta["paused"] = fresh.speed, fresh.paused  # as they are now
+        if refused:
+            delta["refused"] = refused
+        commit = phases.mark()
+    phases.since("commit", commit)
+    return fresh, delta, lesson_msg
+
+
+def _compared(room_id: int) -> bool:
+    return Comparison.objects.filter(Q(left_id=room_id) | Q(right_id=room_id)).exists()
 
 
 def _record_refusals(room: Room, sim: Simulation) -> list[dict[str, Any]]:
@@ -231,255 +355,4 @@ def _record_refusals(room: Room, sim: Simulation) -> list[dict[str, Any]]:
         action.save(update_fields=["status", "error", "at_ms"])
         out.append({"action": action.kind, "actor": action.actor, "error": action.error})
     sim.refused_actions.clear()
-    return out
-
-
-def _touched(events: list[dict[str, Any]]) -> tuple[set[str], set[str], bool]:
-    nodes, pods, zones = set(), set(), False
-    for e in events:
-        node, pod = e.get("node"), e.get("pod")
-        if isinstance(node, dict):  # an AddNode fault carries the node spec
-            node = node.get("name")
-        if node:
-            nodes.add(node)
-        if isinstance(pod, str) and pod:
-            pods.add(pod)
-        if e["type"] == "Fault" and e.get("fault") in ("AddNode", "DeleteNode"):
-            zones = True  # a zone may appear or lose its last node
-        if e["type"] in (
-            "ZoneState",
-            "ZoneRate",
-            "TaintAdded",
-            "TaintRemoved",
-            "NodeReady",
-            "PodDeleted",
-        ):
-            zones = True
-        obj = e.get("object")
-        if not isinstance(obj, str):  # an Apply fault carries the manifest
-            continue
-        if obj.startswith("Node/"):
-            nodes.add(obj[5:])
-        elif obj.startswith("Pod/"):
-            pods.add(obj[4:])
-    return nodes, pods, zones
-
-
-def _persist(
-    room: Room,
-    rt: Runtime,
-    force_snapshot: bool = False,
-    fresh: bool = False,
-    limit: int | None = None,
-) -> dict[str, Any]:
-    """Write what changed: new timeline rows, views of touched objects, the room's clock.
-    ``fresh``: the room's first rows (none stored yet): every view, plain fast inserts, and
-    no snapshot (the caller takes it once the room is live). ``limit``: a delta that would
-    be bigger than this many bytes is not made: the resync notice that stands for it is
-    returned instead (broadcast.bounded would send it)."""
-    with phases.phase("persist"):
-        delta, force_snapshot = _write(room, rt, force_snapshot, fresh, limit)
-    every = max(SNAPSHOT_EVERY_S, SNAPSHOT_COST_FACTOR * rt.snapshot_cost)
-    if (force_snapshot and not fresh) or time.monotonic() - rt.snapshot_at > every:
-        with phases.phase("snapshot"):
-            _snapshot(room, rt)
-    return delta
-
-
-def _write(
-    room: Room, rt: Runtime, force_snapshot: bool, fresh: bool, limit: int | None
-) -> tuple[dict[str, Any], bool]:
-    """_persist's rows and the delta; whether a snapshot is due now (a fresh start)."""
-    sim = rt.sim
-    events = list(sim.timeline.events)
-    sim.timeline.events.clear()
-    start = room.event_count
-    size = 0
-    if fresh and len(events) > FIRST_DELTA_MAX:
-        # A big new room: its first delta is a resync notice (room_went_live), so its views
-        # are not kept for it; they go straight into the database as they are made (on
-        # PostgreSQL the server stores each while the next is made), while a thread makes
-        # its timeline's chunks (stored after them).
-        count = len(events)
-        with timeline_store.written_after(room.pk, start, events):  # takes the events over
-            bulk.insert_views(room.pk, _all_views(sim))
-        getattr(sim, "observed_nodes", set()).clear()
-        return _saved(room, rt, start, count, None, _no_changes(), True, size, limit)
-    if fresh or start == 0:
-        # Nothing stored yet (a new room, or a rewind that deleted everything): many events
-        # at once go in compressed chunks (timeline_store).
-        timeline_store.write(room.pk, start, events)
-        force_snapshot = True
-    elif events:
-        # From event_count on: none stored yet (many at once in chunks, as a new room's).
-        # Their JSON's bytes: the delta's lower bound begins.
-        size += timeline_store.write(room.pk, start, events)
-    # A fresh room's views are all of them (below): which objects its events touched is moot.
-    nodes, pods, zones_changed = (set(), set(), True) if fresh else _touched(events)
-    # Kubelets whose eviction signals moved at a sync: their view carries the new figures.
-    observed = getattr(sim, "observed_nodes", set())
-    nodes |= observed
-    observed.clear()
-    if force_snapshot:
-        nodes = set(sim.cluster.nodes)
-        pods = set(sim.cluster.pods)
-        zones_changed = True
-    # Taint-manager countdowns and heartbeat ages move without events: the page derives
-    # them from timestamps in the views.
-    changes = _no_changes()
-    upserts: list[tuple[str, str, Any]] = []
-    deletes: list[tuple[str, str]] = []
-    # Each view is encoded once, for its row; the lengths add up to a lower bound of the
-    # delta's size, so that a delta over ``limit`` is known before it is built (its views are
-    # not kept, the delta not made nor encoded: a resync notice stands for it).
-    # Pods holding the same tolerations share their dicts (state.tolerations_view).
-    shared: SharedTolerations = {}
-    for kind, names, objects, view in (
-        ("node", nodes, sim.cluster.nodes, node_state),
-        ("pod", pods, sim.cluster.pods, partial(pod_state, shared=shared)),
-    ):
-        out = changes[kind + "s"]
-        for name in sorted(names):
-            obj = objects.get(name)
-            if obj is None:
-                deletes.append((kind, name))
-                out[name] = None
-                continue
-            data = view(sim, obj)
-            if fresh:
-                upserts.append((kind, name, data))
-                out[name] = data
-                continue
-            text = bulk.Encoded(bulk.dumps(data))
-            upserts.append((kind, name, text))
-            size += len(text) + len(name)
-            if limit is None or size <= limit:
-                out[name] = data
-    if zones_changed:
-        zs = zone_states(sim)
-        changes["zones"] = zs
-        upserts.append(("zone", "*", zs))
-    if force_snapshot or any(
-        e["type"] == "Fault" and e.get("fault") in ("SetParameters", "RestartControllerManager")
-        for e in events
-    ):
-        params = parameters_view(sim)
-        changes["params"] = params
-        upserts.append(("params", "*", params))
-    if pods:
-        # Ready/desired replicas per workload, for the page's chart (only when pods changed).
-        wl = {ref: list(v) for ref, v in sim.workloads.metrics().items()}
-        changes["workloads"] = wl
-        upserts.append(("metrics", "workloads", wl))
-    for kind, key in deletes:
-        ObjectView.objects.filter(room=room, kind=kind, key=key).delete()
-    if fresh:
-        bulk.insert_views(room.pk, upserts)
-    elif upserts:
-        bulk.upsert_views(room.pk, upserts)
-    return _saved(room, rt, start, len(events), events, changes, force_snapshot, size, limit)
-
-
-def _no_changes() -> dict[str, Any]:
-    """A delta's changed views before any is added: nodes and pods by name, the zones, the
-    workloads' replicas, the parameters (None: unchanged)."""
-    return {"nodes": {}, "pods": {}, "zones": None, "workloads": None, "params": None}
-
-
-def _all_views(sim: Simulation) -> Iterator[tuple[str, str, Any]]:
-    """Every view of a new room, as _write stores them: nodes, pods (by name), the zones,
-    the parameters, the workloads' replicas."""
-    for name in sorted(sim.cluster.nodes):
-        yield ("node", name, node_state(sim, sim.cluster.nodes[name]))
-    shared: SharedTolerations = {}  # pods holding the same tolerations share their dicts
-    for key in sorted(sim.cluster.pods):
-        yield ("pod", key, pod_state(sim, sim.cluster.pods[key], shared))
-    yield ("zone", "*", zone_states(sim))
-    yield ("params", "*", parameters_view(sim))
-    if sim.cluster.pods:
-        yield ("metrics", "workloads", {r: list(v) for r, v in sim.workloads.metrics().items()})
-
-
-def _saved(
-    room: Room,
-    rt: Runtime,
-    start: int,
-    count: int,
-    events: list[dict[str, Any]] | None,
-    changes: dict[str, Any],
-    force_snapshot: bool,
-    size: int,
-    limit: int | None,
-) -> tuple[dict[str, Any], bool]:
-    """The end of _write: the series, the room's counters and clock saved (``count`` new
-    events); the delta (a resync notice when ``size`` passed ``limit``) with ``events``, or
-    with None for them (a big new room's, sent as a resync notice: room_went_live)."""
-    sim = rt.sim
-    _persist_series(room, sim)
-    room.event_count = start + count
-    room.seq += 1
-    room.version += 1
-    rt.version = room.version
-    room.save(
-        update_fields=[
-            "series_t_ms",
-            "sim_ms",
-            "sim_anchor_ms",
-            "wall_anchor",
-            "event_count",
-            "seq",
-            "version",
-            "speed",
-            "paused",
-        ]
-    )
-    delta = {
-        "type": "delta",
-        "seq": room.seq,
-        "t": sim.now_ms / 1000,
-        "speed": room.speed,
-        "paused": room.paused,
-    }
-    if limit is not None and size > limit:
-        return resync_notice(delta, size, limit, count), force_snapshot
-    delta |= {
-        # A new room's first instant is sent as a resync notice when it is big (room_went_live):
-        # its events are not made into messages (935,000 of them at 5,000 nodes: 1.5 s).
-        "events": None
-        if events is None
-        else [_public_event(start + i, e) for i, e in enumerate(events)],
-        **changes,
-    }
-    return delta, force_snapshot
-
-
-def _persist_series(room: Room, sim: Simulation) -> None:
-    """Store the chart points the engine kept since the last tick. Points of the last stored
-    instant are written again (a later sample in one instant replaces the earlier), so every
-    point from ``series_t_ms`` on is replaced by the engine's."""
-    since = room.series_t_ms
-    wl = sim.workloads
-    rows = [
-        SeriesPoint(room=room, series="zones", t_ms=t, value={z[0]: list(z[1:]) for z in zones})
-        for t, _pods, zones in points_since(wl.cluster_series, since)
-    ]
-    for key, points in wl.workload_series.items():
-        rows += [
-            SeriesPoint(room=room, series=f"workload/{key}", t_ms=t, value=[desired, ready])
-            for t, desired, ready in points_since(points, since)
-        ]
-    for zone, points in sim.queue_series.items():
-        rows += [
-            SeriesPoint(room=room, series=f"queue/{zone}", t_ms=t, value=n)
-            for t, n in points_since(points, since)
-        ]
-    SeriesPoint.objects.filter(room=room, t_ms__gte=since).delete()
-    SeriesPoint.objects.bulk_create(rows, batch_size=1000)
-    room.series_t_ms = sim.now_ms
-
-
-def _public_event(idx: int, e: dict[str, Any]) -> dict[str, Any]:
-    out = dict(e)
-    out["t"] = e["t"] / 1000
-    out["idx"] = idx
     return out

@@ -35,7 +35,8 @@ class Table {
 
 // One uPlot chart in a box with a PNG button.
 class Panel {
-  constructor(parent, title, onPick, { height = 120, count = null, legend = false, series = null } = {}) {
+  constructor(parent, title, onPick, { height = 120, count = null, legend = false, series = null, span = null } = {}) {
+    this.span = span;  // the group's shared time range ({min, max}, Charts.spanAll), or the data's
     this.title = title; this.onPick = onPick; this.height = height; this.count = count; this.legend = legend; this.seriesStyle = series;
     this.box = document.createElement("div");
     this.box.className = "chart";
@@ -55,6 +56,8 @@ class Panel {
     a.download = `${this.title.replace(/[^A-Za-z0-9]+/g, "-").replace(/^-|-$/g, "").toLowerCase()}.png`;
     a.click();
   }
+  // The x range drawn, on the box (the groups share one: tests/browser/test_charts.py).
+  shownRange() { if (!this.plot) return; const x = this.plot.scales.x; this.box.dataset.xMin = x.min; this.box.dataset.xMax = x.max; }
   empty(text) {
     if (this.plot) { this.plot.destroy(); this.plot = null; this.keys = ""; }
     this.el.replaceChildren(Object.assign(document.createElement("p"), { className: "muted chart-empty", textContent: text }));
@@ -75,7 +78,8 @@ class Panel {
     this.plot = new uPlot({
       title: this.title, width, height: this.height,
       legend: { show: this.legend },
-      scales: { x: { time: false }, ...(this.count ? { y: { range: y.range } } : {}) },
+      hooks: { setScale: [(_u, key) => { if (key === "x") this.shownRange(); }] },
+      scales: { x: { time: false, ...(this.span ? { range: (_u, lo, hi) => spanRange(this.span, lo, hi) } : {}) }, ...(this.count ? { y: { range: y.range } } : {}) },
       axes: [{ label: this.legend ? "simulated s" : undefined, size: 30 }, this.count ? { incrs: y.incrs, values: y.values, size: axisSize, space: 16 } : {}],
       series: [{ label: "t" }, ...cols.map(([k], i) => ({ label: k, width: 2, paths: uPlot.paths.stepped({ align: 1 }),
         ...(this.seriesStyle ? this.seriesStyle(k, i) : { stroke: COLORS[i % COLORS.length] }) }))],
@@ -91,7 +95,8 @@ class Panel {
 
 // A group of small multiples over one table: a panel per key of panelsOf(kind), one count axis.
 class Multiples {
-  constructor(root, title, kind, onPick, series) {
+  constructor(root, title, kind, onPick, series, span) {
+    this.span = span;
     this.kind = kind; this.onPick = onPick; this.series = series;
     this.table = new Table();
     this.count = { max: 1 };
@@ -118,7 +123,7 @@ class Multiples {
     } else if (this.placeholder) { this.placeholder.destroy(); this.placeholder = null; }
     for (const p of panels) {
       let panel = this.panels.get(p.key);
-      if (!panel) { panel = new Panel(this.grid, p.key, this.onPick, { count: this.count, series: this.series }); this.panels.set(p.key, panel); }
+      if (!panel) { panel = new Panel(this.grid, p.key, this.onPick, { count: this.count, series: this.series, span: this.span }); this.panels.set(p.key, panel); }
       panel.box.dataset.panel = p.key;
       const made = panel.draw(t, p.cols.map((k) => [k.replace(`${p.key} `, ""), cols.get(k)]));
       if (made && p !== panels[panels.length - 1]) return true;
@@ -130,14 +135,32 @@ class Multiples {
   }
 }
 
+// One time range for every chart group (zones and workloads): from the earliest sample of any
+// group to the latest time seen, so that the panels line up (zones went to 3,000 s while the
+// workloads stopped at 750 s). lo/hi: the data's own, when no span is known yet.
+export function spanRange(span, lo, hi) {
+  if (span.max === null || span.min === null) return [lo, hi];
+  return [span.min, Math.max(span.max, span.min + 1)];
+}
+export function spanOf(tables, lastT = null) {
+  let min = null, max = lastT;
+  for (const t of tables) {
+    if (!t.length) continue;
+    if (min === null || t[0] < min) min = t[0];
+    if (max === null || t[t.length - 1] > max) max = t[t.length - 1];
+  }
+  return { min, max };
+}
+
 const replicaStyle = (k) => (k.endsWith("desired") ? { stroke: "#7f8c8d", dash: [5, 4] } : { stroke: "#2e9d4f", fill: "rgba(46,157,79,.12)" });
 
 export class Charts {
   constructor(root, onPick) {
     this.root = root;
-    this.ready = new Multiples(root, "Ready nodes, per zone", "zones", onPick, () => ({ stroke: "#2e9d4f", fill: "rgba(46,157,79,.12)" }));
-    this.queue = new Multiples(root, "Nodes waiting in the zone's taint queue", "zones", onPick, () => ({ stroke: "#d9a400", fill: "rgba(217,164,0,.12)" }));
-    this.replicas = new Multiples(root, "Ready (green) and desired (dashed) replicas, per workload", "replicas", onPick, replicaStyle);
+    this.span = { min: null, max: null };
+    this.ready = new Multiples(root, "Ready nodes, per zone", "zones", onPick, () => ({ stroke: "#2e9d4f", fill: "rgba(46,157,79,.12)" }), this.span);
+    this.queue = new Multiples(root, "Nodes waiting in the zone's taint queue", "zones", onPick, () => ({ stroke: "#d9a400", fill: "rgba(217,164,0,.12)" }), this.span);
+    this.replicas = new Multiples(root, "Ready (green) and desired (dashed) replicas, per workload", "replicas", onPick, replicaStyle, this.span);
     const signals = document.createElement("section");
     signals.className = "multiples signals";
     root.append(signals);
@@ -182,7 +205,9 @@ export class Charts {
   schedule() {
     if (!this.pending) { this.pending = true; setTimeout(() => this.drawSteps(), 500); }
   }
+  spanAll() { Object.assign(this.span, spanOf([this.ready.table.t, this.queue.table.t, this.replicas.table.t], this.lastT ?? null)); }
   drawSteps(steps = null) {
+    if (!steps) this.spanAll();
     const todo = steps || [() => this.ready.draw(), () => this.queue.draw(), () => this.replicas.draw(), () => this.drawSignals()];
     while (todo.length) {
       const made = timed("room:charts", todo[0]);
@@ -231,6 +256,7 @@ export class Charts {
   }
   // Everything at once (tests); the page draws in steps (drawSteps).
   draw() {
+    this.spanAll();
     while (this.ready.draw());
     while (this.queue.draw());
     while (this.replicas.draw());

@@ -29,7 +29,9 @@ export function leakTarget(pods) {
 // The leaks running on this node and its pods, from the LeakMemory / FillDisk / StopLeak
 // faults among the events the page has: {node: bool (its disk fills), pods: [keys]}. A
 // StopLeak names one target (the node's disk, or one pod), so "stop leaks" sends one per leak.
-export function leaks(nodeName, pods, events) {
+// The views' own "leaking" (the node's, given as `nodeView`, and its pods') count too: the page
+// keeps only its recent events.
+export function leaks(nodeName, pods, events, nodeView = null) {
   const keys = new Set((pods || []).map((p) => p.key));
   let node = false;
   const leakingPods = new Set();
@@ -43,6 +45,8 @@ export function leaks(nodeName, pods, events) {
       else if (e.fault === "StopLeak") node = false;
     }
   }
+  for (const p of pods || []) if (p.leaking && p.leaking.length) leakingPods.add(p.key);
+  if (nodeView && nodeView.leaking && nodeView.leaking.length) node = true;
   return { node, pods: [...leakingPods].sort() };
 }
 
@@ -89,4 +93,57 @@ export function nodeMenu(node, pods, opts = {}) {
   }
   add("Remove", it("DeleteNode"));
   return groups;
+}
+
+// A rate of bytes per second as a leak's fault writes it ("50Mi/s").
+export function fmtRate(bytes) {
+  for (const [unit, size] of [["Gi", 2 ** 30], ["Mi", 2 ** 20], ["Ki", 2 ** 10]]) {
+    if (bytes >= size) return `${Number((bytes / size).toFixed(1))}${unit}/s`;
+  }
+  return `${bytes}B/s`;
+}
+
+const LEAK_WHAT = { memory: "memory", "ephemeral-storage": "disk", pids: "pids" };
+
+// The faults a node's tile shows at once, from its view and its pods' (issue #38: "Memory
+// leak" and "runtime down" showed nothing until the kubelet's next status update):
+// [{kind, text, title}]. The runtime's state and the running leaks are in the views the
+// fault's delta carries (controller/engine/state.py: kubelet.runtimeReady, leaking); a leak
+// with an end stops showing at it (t: the page's time, s).
+export function faultBadges(node, pods, t = 0) {
+  const out = [];
+  const k = node.kubelet;
+  if (k && k.runtimeReady === false && k.state !== "PoweredOff") {
+    out.push({ kind: "runtime-down", text: "runtime down",
+      title: "the container runtime is down (SetNodeNotReady): the kubelet starts and stops no container, and reports Ready=False (KubeletNotReady) at its next status update" });
+  }
+  const running = (list) => (list || []).filter((l) => l.until === null || l.until === undefined || t < l.until);
+  const parts = running(node.leaking).map((l) => `${LEAK_WHAT[l.resource] || l.resource} ${fmtRate(l.rate)} into the node`);
+  for (const p of pods || []) for (const l of running(p.leaking)) parts.push(`${LEAK_WHAT[l.resource] || l.resource} ${fmtRate(l.rate)} into ${p.key}`);
+  if (parts.length) out.push({ kind: "leaking", text: "leaking", title: `leaking: ${parts.join("; ")}` });
+  return out;
+}
+
+// A pod's running leaks, as its mark's title says them ("" when none).
+export function podLeakText(pod, t = 0) {
+  const list = (pod.leaking || []).filter((l) => l.until === null || l.until === undefined || t < l.until);
+  return list.map((l) => `leaking ${LEAK_WHAT[l.resource] || l.resource} ${fmtRate(l.rate)}`).join(", ");
+}
+
+// A fault button's dataset (data-fault, data-node / data-pod / data-zone) -> the actions it
+// sends, in the scenario format (design.md, faults): a node's "memory leak" leaks into its
+// leakTarget, "stop leaks" stops each leak running (stopLeakActions). pods: the node's;
+// events and nodeView: for the leaks running. The room page and the comparison (each side
+// its own pods) send the same.
+export function faultActionsFor(d, pods, events, nodeView = null) {
+  const type = d.fault;
+  if (d.zone !== undefined) return [{ type, zone: d.zone }];
+  if (d.pod) return [type === "LeakMemory" ? { type, pod: d.pod, rate: "50Mi" } : { type, pod: d.pod }];
+  if (type === "LeakMemory") return [{ type, pod: leakTarget(pods), rate: "50Mi" }];
+  if (type === "FillDisk") return [{ type, node: d.node, rate: "500Mi" }];
+  if (type === "StopLeak") {
+    const list = stopLeakActions(d.node, leaks(d.node, pods, events, nodeView));
+    if (list.length) return list;
+  }
+  return [{ type, node: d.node }];
 }

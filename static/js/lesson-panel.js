@@ -2,23 +2,28 @@
 // question, the class's answers, the reveal) and sends the page's messages. room.js gives it
 // the websocket's send and is told which nodes and zones the step focuses on.
 import { h } from "./dom.js";
-import { answer, applyLessonMessage, applyLessonSnapshot, emptyLesson, focusSet, keyAction, lessonView, press } from "./lesson.js";
+import { TIME_HINT, answer, applyLessonMessage, applyLessonSnapshot, emptyLesson, focusSet, lessonView, press } from "./lesson.js";
+
+// A lead press not yet answered by the server (its lesson message) for this long is
+// forgotten: the next press is sent again.
+const INFLIGHT_MS = 3000;
 
 export class LessonPanel {
-  constructor(el, { operator, send, onFocus }) {
+  constructor(el, { operator, send, onFocus, slug }) {
     this.el = el;
+    this.slug = slug || "";
     this.role = operator ? "operator" : "viewer";
     this.send = send;
     this.onFocus = onFocus || (() => {});
     this.ls = emptyLesson();
-    this.timeText = "";  // what is typed in the time box survives re-renders (counts arrive)
+    // What is typed in the time box survives re-renders (counts arrive) of its own question;
+    // each question starts with an empty box (an answer left in it was sent again unread).
+    this.timeText = "";
+    this.timeFor = null;
     this.lastFocusKey = null;
     this.name = localStorage.getItem("playground-lesson-name") || "";
-    document.addEventListener("keydown", (ev) => {
-      if (ev.target.closest && ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      const input = keyAction(ev.key, this.role, this.presenter(), this.ls.solo);
-      if (input && this.ls.def) { ev.preventDefault(); this.press(input); }
-    });
+    // The keys (N, P, Space...) are room.js's (static/js/keys.js): it calls press() and play().
+    this.inflight = 0;  // when the last lead press was sent (0: answered)
     // The room's Play and Step buttons (room.js) at an open question: the lesson's rule first
     // (reveal before the clock goes on). Capture: this runs before the room's own handler.
     document.addEventListener("click", (ev) => {
@@ -28,26 +33,70 @@ export class LessonPanel {
       if (r.kind === "pass") return;
       ev.stopImmediatePropagation();
       ev.preventDefault();
-      if (r.message) this.send(r.message);
+      this.lead(r.message);
     }, true);
+  }
+
+  // A lead message sent, stamped with the state this page shows (the step, the open question,
+  // revealed or not): the server ignores a press made on a state it has left (a key pressed
+  // twice before the first was answered), quietly, and tells this page where it is. While a
+  // press is unanswered, another one here is absorbed (issue #38: never a red error for it).
+  lead(message) {
+    if (!message) return false;
+    if (this.inflight && performance.now() - this.inflight < INFLIGHT_MS) return true;
+    this.inflight = performance.now();
+    this.send({ ...message, at: this.stamp() });
+    return true;
+  }
+
+  // The lesson state this page shows, for a press to carry (null: no lesson). The room's Play
+  // and Step carry it too: pressed on a state the lesson has left (a second Step after the
+  // first reached the next question), they do nothing rather than reveal a question that
+  // this page never showed (issue #38).
+  stamp() {
+    if (!this.ls.def) return null;
+    return { step: this.ls.step, checkpoint: this.ls.checkpoint, revealed: this.ls.revealed };
+  }
+
+  // The room's clock, paused or running (room.js): learning alone, the clock stops at each
+  // step's text, and Next goes on from there.
+  clock(paused) {
+    if (Boolean(this.ls.clockPaused) === Boolean(paused)) return;
+    this.ls = { ...this.ls, clockPaused: Boolean(paused) };
+    if (this.ls.def) this.render();
+  }
+
+  // Space's Play at an open question: the lesson's rule first (reveal). True when the lesson
+  // took the press (the room's Play is not sent).
+  play() {
+    if (!this.ls.def) return false;
+    const r = press(this.ls, "play", this.role);
+    if (r.kind === "pass") return false;
+    this.lead(r.message);
+    return true;
   }
 
   presenter() { return document.body.classList.contains("presenter"); }
 
   // A press of the lesson's leader (a key or a button): what lesson.js's flow says it does.
   press(input) {
+    if (!this.ls.def) return null;
     const r = press(this.ls, input, this.role);
-    if (r.message) this.send(r.message);
+    this.lead(r.message);
     return r;
   }
 
   snapshot(lesson) {
+    this.inflight = 0;
+    const paused = this.ls.clockPaused;
     this.ls = lesson ? applyLessonSnapshot(emptyLesson(), lesson.def, lesson.state) : emptyLesson();
+    this.ls.clockPaused = paused;
     this.reached = (lesson && lesson.state && lesson.state.reached) || {};
     this.render();
   }
 
   message(m) {
+    this.inflight = 0;
     this.ls = applyLessonMessage(this.ls, m);
     if (m.reached) this.reached = m.reached;
     this.render();
@@ -68,6 +117,7 @@ export class LessonPanel {
 
   // An error from the server about this page's answer: the answer did not count.
   error(text) {
+    if (/^lesson\./.test(text || "")) this.inflight = 0;
     if (!/^lesson\.answer/.test(text || "")) return;
     this.ls = { ...this.ls, mine: null, error: text };
     this.render();
@@ -95,11 +145,13 @@ export class LessonPanel {
     this.el.dataset.phase = v.phase;
     this.el.dataset.step = v.step.id;
     this.el.dataset.flow = v.flow;
+    this.el.dataset.next = v.nextKind;
     const kids = [
       h("p", { class: "lesson-head muted" }, h("strong", { text: v.title }), ` · ${v.progress}`),
       h("h2", { class: "lesson-title", text: v.step.title }),
       ...v.paragraphs.map((p) => h("p", { class: "lesson-text", text: p })),
     ];
+    if (v.kubectl.length) kids.push(this.commands(v.kubectl));
     if (v.checkpoint) kids.push(this.question(v));
     if (v.waiting) kids.push(h("p", { class: "lesson-waiting muted", text: v.waiting }));
     if (v.error) kids.push(h("p", { class: "lesson-error", role: "alert", text: v.error }));
@@ -129,22 +181,25 @@ export class LessonPanel {
           return b;
         })));
       } else {
-        const input = h("input", { class: "time-guess", type: "text", inputMode: "numeric", placeholder: "e.g. 410 or 6m50s", value: this.timeText, size: 12 });
+        if (this.timeFor !== cp.id) { this.timeFor = cp.id; this.timeText = ""; }
+        const input = h("input", { class: "time-guess", type: "text", inputMode: "numeric", placeholder: TIME_HINT, value: this.timeText, size: 22 });
         input.setAttribute("aria-label", "your guess, in simulated seconds");
         input.addEventListener("input", () => { this.timeText = input.value; });
         const form = h("form", { class: "time-form" }, h("label", {}, "Your guess ", input, " (simulated time)"), " ", h("button", { type: "submit", text: "Answer" }));
         form.addEventListener("submit", (ev) => { ev.preventDefault(); this.answer(input.value); });
         box.append(form);
       }
-      const name = h("input", { class: "answer-name", type: "text", value: this.name, maxLength: 40, placeholder: "optional", size: 14 });
-      name.addEventListener("input", () => { this.name = name.value; localStorage.setItem("playground-lesson-name", name.value); });
-      box.append(h("p", { class: "muted small" }, h("label", {}, "Your name ", name), " (only the operator sees it, and only if you give it)"));
+      if (v.askName) {
+        const name = h("input", { class: "answer-name", type: "text", value: this.name, maxLength: 40, placeholder: "optional", size: 14 });
+        name.addEventListener("input", () => { this.name = name.value; localStorage.setItem("playground-lesson-name", name.value); });
+        box.append(h("p", { class: "muted small" }, h("label", {}, "Your name ", name), " (only the operator sees it, and only if you give it)"));
+      }
     }
     if (v.phase === "answered") {
       const mine = cp.kind === "choice" ? cp.choices[v.mine] : `${v.mine} s`;
       box.append(h("p", { class: "answered-note", text: `✔ Your answer: ${mine}. You can change it until the reveal.` }));
     }
-    box.append(h("p", { class: "answer-count", text: `${v.answeredText} so far` }));
+    if (v.showAnswered) box.append(h("p", { class: "answer-count", text: `${v.answeredText} so far` }));
     if (v.showCounts) box.append(this.bars(v));
     if (v.phase === "revealed") {
       box.append(h("div", { class: "reveal" },
@@ -155,6 +210,25 @@ export class LessonPanel {
     if (v.names.length) {
       box.append(h("p", { class: "names muted", text: `Named answers: ${v.names.map((n) => `${n.name} (${cp.kind === "choice" ? cp.choices[n.answer] : n.answer + " s"})`).join(", ")}` }));
     }
+    return box;
+  }
+
+  // The step's kubectl commands: each copyable, with the room's kubeconfig (the viewer's: it
+  // reads, which is all a lesson asks) at hand, also on a page without the "Use kubectl" card.
+  commands(list) {
+    const file = `${this.slug}-viewer.kubeconfig`;
+    const href = `/rooms/${encodeURIComponent(this.slug)}/kubeconfig`;
+    const box = h("div", { class: "lesson-kubectl" },
+      h("p", { class: "kubectl-head" }, "Run in a terminal, with this room's ",
+        h("a", { class: "kubectl-config", href, download: file, text: "kubeconfig" }), ": ",
+        h("code", { class: "kubectl-export", text: `export KUBECONFIG=~/Downloads/${file}` })),
+      h("ul", { class: "kubectl-commands" }, ...list.map((cmd) => {
+        const code = h("code", { class: "cmd", text: cmd });
+        const copy = h("button", { class: "copy-cmd", type: "button", text: "Copy", title: "copy the command" });
+        copy.addEventListener("click", () => copyText(code, copy));
+        return h("li", {}, code, " ", copy);
+      })));
+    box.setAttribute("aria-label", "kubectl commands");
     return box;
   }
 
@@ -182,4 +256,20 @@ export class LessonPanel {
       v.canReveal && v.nextKind !== "reveal" ? mk("reveal", "Reveal the answer", true, "show the right answer, how the class answered, and why") : null,
       next);
   }
+}
+
+// Copies a command (the clipboard needs a secure page: on plain http the text is selected
+// instead, for Ctrl+C).
+function copyText(code, button) {
+  const select = () => {
+    const range = document.createRange();
+    range.selectNodeContents(code);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    button.textContent = "Selected";
+  };
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(code.textContent).then(() => { button.textContent = "Copied"; }, select);
+  } else select();
 }

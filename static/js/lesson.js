@@ -5,7 +5,9 @@
 //
 // Messages (LESSON-CONTRACT.md):
 //   server -> page  {type: "lesson", step, latest, checkpoint, paused, counts, answered, revealed,
-//                    solo?, answer?, why?, right?, names?, mine?}   (answer/why only once revealed)
+//                    solo?, answer?, why?, right?, names?, mine?, def?}   (answer/why only once revealed)
+//                   def: the lesson up to step `latest` (later steps are {withheld: true}: a step's
+//                   text comes only once the lesson reaches it), sent when `latest` changed
 //   page -> server  {type: "lesson.answer", checkpoint, answer, name?}
 //                   {type: "lesson.reveal"} {type: "lesson.next"} {type: "lesson.prev"} (operator)
 //
@@ -39,6 +41,7 @@ export function applyLessonMessage(ls, m) {
   if (mine && mine.checkpoint !== checkpoint) mine = null;
   return {
     ...ls,
+    def: m.def ? m.def : ls.def,
     step: Number.isInteger(m.step) ? m.step : ls.step,
     latest: Number.isInteger(m.latest) ? m.latest : Number.isInteger(m.step) ? m.step : ls.latest,
     checkpoint,
@@ -68,7 +71,12 @@ export function askedCheckpoint(ls) {
   return null;
 }
 
-// "410", "410s", "410 s", "6m50s", "06:50" -> seconds; null when it is none of these.
+// How the time box says what it takes: no number in it, so never a lesson's answer (an example
+// time would be one, as the demo lesson's second answer once was).
+export const TIME_HINT = "seconds, or XmYs, or mm:ss";
+export const TIME_ERROR = "Give a time in seconds (with or without s), or in minutes and seconds as XmYs or mm:ss.";
+
+// "N", "Ns", "N s", "XmYs", "mm:ss" -> seconds; null when it is none of these.
 export function parseTimeGuess(text) {
   const s = String(text ?? "").trim().toLowerCase();
   if (!s) return null;
@@ -94,7 +102,7 @@ export function answer(ls, value, name = "") {
   } else {
     if (typeof v !== "number") v = parseTimeGuess(v);
     if (v === null || !Number.isFinite(v) || v < 0) {
-      return { state: { ...ls, error: "Give a time in seconds, e.g. 410, 410s, 6m50s or 06:50." }, message: null };
+      return { state: { ...ls, error: TIME_ERROR }, message: null };
     }
   }
   const message = { type: "lesson.answer", checkpoint: cp.id, answer: v };
@@ -177,7 +185,9 @@ export function press(ls, input, role) {
   if (input === "play" || input === "step") return asking ? { kind: "reveal", message: REVEAL } : { kind: "pass", message: null };
   if (input !== "next") return none;
   switch (state) {
-    case "reading": return none;  // the clock leads: the next step begins when it gets there
+    // The clock leads: the next step begins when it gets there. Learning alone, the clock
+    // stops at each step's text (controller/lessons/progress.py): Next goes on from there.
+    case "reading": return ls.solo && ls.clockPaused ? { kind: "go", message: NEXT } : none;
     case "back": case "asking-back": case "revealed-back": return { kind: "forward", message: NEXT };
     case "asking": return { kind: "reveal", message: REVEAL };
     case "revealed": return { kind: "close", message: NEXT };
@@ -189,6 +199,7 @@ const NEXT_LABELS = {
   reveal: "Reveal the answer",
   forward: "Next step",
   close: "Next step (resume the clock)",
+  go: "Go on (resume the clock)",
   none: "Next step",
 };
 
@@ -224,6 +235,9 @@ export function lessonView(ls, role, opts = {}) {
     progress: `step ${ls.step + 1} of ${steps.length}`,
     step,
     paragraphs: String(step.text || "").split(/\n\s*\n/).map((p) => p.trim()).filter(Boolean),
+    // The kubectl commands the step asks the class to run against the room's API (shown as
+    // written, copyable, beside the room's kubeconfig).
+    kubectl: Array.isArray(step.kubectl) ? step.kubectl.filter((c) => typeof c === "string") : [],
     focus: step.focus || null,
     checkpoint: cp,
     // An earlier step is shown while a question is open: the question says whose it is.
@@ -231,9 +245,12 @@ export function lessonView(ls, role, opts = {}) {
     solo: Boolean(ls.solo),
     answered: ls.answered,
     answeredText: `${ls.answered} ${ls.answered === 1 ? "answer" : "answers"}`,
-    // The class's counts: the operator sees them come in; viewers once revealed (so that
-    // nobody copies the majority).
-    showCounts: Boolean(cp) && ((operator && !ls.solo) || ls.revealed),
+    // The class's counts: the operator's own page sees them come in; viewers and the
+    // projector (the class reads it) once revealed, so that nobody follows the majority.
+    // Learning alone there is no class: no counts, no bars, no name (issue #38).
+    showCounts: Boolean(cp) && !ls.solo && ((operator && !opts.presenter) || ls.revealed),
+    showAnswered: Boolean(cp) && !ls.solo,
+    askName: !ls.solo,
     bars: cp ? bars(ls, cp) : [],
     canAnswer: Boolean(cp) && answers && !ls.revealed,
     mine: ls.mine ? ls.mine.value : null,
@@ -250,7 +267,11 @@ export function lessonView(ls, role, opts = {}) {
     waiting: "",
     error: ls.error,
   };
-  if (operator && flow === "reading" && !last) view.waiting = "The clock leads: the next step begins when it gets there.";
+  if (operator && flow === "reading" && !last) {
+    view.waiting = !ls.solo ? "The clock leads: the next step begins when it gets there."
+      : ls.clockPaused ? "The clock waits while you read. Next (N) goes on."
+      : "The clock runs; it stops at the next step for you to read it.";
+  }
   if (!operator && cp && !ls.revealed) view.waiting = "The presenter reveals the answer when the class has answered.";
   if (cp && ls.revealed && ls.answer !== null) {
     view.answerText = cp.kind === "choice" ? cp.choices[ls.answer] : `${ls.answer} s (${mmss(ls.answer)})${cp.tolerance ? `, ± ${cp.tolerance} s` : ""}`;
@@ -258,12 +279,13 @@ export function lessonView(ls, role, opts = {}) {
   return view;
 }
 
-// Keyboard of the lesson's leader: N, -> or PageDown next; <-, B or PageUp previous. In the
-// presenter view, or anywhere when learning alone (the page then is the learner's own).
-export function keyAction(key, role, presenter, solo = false) {
-  if (role !== "operator" || !(presenter || solo)) return null;
+// Keyboard of the lesson's leader (the operator: a class's teacher, on the normal page or the
+// presenter view, or a learner alone; issue #38): N, -> or PageDown next; P, <-, B or PageUp
+// previous. static/js/keys.js adds the page's other keys and lists them all under `?`.
+export function keyAction(key, role) {
+  if (role !== "operator") return null;
   if (key === "n" || key === "N" || key === "ArrowRight" || key === "PageDown") return "next";
-  if (key === "ArrowLeft" || key === "b" || key === "B" || key === "PageUp") return "prev";
+  if (key === "p" || key === "P" || key === "ArrowLeft" || key === "b" || key === "B" || key === "PageUp") return "prev";
   return null;
 }
 

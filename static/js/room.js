@@ -2,16 +2,17 @@
 // (topology.js) is patched per changed node (keyed elements), never rebuilt wholesale.
 import { Charts } from "./charts.js";
 import { h, setText } from "./dom.js";
-import { leakTarget, leaks, stopLeakActions } from "./faultmenu.js";
+import { faultActionsFor } from "./faultmenu.js";
+import { KEYS_NOTE, keyAction, keyRows, ownButton, typing } from "./keys.js";
 import { inFocus } from "./lesson.js";
 import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
 import { timed } from "./perf.js";
 import { fetchSnapshot } from "./snapshot-fetch.js";
 import { Scrubber } from "./scrubber.js";
-import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, podsByNode, resyncReplay, shownTime, why } from "./state.js";
+import { Config, applyDelta, applySnapshot, emptyState, eventMatches, fmtShort, fmtTime, podsByNode, resyncReplay, shownTime, speedNote, why } from "./state.js";
 import { TimelineList, entryElement, entryKey } from "./timeline.js";
-import { Topology } from "./topology.js";
+import { bigTiles, Topology } from "./topology.js";
 
 const app = document.getElementById("app");
 const slug = app.dataset.slug;
@@ -20,19 +21,29 @@ const operator = app.dataset.operator === "1";
 let state = emptyState();
 let ws = null;
 let lastWall = performance.now();
+// The speed the room really runs at when it cannot keep up (null: it keeps up), from the last
+// delta, resync notice or clock message that said (speedNote).
+let effective = null;
+// A rewind asked and not done yet (its t, s): the room's owner worker re-simulates it; the
+// page says so until the reset (or the resync notice that stands for a big one) arrives.
+let rewinding = null;
 const els = {
   zones: document.getElementById("zones"), compact: document.getElementById("compact"),
   clock: document.getElementById("clock"), speed: document.getElementById("speed"),
+  speedNote: document.getElementById("speed-note"),
   conn: document.getElementById("conn"), timeline: document.getElementById("timeline"),
   filter: document.getElementById("filter"), detail: document.getElementById("detail"),
   error: document.getElementById("error"), presence: document.getElementById("presence"),
   workloads: document.getElementById("workloads"),
+  notStarted: document.getElementById("not-started"),
 };
 const timeline = new TimelineList(els.timeline);
 const charts = new Charts(document.getElementById("charts"), (t) => pickTime(t));
 let selected = null;
+// Learning alone (data-solo): the learner leads the clock, but injects no faults (issue #38).
+const solo = app.dataset.solo === "1";
 const topology = new Topology({ zones: els.zones, compact: els.compact }, {
-  operator, state: () => state, showDetail: (kind, key) => showDetail(kind, key), focusNode: (el, n) => focusNode(el, n),
+  operator: operator && !solo, state: () => state, showDetail: (kind, key, quiet, near) => showDetail(kind, key, quiet, near), focusNode: (el, n) => focusNode(el, n),
   // Countdowns are predictions: none while this page answers an open, unrevealed question.
   hideCountdowns: () => lessonPanel.holdsPredictions(),
 });
@@ -43,9 +54,9 @@ const clientId = localStorage.getItem("playground-client") || (() => {
   return id;
 })();
 const scrubber = new Scrubber(document.getElementById("scrubber"), {
-  operator, slug, compactAbove: Config.compactAbove, onRewind: (t) => send({ type: "rewind", t }), lesson: () => lessonPanel.timeline(),
+  operator, slug, compactAbove: Config.compactAbove, onRewind: (t) => send({ type: "rewind", t, confirm: true }), lesson: () => lessonPanel.timeline(),
 });
-const lessonPanel = new LessonPanel(document.getElementById("lesson"), { operator, send: (m) => send(m), onFocus: () => applyFocus() });
+const lessonPanel = new LessonPanel(document.getElementById("lesson"), { operator, slug, send: (m) => send(m), onFocus: () => applyFocus() });
 
 
 let wsPresent = false;
@@ -64,7 +75,13 @@ function connect() {
     els.conn.textContent = "live"; els.conn.className = "pill ok";
     while (outbox.length) ws.send(JSON.stringify(outbox.shift()));
   };
-  ws.onclose = () => { els.conn.textContent = "reconnecting"; els.conn.className = "pill bad"; setTimeout(connect, 1000); };
+  // 4429: this address has too many live sockets (controller/live/codes.py): retry slowly.
+  ws.onclose = (ev) => {
+    const crowded = ev.code === 4429;
+    els.conn.textContent = crowded ? "too many tabs from this address; retrying" : "reconnecting";
+    els.conn.className = "pill bad";
+    setTimeout(connect, crowded ? 15000 : 1000);
+  };
   ws.onmessage = (msg) => handle(JSON.parse(msg.data));
 }
 
@@ -103,6 +120,9 @@ function resync(notice) {
 }
 
 function handle(m) {
+  if (m.type === "delta" || m.type === "resync" || m.type === "clock") effective = m.effective ?? null;
+  if (m.type === "rewinding") { rewinding = m.t; return; }
+  if (m.type === "reset" || m.type === "resync") rewinding = null;
   if (m.type === "resync") { resync(m); return; }
   if (resyncBuffer && (m.type === "delta" || m.type === "reset")) { resyncBuffer.push(m); return; }
   if (m.type === "snapshot" && m.fetch) { resync(m); return; }
@@ -114,7 +134,9 @@ function handle(m) {
     lessonPanel.message(m); scrubber.render(state); topology.paint(simNow()); return;
   }
   if (m.type === "clock") { state.speed = m.speed; state.paused = m.paused; state.t = m.t; lastWall = performance.now(); return; }
-  if (m.type === "presence") { els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
+  if (m.type === "presence") { if (els.presence) els.presence.textContent = m.viewers.map((v) => `${v.name}${v.role === "operator" ? " (operator)" : ""}`).join(", "); return; }
+  // A rewind over injected faults: asked again by the box, with "Rewind anyway".
+  if (m.type === "error" && m.confirm) { noteRewind(m.message.replace(/^rewind: r/, "R"), m.confirm); return; }
   if (m.type === "error") { lessonPanel.error(m.message); showError(m.message); return; }
   // The server lost Redis: the socket stays open, the room's deltas wait until it is back.
   if (m.type === "live") {
@@ -126,6 +148,9 @@ function handle(m) {
 
 // built: the state already made of it (a resync's, built in pieces), else made here.
 function handleSnapshot(m, built = null) {
+  if (m.effective !== undefined) effective = m.effective;  // a room too big: the note at once
+  const waiting = document.getElementById("room-waiting");
+  if (waiting) waiting.remove();  // "building" until the room's data is here (issue #38)
   state = built || timed("room:snapshot:apply", () => applySnapshot(state, m)); lastWall = performance.now(); explain(state.events);
   if (m.lesson !== undefined) lessonPanel.snapshot(m.lesson);  // not in snapshot.json
   timed("room:snapshot:render", () => renderAll());
@@ -193,7 +218,7 @@ function renderAll() {
 }
 
 function renderChanged(changed, newEvents) {
-  timed("room:delta:topology", () => { topology.renderChanged(changed); topology.paint(simNow()); });
+  timed("room:delta:topology", () => { topology.renderChanged(changed); if (changed.nodes.size && !topology.compact()) sizeTiles(); topology.paint(simNow()); });
   timed("room:delta:timeline", () => renderTimeline(false, newEvents));
   scrubber.render(state);
   if (selected) showDetail(selected.kind, selected.key, true);
@@ -212,6 +237,17 @@ function applyFocus() {
     z.el.classList.toggle("focused", Boolean(f) && f.zones.has(zone));
     z.el.classList.toggle("unfocused", Boolean(f) && !f.zones.has(zone) && ![...f.nodes].some((x) => (state.nodes.get(x) || {}).zone === zone));
   }
+  sizeTiles();
+}
+// The projector's tiles: big (everything written out) or small (name and signs), bigTiles.
+function sizeTiles() {
+  const list = [];
+  for (const [name, el] of topology.nodeEls) {
+    const n = state.nodes.get(name);
+    if (n) list.push({ name, zone: n.zone, loud: !el.classList.contains("calm") || Boolean(n.kubeletVersion) });
+  }
+  const big = bigTiles(lessonPanel.focus(), list);
+  for (const [name, el] of topology.nodeEls) el.classList.toggle("big", big.has(name));
 }
 
 // The time the page shows: the clock, the countdowns and the picture agree on it (shownTime).
@@ -241,6 +277,9 @@ function renderParams() {
   }
   const form = document.getElementById("params");
   if (!form) return;
+  // Shown with the release's own values only (no 1.18-style defaults before they arrive).
+  form.hidden = false;
+  document.getElementById("params-head").hidden = false;
   const note = document.getElementById("params-version");
   if (note && p.kubernetesVersion) note.textContent = `Kubernetes ${p.kubernetesVersion}: fixed for the room (a cluster does not change release while it runs; create a room to try another).`;
   for (const input of form.querySelectorAll("input")) {
@@ -274,7 +313,32 @@ function renderTimeline(full, newEvents = []) {
   } else timeline.prepend(wanted.map((w) => w.make()));
 }
 
-function showDetail(kind, key, quiet = false) {
+// A square of a big room clicked (near: where): its details beside it, the page stays where
+// it is (it jumped down to Details; issue #38); the Details card below has them too.
+const squareBox = document.getElementById("square-detail");
+function showSquare(key, near) {
+  if (!squareBox) return;
+  const o = outlook("node", key, state);
+  const more = h("button", { class: "more", text: "history and YAML in Details ↓" });
+  more.addEventListener("click", () => { squareBox.hidden = true; els.detail.scrollIntoView({ block: "nearest" }); });
+  const close = h("button", { class: "close", text: "×", title: "close (Esc)" });
+  close.addEventListener("click", () => { squareBox.hidden = true; });
+  const n = state.nodes.get(key);
+  squareBox.replaceChildren(...[close, h("h3", { text: `node ${key}` }),
+    n ? h("p", { class: "muted", text: `${n.zone || ""} · Ready=${n.ready ?? "?"}${(n.taints || []).length ? ` · taints: ${n.taints.map((x) => `${x.key}:${x.effect}`).join(", ")}` : ""}` }) : null,
+    ...o.now.map((x) => h("p", { text: x })),
+    o.next.length ? h("ul", {}, ...o.next.map((x) => h("li", {}, h("strong", { text: x.at === null ? "no set time" : fmtTime(x.at) }), " ", x.text)))
+      : h("p", { class: "muted", text: "Nothing is scheduled for it." }),
+    more].filter(Boolean));
+  squareBox.hidden = false;
+  const w = squareBox.offsetWidth, hgt = squareBox.offsetHeight;
+  squareBox.style.left = `${Math.max(8, Math.min(near.x + 12, innerWidth - w - 8))}px`;
+  squareBox.style.top = `${Math.max(8, Math.min(near.y + 12, innerHeight - hgt - 8))}px`;
+}
+document.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && squareBox) squareBox.hidden = true; });
+
+function showDetail(kind, key, quiet = false, near = null) {
+  if (near) { showSquare(key, near); quiet = true; }
   selected = { kind, key };
   if (kind === "node") charts.selectNode(key);
   const obj = kind === "node" ? state.nodes.get(key) : kind === "zone" ? state.zones.find((z) => z.zone === key) : state.pods.get(key);
@@ -311,6 +375,11 @@ function tick() {
   // each frame made the browser restyle, lay out and repaint the page at every frame.
   setText(els.clock, fmtTime(Math.max(0, t)));
   setText(els.speed, state.paused ? "paused" : `${state.speed}×`);
+  // "Start" (a class room made paused at 0 s) goes once the clock has started.
+  lessonPanel.clock(state.paused);  // (learning alone, Next goes on from a paused step)
+  if (els.notStarted && !els.notStarted.hidden && state.seq >= 0 && (!state.paused || t > 0)) els.notStarted.hidden = true;
+  const note = rewinding !== null ? `rewinding to ${fmtShort(rewinding)}…` : speedNote(state.speed, state.paused, effective);
+  if (els.speedNote) { setText(els.speedNote, note); if (els.speedNote.hidden !== !note) els.speedNote.hidden = !note; }
   if (now - lastSlow < 250) { requestAnimationFrame(tick); return; }
   lastSlow = now;
   timed("room:paint", () => { topology.paint(t); scrubber.paint(t); });
@@ -318,24 +387,44 @@ function tick() {
 }
 
 // -- operator controls -------------------------------------------------------------------------
-// A fault button's dataset -> the action, in the scenario format (design.md, faults).
-function faultAction(d) {
-  const type = d.fault;
-  if (d.zone !== undefined) return { type, zone: d.zone };
-  if (d.pod) return type === "LeakMemory" ? { type, pod: d.pod, rate: "50Mi" } : { type, pod: d.pod };
-  if (type === "LeakMemory") {
-    const pod = leakTarget(podsByNode(state).get(d.node) || []);
-    return { type, pod, rate: "50Mi" };
-  }
-  if (type === "FillDisk") return { type, node: d.node, rate: "500Mi" };
-  return { type, node: d.node };
+// A clock control; Play and Step of a lesson room carry the lesson state this page shows (the
+// server drops one pressed on a state the lesson has left, instead of applying the lesson's
+// rule to a question this page never showed).
+function control(kind, value) {
+  const at = kind === "resume" || kind === "step" ? lessonPanel.stamp() : null;
+  return at ? { type: kind, value, at } : { type: kind, value };
 }
-// A node's "stop leaks": one StopLeak per leak running on it or its pods.
+// The rewind box: a time is needed (an empty box once reset the room to 0 s, every injected
+// fault gone for everyone; issue #38). The server refuses a rewind without one too, and asks
+// first when the rewind would undo faults injected after its time ({type: "confirm"}).
+const rewindNote = document.getElementById("rewind-note");
+function noteRewind(text, confirm = null) {
+  if (!rewindNote) { showError(text); return; }
+  const kids = [h("span", { class: "rewind-note-text", text })];
+  if (confirm) {
+    const yes = h("button", { class: "confirm", text: "Rewind anyway" });
+    yes.addEventListener("click", () => { rewindNote.hidden = true; send({ ...confirm, confirm: true }); });
+    const no = h("button", { class: "cancel", text: "Cancel" });
+    no.addEventListener("click", () => { rewindNote.hidden = true; });
+    kids.push(yes, no);
+  }
+  rewindNote.replaceChildren(...kids);
+  rewindNote.hidden = false;
+}
+function askRewind() {
+  const box = document.getElementById("rewind-t");
+  const raw = box.value.trim();
+  if (!raw || !Number.isFinite(Number(raw))) {
+    noteRewind("Rewind to when? Type a time in simulated seconds first (the clock's 01:30 is 90 s). Nothing was rewound.");
+    box.focus();
+    return;
+  }
+  if (rewindNote) rewindNote.hidden = true;
+  send({ type: "rewind", t: Number(raw) });
+}
+// A fault button's dataset -> the actions it sends (faultmenu.js: the comparison sends the same).
 function faultActions(d) {
-  if (d.fault !== "StopLeak" || !d.node) return [faultAction(d)];
-  const pods = podsByNode(state).get(d.node) || [];
-  const list = stopLeakActions(d.node, leaks(d.node, pods, state.events));
-  return list.length ? list : [faultAction(d)];
+  return faultActionsFor(d, (d.node && podsByNode(state).get(d.node)) || [], state.events, d.node ? state.nodes.get(d.node) : null);
 }
 if (operator) {
   document.addEventListener("click", (ev) => {
@@ -345,22 +434,24 @@ if (operator) {
       if (b.closest("details.node-menu")) topology.closeMenus();
     }
     const rw = ev.target.closest("button.rewind-here");
-    if (rw) send({ type: "rewind", t: Number(rw.dataset.t) });
+    // The scrubber's drag and a timeline entry's ⟲ name their time as they are pressed
+    // ("rewind to 01:30?"): sent confirmed. The box asks first (askRewind).
+    if (rw) send({ type: "rewind", t: Number(rw.dataset.t), confirm: true });
     const sc = ev.target.closest("button.scale");
     if (sc) send({ type: "action", action: { type: "ScaleWorkload", workload: sc.dataset.workload, replicas: Number(sc.dataset.replicas) } });
     const c = ev.target.closest("button[data-ctl]");
     if (c) {
       const kind = c.dataset.ctl;
-      if (kind === "rewind") send({ type: "rewind", t: Number(document.getElementById("rewind-t").value || 0) });
-      else send({ type: kind, value: c.dataset.value ? Number(c.dataset.value) : undefined });
+      if (kind === "rewind") askRewind();
+      else send(control(kind, c.dataset.value ? Number(c.dataset.value) : undefined));
     }
   });
   document.getElementById("speed-select").addEventListener("change", (ev) => send({ type: "speed", value: Number(ev.target.value) }));
-  document.getElementById("add-node").addEventListener("click", () => {
+  document.getElementById("add-node")?.addEventListener("click", () => {
     const zone = state.zones.length ? state.zones[0].zone : "zone-a";
     send({ type: "action", action: { type: "AddNode", node: { name: `added-${Date.now() % 100000}`, zone } } });
   });
-  document.getElementById("params").addEventListener("submit", (ev) => {
+  document.getElementById("params")?.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const params = {};
     for (const input of ev.target.querySelectorAll("input")) {
@@ -392,8 +483,43 @@ function setPresenter(on) {
   }
 }
 document.getElementById("presenter").addEventListener("click", () => setPresenter(!document.body.classList.contains("presenter")));
+
+// -- keys: one table (keys.js) for what they do and for the `?` overlay that lists them ---------
+function keyContext() {
+  return { operator, lesson: Boolean(lessonPanel.ls.def), presenter: document.body.classList.contains("presenter") };
+}
+function playPause() {
+  if (!state.paused) { send({ type: "pause" }); return; }
+  if (!lessonPanel.play()) send(control("resume"));  // at an open question: the reveal first
+}
+const helpBox = document.getElementById("keys-help");
+function showHelp(on) {
+  if (!helpBox) return;
+  if (on) {
+    const ctx = keyContext();
+    helpBox.querySelector(".keys-rows").replaceChildren(...keyRows(ctx).map((r) => h("tr", {},
+      h("th", {}, ...r.keys.flatMap((k, i) => [i ? " " : null, h("kbd", { text: k })]).filter(Boolean)), h("td", { text: r.what }))));
+    helpBox.querySelector(".keys-note").textContent = KEYS_NOTE;
+  }
+  helpBox.hidden = !on;
+  if (on) helpBox.querySelector("button.close").focus();
+}
+helpBox?.addEventListener("click", (ev) => { if (ev.target === helpBox || ev.target.closest("button.close")) showHelp(false); });
+document.getElementById("keys-button")?.addEventListener("click", () => showHelp(helpBox.hidden));
 document.addEventListener("keydown", (ev) => {
-  if (ev.target.closest("input, select, textarea") || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-  if (ev.key === "p" || ev.key === "P") setPresenter(!document.body.classList.contains("presenter"));
+  if (ev.ctrlKey || ev.metaKey || ev.altKey || typing(ev.target)) return;
+  const action = keyAction(ev.key, keyContext());
+  if (!action) return;
+  if (action === "close") { if (helpBox && !helpBox.hidden) { ev.preventDefault(); showHelp(false); } return; }
+  if (action === "play-pause" && ownButton(ev.target)) return;  // that button's own Space
+  ev.preventDefault();
+  // (a focused Play or Step button would also take the Space as its own click on key up)
+  if (action === "play-pause" && ev.target.blur && ev.target !== document.body) ev.target.blur();
+  if (helpBox && !helpBox.hidden && action !== "help") showHelp(false);
+  if (ev.repeat) return;  // a key held down is one press
+  if (action === "help") showHelp(Boolean(helpBox && helpBox.hidden));
+  else if (action === "next" || action === "prev") lessonPanel.press(action);
+  else if (action === "play-pause") playPause();
+  else if (action === "presenter") setPresenter(!document.body.classList.contains("presenter"));
 });
 if (new URL(location.href).searchParams.get("present") === "1") setPresenter(true);

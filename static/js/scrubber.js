@@ -4,7 +4,7 @@
 // it read-only. The marks' arithmetic is pure (exported, tests/js/scrubber.test.mjs).
 import { h, setStyle, setText } from "./dom.js";
 import { timed } from "./perf.js";
-import { fmtShort } from "./state.js";
+import { fmtShort, fmtTime } from "./state.js";
 
 export const LANES = [
   { kind: "fault", label: "faults", one: "fault", color: "#2e7dd7" },
@@ -17,7 +17,7 @@ export const LANES = [
 // Which lane an event is marked in; null: not marked (pods created, scheduled, ready, ...).
 export function markKind(e) {
   switch (e.type) {
-    case "Fault": return "fault";
+    case "Fault": case "FaultRefused": return "fault";
     case "NodeReady": case "NodePoweredOff": return "node";
     case "TaintAdded": case "TaintRemoved": return e.effect === "NoExecute" || e.key === "node.kubernetes.io/out-of-service" ? "taint" : null;
     case "PodDeleted": case "PodEvicted": return "pod";
@@ -102,7 +102,10 @@ export class Scrubber {
         this.stop();
         if (t < this.now - 1e-6) opts.onRewind(t);
       };
-      this.range.addEventListener("pointerdown", () => { this.dragging = true; this.viaKeys = false; });
+      // Dragging begins when the handle moves (input), not at a press: a click on the handle
+      // that moved nothing left the scrubber "dragging", its time stuck where it was clicked
+      // while the clock went on (06:44 beside the header's 06:50; issue #38).
+      this.range.addEventListener("pointerdown", () => { this.viaKeys = false; });
       this.range.addEventListener("keydown", (ev) => {
         if (ev.key === "Enter" && this.dragging) { ev.preventDefault(); commit(); }
         else if (ev.key === "Escape") { this.stop(); this.paint(this.now); }
@@ -196,6 +199,6 @@ export class Scrubber {
     if (this.dragging) return;
     if (t > this.end) { this.end = t; this.range.max = String(t); setText(this.endLabel, fmtShort(t)); }
     if (this.range.value !== String(t)) this.range.value = String(t);
-    setText(this.label, fmtShort(Math.floor(t)));
+    setText(this.label, fmtTime(Math.max(0, t)).slice(0, -4));  // the header's mm:ss, cut the same way
   }
 }

@@ -92,6 +92,21 @@ export function shownTime(state) {
   return state.simT;
 }
 
+// A room too big for its worker's tick budget runs slower than asked (controller/rooms/tick.py):
+// its deltas and clock messages carry the speed it really runs at ("effective", null when it
+// keeps up). The note the page shows beside the speed, or "" (none).
+export function speedNote(speed, paused, effective) {
+  if (paused || effective === null || effective === undefined || !(effective < speed)) return "";
+  return `running at ${fmtSpeed(effective)}× of the ${fmtSpeed(speed)}× asked: too big for this server`;
+}
+
+// 10 and over as whole numbers, from 1 with one decimal, under 1 with two significant digits.
+export function fmtSpeed(x) {
+  if (x >= 10) return String(Math.round(x));
+  if (x >= 1) return String(Math.round(x * 10) / 10);
+  return String(Number(x.toPrecision(2)));
+}
+
 export function podsByNode(state) {
   const out = new Map();
   for (const p of state.pods.values()) {
@@ -157,7 +172,8 @@ export function why(e, state) {
       if (e.reason === "Evicted") return `kubelet eviction manager on the pod's node evicted it: Failed (Evicted)${statusWhenStopped(state)}, sent by the kubelet's status manager at once, or, from a partitioned kubelet, at its first syncBatch (every 10 s) after the heal`;
       if (e.reason === "Preempting") return `${PREEMPTION_RULE}: the pod was preempted to make room for a critical pod${statusWhenStopped(state)}`;
       if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
-      if (e.phase === "Failed" && !e.reason) return "PodGC (markFailedAndDeletePod, 1.26+): a pod it force-deletes is patched to phase Failed first, so it does not stay Running forever without a kubelet";
+      if (e.phase === "Failed" && !e.reason) return `PodGC (markFailedAndDeletePod, 1.26+): a pod it force-deletes is patched to phase Failed first, so it does not stay Running forever without a kubelet; or, for a pod being deleted on a live node, ${LAST_PHASE_RULE}: not every container exited 0 (SIGTERM's 143, SIGKILL's 137 at the grace period's end, or containers lost with the machine)`;
+      if (e.phase === "Succeeded" && !e.reason) return `${LAST_PHASE_RULE}: every container exited 0 on SIGTERM (sigterm.playground/exit-code: 0), so Succeeded; a kill's Evicted or Terminated reason is dropped with the new phase`;
       return "";
     case "PodRejected":
       if (e.reason && e.reason.startsWith("OutOf")) return admissionWhy(e.reason);
@@ -191,8 +207,14 @@ export function why(e, state) {
       return `kubelet eviction manager reports ${e.condition}=${e.status} (held for evictionPressureTransitionPeriod after the last breach)`;
     case "Fault":
       // SetParameters says what it changed: "controllerManager.nodeEvictionRate: 0.1 -> 0.5".
-      if (e.fault === "SetParameters" && Array.isArray(e.changes)) return `parameters changed: ${e.changes.join("; ") || "nothing"}`;
+      if (e.fault === "SetParameters" && Array.isArray(e.changes)) return `SetParameters: ${e.changes.join("; ") || "nothing"}`;
+      // kubectl label node X key=value key2-: the node's labels (exclude-disruption counts).
+      if (e.fault === "Label" && e.labels && typeof e.labels === "object") return `labels changed (kubectl label): ${Object.entries(e.labels).map(([k, v]) => (v === null ? `${k}-` : `${k}=${v}`)).join(" ")}`;
       return `fault injected: ${e.fault}`;
+    case "FaultRefused":
+      // A scenario's fault whose node, pod, zone or workload a live action removed before its
+      // instant: not applied, and the room goes on (as a live action whose target is gone).
+      return `fault not applied: the scenario's ${e.fault} names what no longer exists (${e.error}); the room goes on without it`;
     default:
       return "";
   }
@@ -226,6 +248,8 @@ function podGCWhy(e, state) {
 // "kubelet node shutdown manager (GracefulNodeShutdown, 1.21+): non-critical pods killed first
 // within shutdownGracePeriod − shutdownGracePeriodCriticalPods (20 s), ..."
 const PREEMPTION_RULE = "kubelet critical pod admission (CriticalPodAdmissionHandler)";
+// A pod's last phase (#115331): the kubelet PATCHes it before its status manager DELETEs the pod.
+const LAST_PHASE_RULE = "the kubelet's last phase (1.27+, SyncTerminatingPod and getPhase with podIsTerminal), written once the containers stopped and before the pod is deleted";
 const PREEMPTION_DISRUPTION = "Pod was preempted by Kubelet to accommodate a critical pod.";
 
 // 1.18 writes a killed pod's Failed status before the kill; later releases once its containers stopped.
@@ -295,7 +319,9 @@ export function fmtShort(t) {
 export function eventMatches(e, filter, state) {
   if (!filter) return true;
   const node = e.node && state ? state.nodes.get(e.node) : null;
-  const fields = [e.type, e.node, e.pod, e.zone, e.object, e.fault, e.reason, node ? node.zone : null]
+  // A parameter change is found by what its entry reads ("parameters changed", its fields).
+  const changes = Array.isArray(e.changes) ? `parameters changed ${e.changes.join(" ")}` : null;
+  const fields = [e.type, e.node, e.pod, e.zone, e.object, e.fault, e.reason, node ? node.zone : null, changes]
     .filter((v) => v !== null && v !== undefined).map((v) => String(v).toLowerCase());
   return filter.toLowerCase().split(/\s+/).filter(Boolean).every((w) => fields.some((v) => v.includes(w)));
 }

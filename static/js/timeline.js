@@ -11,14 +11,36 @@ export function entryKey(e, whyText) {
   return `${e.t}\u0000${e.type}\u0000${subject(e)}\u0000${whyText}`;
 }
 
-function subject(e) { return e.pod || e.node || e.zone || e.object || e.fault || ""; }
+function subject(e) { return eventLabel(e).subject; }
+
+// What an entry names: its type and subject. A parameter change reads "Parameters changed:
+// nodeEvictionRate 0.1 → 0.5" (it read "Fault SetParameters"); its JSON keeps type "Fault",
+// fault "SetParameters" and changes ("controllerManager.nodeEvictionRate: 0.1 -> 0.5"), as the
+// exports' text says it (controller/engine/timeline.py parameters_changed).
+export function eventLabel(e) {
+  if (e.type === "Fault" && e.fault === "SetParameters" && Array.isArray(e.changes)) {
+    return { type: "Parameters changed:", subject: e.changes.map(changeShown).join("; ") || "nothing" };
+  }
+  return { type: e.type, subject: e.pod || e.node || e.zone || e.object || e.fault || "" };
+}
+
+// "controllerManager.nodeEvictionRate: 0.1 -> 0.5" -> "nodeEvictionRate 0.1 → 0.5".
+export function changeShown(change) {
+  const text = String(change);
+  const i = text.indexOf(": ");
+  if (i < 0) return text;
+  const values = text.slice(i + 2).split(" -> ");
+  if (values.length !== 2) return text;
+  return `${text.slice(0, i).split(".").pop()} ${values[0]} → ${values[1]}`;
+}
 
 const keys = new WeakMap();  // entry element -> its entryKey
 
 // An entry's element (operator: with its "rewind here" button).
 export function entryElement(e, whyText, operator) {
+  const label = eventLabel(e);
   const li = h("li", { class: `ev t-${e.type}`, "data-t": e.t }, h("span", { class: "ev-t", text: fmtTime(e.t) }), " ",
-    h("span", { class: "ev-type", text: e.type }), " ", h("span", { class: "ev-subj", text: subject(e) }),
+    h("span", { class: "ev-type", text: label.type }), " ", h("span", { class: "ev-subj", text: label.subject }),
     operator ? h("button", { class: "rewind-here", "data-t": e.t, title: `rewind the room to ${fmtTime(e.t)}, just after this event`, text: "⟲" }) : null,
     h("div", { class: "why", text: whyText }));
   keys.set(li, entryKey(e, whyText));

@@ -7,7 +7,7 @@
 // Config.compactAbove nodes a canvas draws one square per node instead.
 import { fmtLeft, graceCountdown, tolerationCountdown } from "./countdown.js";
 import { h, setStyle, setText } from "./dom.js";
-import { leaks, nodeMenu } from "./faultmenu.js";
+import { faultBadges, leaks, nodeMenu, podLeakText } from "./faultmenu.js";
 import { Config, nodesByZone, podsByNode } from "./state.js";
 
 const FAULT_TITLES = {
@@ -33,6 +33,38 @@ const FAULT_TITLES = {
 const FAULT_TITLES_1_18 = {
   OutOfService: "kubectl taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute: in 1.18 only a NoExecute taint (pods deleted by the taint manager stay Terminating; PodGC's out-of-service rule came in 1.24, GA 1.28)",
 };
+// The small tiles' signs on the projector (a node not in the step, or one of many alike): what
+// a big tile writes out, a small one shows as a sign explained by the legend.
+export function tileSigns(n) {
+  const signs = [];
+  if (n.kubelet && n.kubelet.state !== "Running") signs.push("■");
+  if (n.taints.some((t) => t.effect === "NoExecute")) signs.push("✖");
+  if (n.taints.some((t) => t.effect !== "NoExecute")) signs.push("⚑");
+  if (n.kubeletVersion) signs.push(`v${n.kubeletVersion}`);
+  return signs.join("");
+}
+const LEGEND = [["l-ready", "", "Ready"], ["l-unknown", "", "Unknown"], ["l-notready", "", "NotReady"],
+  ["", "■", "kubelet stopped"], ["", "✖", "NoExecute taint"], ["", "⚑", "NoSchedule taint"], ["", "v1.x", "older kubelet"],
+  ["l-cordoned", "", "cordoned"], ["", "", "small tiles: not in this step, or many alike (click for details)"]];
+// The projector's big tiles (everything written out at 24 px): the nodes the step names, and
+// the nodes with something to see (not calm) in the step's zones (every zone without a focus)
+// while a zone has at most BIG_PER_ZONE of them; the rest are small tiles (name and signs, a
+// legend explains the signs). nodes: [{name, zone, loud}] -> Set of names.
+export const BIG_PER_ZONE = 4;
+export function bigTiles(focus, nodes) {
+  const named = focus ? focus.nodes : new Set();
+  const loud = new Map();
+  for (const n of nodes) {
+    if (named.has(n.name) || !n.loud) continue;
+    if (focus && !focus.zones.has(n.zone)) continue;
+    if (!loud.has(n.zone)) loud.set(n.zone, []);
+    loud.get(n.zone).push(n.name);
+  }
+  const out = new Set(named);
+  for (const names of loud.values()) if (names.length <= BIG_PER_ZONE) for (const x of names) out.add(x);
+  return out;
+}
+
 const POD_MARKS = { terminating: "↓", failed: "×", pending: "…", notready: "!" };
 const OWNER_COLORS = ["#2e7dd7", "#8e44ad", "#16a085", "#d35400", "#2c3e50", "#c2185b", "#6d8b00", "#00838f", "#795548", "#5c6bc0"];
 
@@ -73,7 +105,10 @@ export class Topology {
 
   renderAll() {
     const state = this.state;
-    this.els.zones.replaceChildren(); this.nodeEls.clear(); this.zoneEls.clear();
+    // The projector's legend: what the small tiles' colours and signs mean (CSS shows it there).
+    this.els.zones.replaceChildren(h("p", { class: "tile-legend" }, ...LEGEND.map(([cls, sign, text]) =>
+      h("span", { class: `legend-item ${cls}` }, sign ? h("span", { class: "legend-sign", text: sign }) : null, text))));
+    this.nodeEls.clear(); this.zoneEls.clear();
     const compact = this.compact();
     this.els.compact.hidden = !compact;
     this.els.zones.classList.toggle("compact", compact);
@@ -134,7 +169,8 @@ export class Topology {
       band.zoneData = z;
       const { total, ready } = counts.get(z.zone) || { total: 0, ready: 0 };
       // Rebuilt only when what it shows changed (the bucket's fill is painted from zoneData).
-      const shown = JSON.stringify([z.state, total, ready, z.qps, z.burst, z.queue.length, z.queue.slice(0, 8)]);
+      const backlog = z.clientBacklog > 0 ? Math.floor(z.clientBacklog) : 0;
+      const shown = JSON.stringify([z.state, total, ready, z.qps, z.burst, z.queue.length, z.queue.slice(0, 8), backlog, z.eventsQueued || 0]);
       if (band.shown === shown) continue;
       band.shown = shown;
       band.el.dataset.state = z.state;
@@ -144,7 +180,9 @@ export class Topology {
       band.head.replaceChildren(h("strong", { class: "zone-name", text: `zone ${z.zone || "(none)"}` }), " ",
         h("span", { class: `state s-${z.state}`, text: z.state }), " ",
         h("span", { class: "zone-ready", text: `${ready}/${total} Ready` }), " ",
-        h("span", { class: "muted zone-rate", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: z.qps === null ? "rate: after the reveal" : `${z.qps} node/s` }), ...(buttons ? [buttons] : []));
+        h("span", { class: "muted zone-rate", title: "the rate the zone's queue is drained at (setLimiterInZone)", text: z.qps === null ? "rate: after the reveal" : `${z.qps} node/s` }),
+        ...(backlog ? [" ", h("span", { class: "muted zone-backlog", title: "the node-controller's writes (node status, taints, pod status, events) wait for its client's tokens (--kube-api-qps / --kube-api-burst): its monitor pass lasts longer than its period, and the next one starts after it", text: `node-controller writes waiting for tokens: monitor pass running for ${backlog} s${z.eventsQueued ? `, ${z.eventsQueued} events queued` : ""}` })] : []),
+        ...(buttons ? [buttons] : []));
       // A lesson's open question about the zone (engine/holdback.py): its rate and tokens
       // come with the reveal.
       const bucket = z.qps === null ? h("span", { class: "bucket held", text: "tokens: after the reveal" }) : z.burst ? h("span", { class: "bucket", "data-zone": z.zone, title: "token bucket: one token per taint (or eviction); refills at the zone's rate, burst 1" },
@@ -166,7 +204,7 @@ export class Topology {
   // The node's actions, grouped, only those that apply to its state (faultmenu.js).
   actionMenu(n, pods) {
     const state = this.state;
-    const groups = nodeMenu(n, pods, { refused: (state.params && state.params.faultsRefused) || [], leaks: leaks(n.name, pods, state.events) });
+    const groups = nodeMenu(n, pods, { refused: (state.params && state.params.faultsRefused) || [], leaks: leaks(n.name, pods, state.events, n) });
     const list = h("div", { class: "node-actions" }, ...groups.map((g) => {
       const group = h("div", { class: "fault-group", role: "group", "data-group": g.group },
         h("span", { class: "fault-group-name", text: g.group }),
@@ -204,17 +242,22 @@ export class Topology {
     const podBox = h("div", { class: "pods" }, ...pods.map((p) => this.podMark(p)));
     // Nothing to look at (Ready, untainted, its kubelet running, its pods fine): the presenter
     // view dims it so the nodes that matter stand out.
+    // The faults injected on it that its status shows only later ("runtime down", "leaking"):
+    // on the tile at once, from the views the fault's delta carries (faultBadges).
+    const badges = faultBadges(n, pods, this.state.simT || 0);
     const calm = n.ready === "True" && !n.taints.length && !n.unschedulable && (!n.kubelet || n.kubelet.state === "Running")
-      && pods.every((p) => !p.terminating && p.phase === "Running" && p.ready !== false);
+      && !badges.length && pods.every((p) => !p.terminating && p.phase === "Running" && p.ready !== false);
     const kstate = n.kubelet && n.kubelet.state !== "Running" ? n.kubelet.state : null;
     const el = h("article", { class: `node ${readyClass(n)}${n.unschedulable ? " cordoned" : ""}${calm ? " calm" : ""}`, "data-node": n.name },
       h("header", {}, h("strong", { class: "node-name", text: n.name }), " ", h("span", { class: "ready-label", text: `Ready=${n.ready}` }),
         kstate ? h("span", { class: "kstate", text: ` kubelet ${kstate}` }) : null,
         n.unschedulable ? h("span", { class: "cordon-mark", text: " cordoned" }) : null,
+        ...badges.map((b) => h("span", { class: `fault-badge ${b.kind}`, "data-badge": b.kind, text: b.text, title: b.title })),
         n.kubelet && n.kubelet.shuttingDown ? h("span", { class: "kstate", text: " shutting down" }) : null,
         // Version skew: this node's kubelet is an older release than the control plane.
         n.kubeletVersion ? h("span", { class: "kver", text: ` kubelet ${n.kubeletVersion}`,
-          title: `this node's kubelet runs Kubernetes ${n.kubeletVersion}: its rules are that release's` }) : null),
+          title: `this node's kubelet runs Kubernetes ${n.kubeletVersion}: its rules are that release's` }) : null,
+        h("span", { class: "tile-signs", "aria-hidden": "true", text: tileSigns(n) })),
       conds ? h("div", { class: "conds", text: conds }) : null, grace, taints, podBox, buttons);
     el.addEventListener("click", (ev) => { if (!ev.target.closest("button, details")) this.opts.showDetail("node", n.name); });
     this.opts.focusNode(el, n);
@@ -228,9 +271,10 @@ export class Topology {
     // State by shape and sign too, not colour alone; the owner by colour.
     const mark = POD_MARKS[cls];
     const owner = p.owner || "no owner";
-    const el = h("span", { class: `pod ${cls} q-${p.qosClass}`, "data-pod": p.key, tabIndex: 0, role: "button",
+    const leak = podLeakText(p, this.state.simT || 0);
+    const el = h("span", { class: `pod ${cls} q-${p.qosClass}${leak ? " leaking" : ""}`, "data-pod": p.key, tabIndex: 0, role: "button",
       style: `--owner:${ownerColor(p.owner)}`,
-      title: `${p.key} (${owner}) ${p.terminating ? "Terminating" : p.phase}${p.reason ? " (" + p.reason + ")" : ""}${p.ready === false ? ", not Ready" : ""}` },
+      title: `${p.key} (${owner}) ${p.terminating ? "Terminating" : p.phase}${p.reason ? " (" + p.reason + ")" : ""}${p.ready === false ? ", not Ready" : ""}${leak ? `, ${leak}` : ""}` },
       mark ? h("span", { class: "pod-mark", "aria-hidden": "true", text: mark }) : null,
       h("span", { class: "pod-name", text: p.key.split("/")[1] }), h("span", { class: "countdown" }));
     el.addEventListener("keydown", (ev) => { if (ev.key === "Enter") { ev.stopPropagation(); this.opts.showDetail("pod", p.key); } });
@@ -302,7 +346,7 @@ export class Topology {
   compactClick(ev) {
     const r = this.els.compact.getBoundingClientRect();
     const name = this.layout && compactHit(this.layout, ev.clientX - r.left, ev.clientY - r.top);
-    if (name) this.opts.showDetail("node", name);
+    if (name) this.opts.showDetail("node", name, false, { x: ev.clientX, y: ev.clientY });
   }
 
   // One square per node. The squares' places are laid out again only when a node comes, goes

@@ -24,3 +24,9 @@ export function whatIfTitle(result) {
   const what = result.zone ? `zone ${result.zone}` : result.nodes.join(", ");
   return `${what} failed at ${secs(result.at_ms)}:`;
 }
+
+// Why a finished run has no row (the server's note; a run of an older server has none).
+export function whatIfEmpty(result) {
+  if (result.rows.length) return "";
+  return result.note || "No workload to show: this cluster has no Deployment, StatefulSet, ReplicaSet or DaemonSet, whose recovery the table measures.";
+}

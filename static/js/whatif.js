@@ -1,11 +1,12 @@
 // The room page's "What if" card: queue a headless run in the worker, poll, show per-workload
 // recovery (controller/whatif.py computes it).
-import { whatIfRows, whatIfTitle } from "./whatif-rows.js";
+import { whatIfEmpty, whatIfRows, whatIfTitle } from "./whatif-rows.js";
 
 const form = document.getElementById("whatif-form");
 const state = document.getElementById("whatif-state");
 const error = document.getElementById("whatif-error");
 const table = document.getElementById("whatif-result");
+const note = document.getElementById("whatif-note");
 
 function render(result) {
   const body = table.querySelector("tbody");
@@ -21,7 +22,11 @@ function render(result) {
     if (row.cls) tr.classList.add(row.cls);
     body.appendChild(tr);
   }
-  table.hidden = false;
+  // No row: the table is not shown bare; the note says why (controller/whatif.py empty_note).
+  const rows = body.childElementCount;
+  table.hidden = !rows;
+  note.textContent = rows ? "" : whatIfEmpty(result);
+  note.hidden = Boolean(rows);
   state.textContent = whatIfTitle(result);
 }
 
@@ -29,6 +34,7 @@ async function poll(url) {
   for (;;) {
     const res = await fetch(url);
     const body = await res.json();
+    if (!res.ok) throw new Error(body.error || res.statusText);  // 404: expired, or not this room's
     if (body.state === "done") return render(body);
     if (body.state === "failed") throw new Error(body.error);
     await new Promise((r) => setTimeout(r, 700));
@@ -39,6 +45,7 @@ form?.addEventListener("submit", async (ev) => {
   ev.preventDefault();
   error.hidden = true;
   table.hidden = true;
+  note.hidden = true;
   state.textContent = "running in the worker…";
   try {
     const res = await fetch(form.dataset.url, { method: "POST", body: new FormData(form) });

@@ -7,7 +7,9 @@ when a worker fails to come up."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +25,9 @@ from tests.redis_plugin import TEST_REDIS, RedisServer
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _spawn(args: list[str], db_name: str, log: Path) -> subprocess.Popen[bytes]:
+def _spawn(
+    args: list[str], db_name: str, log: Path, session: bool = False
+) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "REDIS_URL": TEST_REDIS.url,
@@ -38,30 +42,32 @@ def _spawn(args: list[str], db_name: str, log: Path) -> subprocess.Popen[bytes]:
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=session,
         )
 
 
 class Worker:
-    def __init__(self, db_name: str, log: Path) -> None:
+    """A tick worker, or (``heavy``) a heavy worker of one process (playground/workers.py):
+    builds, previews and what-ifs run only on a heavy one."""
+
+    def __init__(self, db_name: str, log: Path, heavy: bool = False, include: str = "") -> None:
         self.db_name = db_name
         self.log = log
+        self.heavy = heavy
+        self.include = include  # a test's module the worker imports too (Celery's --include)
         self.name = ""
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
-        self.name = f"test{time.monotonic_ns()}"
-        self.proc = _spawn(
-            [
-                "worker",
-                "--pool=threads",
-                "--concurrency=4",
-                "--loglevel=WARNING",
-                "-n",
-                f"{self.name}@%h",
-            ],
-            self.db_name,
-            self.log,
-        )
+        from playground.workers import heavy_worker_args, tick_worker_args
+
+        self.name = f"{'heavy' if self.heavy else 'test'}{time.monotonic_ns()}"
+        name = f"{self.name}@%h"
+        args = heavy_worker_args(name, concurrency=1) if self.heavy else tick_worker_args(name)
+        if self.include:
+            args.append(f"--include={self.include}")
+        # A heavy worker's pool processes are its children: killed with it (its session).
+        self.proc = _spawn(args, self.db_name, self.log, session=self.heavy)
         try:
             self._wait_for_ping()
         except BaseException:
@@ -84,6 +90,9 @@ class Worker:
 
     def kill(self) -> None:
         if self.proc is not None:
+            if self.heavy:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.kill()
             self.proc.wait(timeout=10)
             self.proc = None
@@ -97,6 +106,19 @@ def celery_worker_proc(
     from django.db import connection
 
     worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker.start()
+    yield worker
+    worker.kill()
+
+
+@pytest.fixture
+def heavy_worker_proc(
+    transactional_db: None, redis_server: RedisServer, tmp_path: Path
+) -> Iterator[Worker]:
+    """A heavy worker (one process): room builds, import previews, what-if runs."""
+    from django.db import connection
+
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "heavy.log", heavy=True)
     worker.start()
     yield worker
     worker.kill()

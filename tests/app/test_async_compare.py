@@ -30,7 +30,7 @@ def _built_by_a_worker(left: Room, right: Room, tmp_path, snapshots: bool = Fals
     and the worker's log are the failure's message."""
     from django.db import connection
 
-    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log", heavy=True)
     worker.start()
     try:
         wait_for(

@@ -77,12 +77,15 @@ def test_the_form_returns_at_once_and_a_worker_makes_the_room_live(
     assert tick.room_advance(room.pk) is None
     assert Room.objects.get(pk=room.pk).sim_ms == 0
 
-    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log", heavy=True)
     worker.start()
     try:
         wait_for(
             lambda: Room.objects.get(pk=room.pk).build_state == "live", 60, "the room to be live"
         )
+        # The heavy worker stores the room's snapshot after making it live, still holding its
+        # lock (the ticking worker restores the engine from it): not killed before that.
+        wait_for(lambda: EngineSnapshot.objects.filter(room=room).exists(), 60, "its snapshot")
     except AssertionError:
         r = Room.objects.get(pk=room.pk)
         log = worker.log.read_text(errors="replace")[-3000:]
@@ -209,16 +212,17 @@ def test_a_lost_build_is_queued_again_by_the_beat(db, redis_server, monkeypatch)
 
 
 def test_a_worker_killed_mid_build_loses_nothing(
-    client, transactional_db, redis_server, celery_beat_proc, tmp_path
+    client, transactional_db, redis_server, celery_worker_proc, celery_beat_proc, tmp_path
 ) -> None:
-    """kill -9 of the worker while it builds: its lock lapses (BUILD_LOCK_MS), the beat
-    queues the build again, another worker builds it: the room is live, as if built once."""
+    """kill -9 of the heavy worker while it builds: its lock lapses (BUILD_LOCK_MS), the beat
+    (its tick task, on the tick worker) queues the build again, another heavy worker builds
+    it: the room is live, as if built once."""
     from django.db import connection
 
     from controller.bench.build import big_room_text
 
     db = connection.settings_dict["NAME"]
-    first = Worker(db, tmp_path / "w1.log")
+    first = Worker(db, tmp_path / "w1.log", heavy=True)
     first.start()
     try:
         response = _post(client, big_room_text(300, 9000), "killed")
@@ -232,7 +236,7 @@ def test_a_worker_killed_mid_build_loses_nothing(
     finally:
         first.kill()  # kill -9, mid-build
     assert Room.objects.get(pk=room.pk).build_state == "building"
-    second = Worker(db, tmp_path / "w2.log")
+    second = Worker(db, tmp_path / "w2.log", heavy=True)
     second.start()
     try:
         wait_for(

@@ -87,7 +87,7 @@ def test_a_big_import_returns_at_once_and_the_worker_imports_and_builds_it(
     assert 'id="building"' in page and 'data-importing="1"' in page
     assert "kubectl output is imported first" in page and 'id="import-report"' not in page
 
-    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log", heavy=True)
     worker.start()
     try:
         room = _wait_live(room, worker)
@@ -352,7 +352,7 @@ def test_a_long_outputs_preview_returns_at_once_and_a_worker_imports_it(
         assert 'data-state="running"' in page and "Importing the cluster (1.4" in page
     assert not Room.objects.exists()
 
-    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log")
+    worker = Worker(connection.settings_dict["NAME"], tmp_path / "worker.log", heavy=True)
     worker.start()
     try:
         for response in (good, broken):

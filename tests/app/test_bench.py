@@ -25,6 +25,20 @@ def test_cluster_merges_one_beat_seen_by_many_rooms(instants, merged) -> None:
     assert rooms._cluster(instants) == merged
 
 
+def test_clock_watch_counts_a_beat_a_room_missed_and_a_beat_no_room_reached() -> None:
+    # Beats every 1 s from 100 to 109 in the window [100, 111]; room 1 reached all of them,
+    # room 2 missed 104, and no room reached 107 (a stalled worker: not seen at all).
+    watch = rooms.ClockWatch([1, 2], period=1.0)
+    beats = [100.0 + i for i in range(10) if i != 7]
+    watch.reached = {1: set(beats), 2: {b + 0.01 for b in beats if b != 104.0}}
+    r = watch.on_time(100.0, 111.0)
+    assert (r["beats"], r["expected"]) == (9, 9)
+    assert (r["pairs"], r["late"], r["on_time"]) == (17, 1, round(17 / 18, 3))
+    # The window's expected beats count when fewer were seen (107 reached by no room).
+    r = watch.on_time(100.0, 112.0)
+    assert (r["beats"], r["expected"], r["late"]) == (9, 10, 3)
+
+
 @pytest.mark.parametrize(
     ("values", "q", "expected"),
     [([3.0], 0.95, 3.0), ([1.0, 2.0, 3.0, 4.0], 0.5, 2.0), ([*range(1, 101)], 0.95, 95)],

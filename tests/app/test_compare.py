@@ -103,3 +103,50 @@ def test_the_compare_form_makes_a_comparison_and_its_page_shows_both(client, db)
     c = Comparison.objects.latest("id")
     page = client.get(response["Location"]).content.decode()
     assert c.left.slug in page and c.right.slug in page and "Merged timeline" in page
+
+
+# -- issue #37: kube-scheduler's clientConnection may differ ---------------------------------------
+def test_the_schedulers_client_may_differ_field_by_field(db) -> None:
+    """Its changes merge into the scenario's clientConnection: a side that changes the QPS
+    keeps the scenario's burst."""
+    text = scenario(
+        "cmp-sched", 2, (pod(),), spec="  scheduler: {clientConnection: {qps: 10, burst: 5}}\n"
+    )
+    c = compare.comparison_create(
+        "",
+        text,
+        [("as written", {}), ("qps 200", {"scheduler": {"clientConnection": {"qps": 200}}})],
+        None,
+        10.0,
+    )
+    left = load_scenario(c.left.scenario_yaml).config.scheduler
+    right = load_scenario(c.right.scenario_yaml).config.scheduler
+    assert (left.client_qps, left.client_burst) == (10, 5)
+    assert (right.client_qps, right.client_burst) == (200, 5)
+
+
+def test_a_bad_scheduler_change_names_the_side_and_the_field(db) -> None:
+    before = (Room.objects.count(), Comparison.objects.count())
+    with pytest.raises((errors.ActionError, ScenarioError)) as exc:
+        make(right={"scheduler": {"clientConnection": {"burst": -1}}})
+    assert "right: spec.scheduler.clientConnection.burst" in str(exc.value)
+    assert "must be non-negative" in str(exc.value)
+    assert (Room.objects.count(), Comparison.objects.count()) == before
+
+
+def test_the_compare_form_takes_the_scheduler_section(client, db) -> None:
+    response = client.post(
+        "/",
+        {
+            "cmp-scenario": "01-single-node-failure",
+            "cmp-left_label": "default",
+            "cmp-left_changes": "",
+            "cmp-right_label": "scheduler qps 200",
+            "cmp-right_changes": "scheduler: {clientConnection: {qps: 200, burst: 300}}",
+            "cmp-speed": "10",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    c = Comparison.objects.latest("id")
+    right = load_scenario(c.right.scenario_yaml).config.scheduler
+    assert (right.client_qps, right.client_burst) == (200, 300)

@@ -218,7 +218,7 @@ def test_a_tick_the_database_cannot_store_blames_nobody_and_is_tried_again(
 @pytest.mark.parametrize(
     ("frame", "expect"),
     [
-        pytest.param({"bytes_data": b"\x00"}, ("close", 1003), id="binary frame: 1003"),
+        pytest.param({"bytes_data": b"\x00"}, ("close", 4415), id="binary frame: 4415"),
         pytest.param({"text": ""}, ("error", "empty message"), id="empty frame"),
         pytest.param({"text_data": "  "}, ("error", "empty message"), id="blank frame"),
         pytest.param({"text_data": "{"}, ("error", "messages must be JSON objects"), id="not JSON"),
@@ -265,7 +265,7 @@ def test_every_frame_gets_an_answer_and_presence_is_cleaned_up(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unknown_websocket_path_is_closed_cleanly_with_1008() -> None:
+def test_an_unknown_websocket_path_is_closed_cleanly_with_4404() -> None:
     async def run() -> Any:
         comm = _comm(None, path="/ws/nowhere/")
         connected, code = await comm.connect()
@@ -274,7 +274,7 @@ def test_an_unknown_websocket_path_is_closed_cleanly_with_1008() -> None:
         return connected, out
 
     connected, out = async_to_sync(run)()
-    assert (connected, out.get("type"), out.get("code")) == (True, "websocket.close", 1008)
+    assert (connected, out.get("type"), out.get("code")) == (True, "websocket.close", 4404)
 
 
 # -- 5: rewind bounds ---------------------------------------------------------------------------
@@ -490,6 +490,20 @@ def test_the_admin_offers_only_the_releases_fields_with_its_defaults(staff, room
     assert "controllerManager.nodeEvictionRate" in text
     assert "Default in Kubernetes 1.34: 0.1" in text
     assert "podEvictionTimeout" not in text and "enableTaintManager" not in text
+
+
+def test_the_admin_shows_every_duration_in_one_unit_style(staff, room: Room) -> None:
+    """nodeStatusUpdateFrequency read "10000" where every other duration read "5s", "50s"."""
+    url = f"/admin/controller/clusterparameters/{room.parameters.pk}/change/"
+    form = staff.get(url).context["adminform"].form
+    shown = {name: form.fields[name].initial for name in form.setting_fields}
+    assert shown["kubelet__nodeStatusUpdateFrequency"] == "10s"
+    assert shown["controllerManager__nodeMonitorPeriod"] == "5s"
+    periods = [n for n, (_s, _k, kind) in form.setting_fields.items() if kind == "status period"]
+    assert periods and all(str(shown[n]).endswith("s") for n in periods)
+    # Unchanged, the form applies nothing (the shown value reads back as the same duration).
+    assert staff.post(url, shown).status_code == 302
+    assert not Action.objects.filter(room=room, kind="SetParameters").exists()
 
 
 def test_the_admin_refuses_a_bad_value_naming_the_field(staff, room: Room) -> None:

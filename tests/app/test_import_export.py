@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import uuid
 from pathlib import Path
 
 import pytest
@@ -255,7 +256,27 @@ def test_what_if_card_only_for_the_operator_of_an_imported_cluster(client, db) -
     assert "<option>eu-west-1b</option>" in operator
 
 
-def test_what_if_in_the_worker(client, celery_worker_proc) -> None:
+def test_a_what_if_run_is_read_through_its_own_room_only(client, db, redis_server) -> None:
+    """Another room's URL and an unknown id are 404 (before: any room read any run, and an
+    unknown id answered {"state": "running"} forever). No worker runs it here: queued."""
+    room, other = _room(), _room()
+    response = client.post(
+        f"/rooms/{room.slug}/whatif", {"zone": "eu-west-1b", "token": room.operator_token}
+    )
+    run = response.json()["id"]
+    assert client.get(f"/rooms/{room.slug}/whatif/{run}").json() == {"state": "running"}
+    for url in (
+        f"/rooms/{other.slug}/whatif/{run}",
+        f"/rooms/{room.slug}/whatif/{uuid.uuid4()}",
+        f"/rooms/{room.slug}/whatif/no-such-task",
+        f"/rooms/{room.slug}/whatif/{run.upper()}",
+    ):
+        response = client.get(url)
+        assert response.status_code == 404, url
+        assert response.json() == {"error": "no such What-if run in this room"}
+
+
+def test_what_if_in_the_worker(client, heavy_worker_proc) -> None:
     import time
 
     room = _room()

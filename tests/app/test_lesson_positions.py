@@ -22,13 +22,16 @@ def room(db: None):
 
 def test_a_reached_checkpoint_says_where_it_paused_the_room_and_nothing_more(room: Room) -> None:
     snap = messages.snapshot(room)
-    cps = [s["checkpoint"] for s in snap["def"]["steps"] if s["checkpoint"]]
-    assert [cp["id"] for cp in cps] == ["silent", "taint"]
-    assert all("at" not in cp and "answer" not in cp and "expect" not in cp for cp in cps)
     assert snap["state"]["reached"] == {}
+    # Not reached: not even its step is told (issue #38), let alone a pause time.
+    assert snap["def"]["steps"][1:] == [{"withheld": True}] * 3
     r = tick(room, 20)
     assert messages.snapshot(r)["state"]["reached"] == {"silent": 70.0}
     classroom.next_step(r.pk, "teacher")  # reveals
     classroom.next_step(r.pk, "teacher")  # goes on
     r = tick(Room.objects.get(pk=r.pk), 30)
-    assert messages.snapshot(r)["state"]["reached"] == {"silent": 70.0, "taint": 110.0}
+    snap = messages.snapshot(r)
+    assert snap["state"]["reached"] == {"silent": 70.0, "taint": 110.0}
+    cps = [s["checkpoint"] for s in snap["def"]["steps"] if s.get("checkpoint")]
+    assert [cp["id"] for cp in cps] == ["silent", "taint"]
+    assert all("at" not in cp and "answer" not in cp and "expect" not in cp for cp in cps)

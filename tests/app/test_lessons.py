@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
+from django.test import Client
 from django.utils.html import escape
 
 from controller import timeline_store
@@ -63,7 +64,15 @@ def test_a_lesson_room_gets_its_state_and_a_plain_room_none(room: Room) -> None:
     assert reading.room_snapshot(plain)["lesson"] is None
     snap = reading.room_snapshot(room)["lesson"]
     assert snap["def"]["title"] == "Heartbeats and the grace period"
-    assert [s["id"] for s in snap["def"]["steps"]] == ["healthy", "silent", "taint", "gone"]
+    # A step's text (title, question...) only once the lesson reaches it; the later ones are
+    # counted (issue #38: a closing recap states earlier answers).
+    assert snap["def"]["steps"][0]["id"] == "healthy"
+    assert snap["def"]["steps"][1:] == [{"withheld": True}] * 3
+    assert snap["state"]["checkpoint"] is None and snap["state"]["step"] == 0
+    r = tick(room, 20)  # paused at the 70 s checkpoint of step "silent"
+    snap = reading.room_snapshot(r)["lesson"]
+    assert [s.get("id") for s in snap["def"]["steps"]] == ["healthy", "silent", None, None]
+    assert snap["def"]["steps"][2:] == [{"withheld": True}] * 2
     # The page gets the questions, never the answers, whys, expectations or pause times.
     cp = snap["def"]["steps"][1]["checkpoint"]
     assert cp == {
@@ -74,7 +83,7 @@ def test_a_lesson_room_gets_its_state_and_a_plain_room_none(room: Room) -> None:
         "tolerance": 0.0,
     }
     assert snap["def"]["steps"][1]["focus"] == {"nodes": ["a-2"], "zones": []}
-    assert snap["state"]["checkpoint"] is None and snap["state"]["step"] == 0
+    assert snap["state"]["checkpoint"] == "silent" and snap["state"]["step"] == 1
 
 
 def test_the_clock_pauses_at_each_checkpoint_and_next_resumes_it(room: Room, tmp_path) -> None:
@@ -172,6 +181,9 @@ def test_answers_one_per_client_the_last_counts_and_the_reveal(asking: Room) -> 
     msg = messages.message(
         asking, definition.lesson_of(asking), LessonState.objects.get(room=asking)
     )
+    # The lesson up to its latest step (the consumer sends it to a page that lacks it).
+    lesson_def = msg.pop("def")
+    assert [s.get("id") for s in lesson_def["steps"]] == ["healthy", "silent", None, None]
     assert msg == {
         "type": "lesson",
         "step": 1,
@@ -527,6 +539,15 @@ def test_the_landing_page_offers_each_built_in_lesson(client, db: None) -> None:
     assert LessonState.objects.filter(room=room).exists()
     assert resp["Location"].endswith(f"?token={room.operator_token}")
     assert LessonState.objects.get(room=room).solo is False
+    # A class starts when its teacher starts it: paused at 0 s, a tick moves nothing, and
+    # the operator's page offers Start and the projector link (issue #38).
+    assert room.paused and room.sim_ms == 0
+    room = tick(room, 30)
+    assert room.sim_ms == 0
+    operator_page = client.get(resp["Location"]).content.decode()
+    assert 'id="start-class"' in operator_page and "?present=1" in operator_page
+    viewer = Client().get(f"/rooms/{room.slug}/").content.decode()  # no operator session
+    assert 'id="start-class"' not in viewer
     runtime.forget_cache()
 
 
@@ -545,6 +566,9 @@ def test_learn_alone_a_private_room_its_learner_answers_reveals_and_goes_on(
     room = Room.objects.get(name="mine")
     assert LessonState.objects.get(room=room).solo is True
     assert 'href="/rooms/' + room.slug not in client.get("/").content.decode()
+    # It waits at 0 s for the learner's Start (issue #38).
+    assert (room.paused, room.sim_ms, tick(room, 10).sim_ms) == (True, 0, 0)
+    controls.room_control(room.pk, "resume", None, "me")
     # The learner (the operator) is held back while a question is open: at 60 s, b-1's
     # Unknown time (105 s) is in the views, not in what the learner gets.
     r = tick(room, 10)

@@ -433,3 +433,29 @@ def test_an_imported_clusters_pods_are_counted_once(settings, value, accepted) -
             10.0,
         )
         assert Room.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "high"),
+    [
+        ("PLAYGROUND_MAX_REQUEST_BYTES", 64 * 2**20),
+        ("PLAYGROUND_MAX_UNSENT_BYTES", 256 * 2**20),
+        ("PLAYGROUND_MAX_SOCKETS_PER_ADDRESS", 100_000),
+    ],
+)
+def test_the_wire_limits_are_bounded_and_name_their_variable(monkeypatch, name, high) -> None:
+    """Issue #35: what a request body and a websocket may hold is bounded where it enters."""
+    from playground.settings import env_at_most
+
+    for raw, error in (
+        (str(high + 1), f"{name}={high + 1}: must be at most {high} (0 turns it off)"),
+        ("-1", f"{name}='-1': must not be negative (0 turns it off)"),
+        ("lots", f"{name}='lots': expected int"),
+    ):
+        monkeypatch.setenv(name, raw)
+        with pytest.raises(ImproperlyConfigured) as info:
+            env_at_most(name, 7, high)
+        assert str(info.value) == error
+    for raw, value in (("", 7), ("0", 0), (str(high), high)):
+        monkeypatch.setenv(name, raw)
+        assert env_at_most(name, 7, high) == value

@@ -49,11 +49,14 @@ def test_load_demo_creates_the_demo_lesson_paused_at_its_first_question(db: None
         runtime.forget_cache()
 
 
-def test_each_run_finds_the_demo_room_at_0_s_running(db: None) -> None:
+def test_each_run_finds_the_demo_room_at_0_s_waiting_for_its_first_viewer(db: None) -> None:
     from datetime import timedelta
 
     try:
         load_demo()
+        demo = Room.objects.get(slug="demo")
+        assert (demo.sim_ms, demo.idle_since is not None) == (0, True)
+        controls.room_wake(demo.pk)  # someone opened it and watched it to 40:00
         demo = Room.objects.get(slug="demo")
         tick.room_advance(demo.pk, demo.wall_anchor + timedelta(seconds=240))  # 40:00
         controls.room_control(demo.pk, "pause", None, "someone")
@@ -62,6 +65,14 @@ def test_each_run_finds_the_demo_room_at_0_s_running(db: None) -> None:
         again = Room.objects.get(pk=demo.pk)
         assert (again.sim_ms, again.paused, again.operator_token) == (0, False, demo.operator_token)
         assert not again.events.filter(t_ms__gt=0).exists()
+        # Unwatched, it waits at 0 s (issue #38: it was at 53:28 when first opened) ...
+        tick.room_advance(demo.pk, again.wall_anchor + timedelta(seconds=600))
+        assert Room.objects.get(pk=demo.pk).sim_ms == 0
+        # ... until someone opens it: its clock runs from then.
+        assert controls.room_wake(demo.pk)
+        woken = Room.objects.get(pk=demo.pk)
+        tick.room_advance(demo.pk, woken.wall_anchor + timedelta(seconds=6))
+        assert Room.objects.get(pk=demo.pk).sim_ms == 60_000
     finally:
         runtime.forget_cache()
 

@@ -187,8 +187,12 @@ ENDPOINTS: dict[str, tuple[str | None, list[str]]] = {
     # id is 404 for everyone, on every method, and shows nobody's token.
     "import-preview": (None, ["no-such-preview"]),
     "import-preview-json": (None, ["no-such-preview"]),
+    # The room's kubeconfig: GET the viewer's, POST the operator's (to the operator only).
+    "room-kubeconfig": ("room", []),
+    # The room's Kubernetes API: a bearer token or nothing (the pages' ?token= is no credential).
+    "kube-api": ("room", ["api/v1/nodes"]),
 }
-UNKNOWN_ID = {"import-preview", "import-preview-json"}
+UNKNOWN_ID = {"import-preview", "import-preview-json", "room-whatif-result"}
 GET_ONLY = {
     "import-preview-json",
     "healthz",
@@ -258,6 +262,16 @@ def test_http_endpoint_matrix(role: str) -> None:
                     }, what
             elif name in UNKNOWN_ID:
                 assert response.status_code == 404, what
+            elif name == "kube-api":
+                assert response.status_code == 401, what
+                assert response.json()["kind"] == "Status", what
+            elif name == "room-kubeconfig":
+                if method == "get":
+                    assert response.status_code == 200, what
+                elif method == "post":
+                    assert response.status_code == (200 if ROLES[role] else 403), what
+                else:
+                    assert response.status_code == 405, what
             else:
                 assert response.status_code in (200, 503), what  # healthz: 503 without beat
             shows_token = room.operator_token in body
@@ -269,6 +283,8 @@ def test_http_endpoint_matrix(role: str) -> None:
             elif name == "compare" and response.status_code == 200:
                 # The token only when it came with the request (owner and staff: their session).
                 assert shows_token == (role == "operator-token"), what
+            elif name == "room-kubeconfig" and method == "post" and ROLES[role]:
+                assert shows_token, what  # the operator's own kubeconfig
             elif name != "index":
                 assert not shows_token, what
     # The index page's POST is room creation (refused: not a valid form); nothing changed.

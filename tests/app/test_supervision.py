@@ -1,5 +1,5 @@
 """Issue #24, item 7: under `make run` (scripts/run.sh: supervisord) a kill -9 of the Celery
-worker, of beat and of Daphne each comes back within 5 s, the other processes untouched, and
+worker, of the heavy worker (issue #35), of beat and of Daphne each comes back within 5 s, the other processes untouched, and
 no operator action is lost (each applied exactly once). The real script, on the test's Redis and
 database, a free port and its own RUN_DIR."""
 
@@ -86,12 +86,12 @@ def test_kill_9_of_worker_beat_and_daphne_each_come_back_alone_and_lose_no_actio
     conf = run_dir / "supervisord.conf"
     try:
         _wait("make run healthy", 120, lambda: _healthy(port))
-        _wait("three processes", 30, lambda: len(_pids(conf)) == 3)
+        _wait("four processes", 30, lambda: len(_pids(conf)) == 4)
         room = create.room_create("supervised", SCENARIO, None, 10.0)
         submitted: list[int] = []
-        for program in ("worker-1", "beat", "web-0"):
+        for program in ("worker-1", "heavy-1", "beat", "web-0"):
             before = _pids(conf)
-            assert set(before) == {"web-0", "worker-1", "beat"}, before
+            assert set(before) == {"web-0", "worker-1", "heavy-1", "beat"}, before
             node = "n-1" if len(submitted) % 2 == 0 else "n-2"
             submitted.append(actions.action_submit(room, {"type": "Cordon", "node": node}, "t").pk)
             os.kill(before[program], signal.SIGKILL)

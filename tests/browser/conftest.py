@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from playground.workers import heavy_worker_args, tick_worker_args
 from tests.postgres_plugin import database_url
 from tests.redis_plugin import TEST_REDIS
 
@@ -45,7 +46,8 @@ def live_stack(
     transactional_db: None, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[str]:
     """``@pytest.mark.stack_env(NAME="value")`` on a test sets environment variables of the
-    stack's processes (settings such as PLAYGROUND_DELTA_MAX_BYTES)."""
+    stack's processes (settings such as PLAYGROUND_DELTA_MAX_BYTES); ``@pytest.mark.kubeapi``
+    also serves the rooms' Kubernetes API over https, as `make run` does (KUBEAPI_PORT)."""
     from django.db import connection
 
     if not Path(CHROMIUM).exists():
@@ -64,13 +66,21 @@ def live_stack(
     env.pop("PLAYGROUND_TEST_DB", None)
     log = open(tmp_path / "stack.log", "wb")  # noqa: SIM115
     daphne = ["daphne", "-b", "127.0.0.1", "-p", str(port), "playground.asgi:application"]
-    worker = ["celery", "-A", "playground", "worker", "--pool=threads", "--concurrency=4"]
-    worker += ["--loglevel=WARNING", "-n", f"browser{port}@%h"]
+    if request.node.get_closest_marker("kubeapi") is not None:
+        from controller.kubeapi import tls
+
+        tls_dir, tls_port = tls.ensure(tmp_path / "kubeapi-tls"), _free_port()
+        env |= {"KUBEAPI_PORT": str(tls_port), "KUBEAPI_TLS_DIR": str(tls_dir)}
+        daphne[-1:-1] = ["-e", tls.endpoint(tls_dir, tls_port)]
+    # The two kinds of worker every launcher starts (playground/workers.py): ticks, and the
+    # heavy queue's builds, previews, imports and what-ifs.
+    worker = ["celery", "-A", "playground", *tick_worker_args(f"browser{port}@%h")]
+    heavy = ["celery", "-A", "playground", *heavy_worker_args(f"browser-heavy{port}@%h")]
     beat = ["celery", "-A", "playground", "beat", "--loglevel=WARNING"]
     beat += [f"--schedule={tmp_path / 'beat'}"]
     procs = [
         subprocess.Popen([sys.executable, "-m", *args], cwd=REPO, env=env, stdout=log, stderr=log)
-        for args in (daphne, worker, beat)
+        for args in (daphne, worker, heavy, beat)
     ]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

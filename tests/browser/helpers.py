@@ -3,7 +3,10 @@ and wait until it shows the room, and use a node's action menu."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 CARD = 'article.node[data-node="{node}"]'
 
@@ -45,10 +48,19 @@ def open_room(
 def open_node_menu(page: Any, node: str) -> Any:
     """Open a node's action menu (one click on its "actions"), if it is not open: the menu."""
     menu = page.locator(f"{card(node)} details.node-menu")
-    if menu.get_attribute("open") is None:
-        page.click(f"{card(node)} details.node-menu > summary")
-    page.wait_for_selector(f"{card(node)} details.node-menu[open] .node-actions", timeout=10_000)
-    return menu
+    opened = f"{card(node)} details.node-menu[open] .node-actions"
+    # A card repainted between the look and the click (a delta, a resync on a loaded machine)
+    # may come back closed: look and click again, up to the same 10 s.
+    deadline = time.monotonic() + 10
+    while True:
+        if menu.get_attribute("open") is None:
+            page.click(f"{card(node)} details.node-menu > summary")
+        try:
+            page.wait_for_selector(opened, timeout=2_000)
+            return menu
+        except PlaywrightTimeoutError:
+            if time.monotonic() > deadline:
+                raise
 
 
 def node_action(page: Any, node: str, fault: str) -> None:

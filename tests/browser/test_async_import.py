@@ -8,12 +8,28 @@ import json
 import urllib.request
 
 import pytest
+from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from controller.bench.kubectl_list import big_kubectl_list
 
 from .conftest import ARTIFACTS
 
 pytestmark = pytest.mark.browser
+
+
+def _shot_unless_reloaded(page: Page, name: str) -> None:
+    """A screenshot of the building page, unless the page reloads into the live room under it.
+
+    The building page reloads itself the moment its room is live; a screenshot taken in that
+    instant waits on the live room's first paint (2,250 pods), which on a loaded 2-CPU CI
+    machine took over 30 s. The picture is an artifact, not an assertion: when the page has
+    left, the live room's own screenshot below is the one that counts.
+    """
+    try:
+        page.screenshot(path=str(ARTIFACTS / name), timeout=10_000)
+    except PlaywrightTimeoutError:
+        page.wait_for_selector("#app", timeout=180_000)  # it left: the live room is checked below
 
 
 def test_a_big_import_shows_its_progress_then_the_live_room(live_stack, browser, tmp_path) -> None:
@@ -46,7 +62,7 @@ def test_a_big_import_shows_its_progress_then_the_live_room(live_stack, browser,
     )
     if page.locator("#building").count():
         seen.append(page.locator("#build-progress").inner_text())
-        page.screenshot(path=str(ARTIFACTS / "async-import-building.png"))
+        _shot_unless_reloaded(page, "async-import-building.png")
     # Then the live room, with its import report and the operator's controls.
     page.wait_for_selector("#app", timeout=180_000)
     page.wait_for_function(

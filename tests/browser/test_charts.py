@@ -65,6 +65,18 @@ def test_a_page_opened_at_twenty_minutes_charts_from_zero(live_stack, room, brow
     for chart in page.locator("#charts .chart[data-from]").all()[:3]:
         assert float(chart.get_attribute("data-from")) == 0.0
         assert float(chart.get_attribute("data-to")) >= 1200.0
+    # Every group on one time range: the workloads' charts do not stop where their last
+    # change was while the zones' run on (zones went to 3,000 s, workloads to 750 s).
+    page.wait_for_function(
+        "document.querySelectorAll('#charts .multiples .chart[data-x-max]').length >= 4",
+        timeout=20_000,
+    )
+    ranges = page.eval_on_selector_all(
+        "#charts .multiples .chart[data-x-max]",
+        "(els) => els.map((e) => [e.closest('.multiples').dataset.group, e.dataset.xMin, e.dataset.xMax])",
+    )
+    assert {"zones", "replicas"} <= {g for g, _lo, _hi in ranges}, ranges
+    assert len({(lo, hi) for _g, lo, hi in ranges}) == 1, ranges
     page.locator("#charts").scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "14-charts-from-zero.png"), full_page=True)
     # Click the ready-nodes chart at about two-fifths of its width (~ 8 minutes in).

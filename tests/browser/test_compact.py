@@ -51,6 +51,13 @@ def test_a_zone_outage_repaints_its_squares_only(live_stack, room, browser) -> N
     # Once the charts are drawn the page is as tall as it gets (its scrollbar, which narrows
     # the canvas and so lays the squares out again, is there).
     page.wait_for_selector("#charts .chart canvas", timeout=10_000)
+    # The node-controller registers 310 nodes through its client's token bucket (burst 30, then
+    # 20/s: RegisteredNode events until ~14 s), more than one delta may carry: the page resyncs
+    # (a full redraw) once in those seconds. The outage comes after them.
+    for _ in range(2):
+        page.click('button[data-ctl="step"]')
+        page.wait_for_timeout(200)
+    page.wait_for_function("window.playgroundRoom.state().t >= 20", timeout=20_000)
     page.wait_for_timeout(300)
     page.evaluate("window.__layout = window.playgroundRoom.topology().layout")
     page.click('button.fault[data-fault="ZoneOutage"][data-zone="zone-c"]')
@@ -97,4 +104,35 @@ def test_a_zone_outage_repaints_its_squares_only(live_stack, room, browser) -> N
     cell = page.evaluate("window.playgroundRoom.topology().layout.cells.get('c-5')")
     page.mouse.click(box["x"] + cell["x"] + 3, box["y"] + cell["y"] + 3)
     page.wait_for_selector("#detail h3:has-text('node c-5')", timeout=5_000)
+    assert errors == []
+
+
+def test_clicking_a_square_shows_its_details_without_jumping(live_stack, room, browser) -> None:
+    """In a big room a click on a square scrolled the page down to Details (issue #38): the
+    node's details now open beside the square, the page stays where it is."""
+    page, errors = open_room(browser, live_stack, room, wait_for="#compact:not([hidden])")
+    page.wait_for_function("window.playgroundRoom.topology().layout !== null")
+    page.wait_for_selector("#charts .chart canvas", timeout=10_000)
+    page.wait_for_timeout(500)
+    assert page.evaluate(
+        "document.querySelector('.detail-card').getBoundingClientRect().top > innerHeight"
+    ), "Details must be out of sight for the check to mean something"
+    before = page.evaluate("scrollY")
+    box = page.locator("#compact").bounding_box()
+    cell = page.evaluate("window.playgroundRoom.topology().layout.cells.get('b-7')")
+    x, y = box["x"] + cell["x"] + 3, box["y"] + cell["y"] + 3
+    page.mouse.click(x, y)
+    pop = page.locator("#square-detail")
+    pop.wait_for(state="visible", timeout=5_000)
+    assert "node b-7" in pop.inner_text()
+    assert "null" not in pop.inner_text()
+    page.wait_for_timeout(500)
+    assert page.evaluate("scrollY") == before, "the page jumped"
+    near = pop.bounding_box()
+    assert near["y"] < 1000 and near["y"] + near["height"] > 0  # in sight
+    page.screenshot(path=ARTIFACTS / "compact-square-detail.png")
+    # Details below has the node too (history, YAML), for whoever scrolls there.
+    assert page.locator("#detail h3").first.inner_text() == "node b-7"
+    page.keyboard.press("Escape")
+    pop.wait_for(state="hidden", timeout=5_000)
     assert errors == []

@@ -8,6 +8,7 @@ Screenshots: test-artifacts/solo-<n>-<checkpoint>-{question,revealed}.png."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -23,6 +24,40 @@ TEXT = (catalog.BUILTIN_DIR / f"{catalog.DEMO_LESSON}.yaml").read_text()
 # The learner's answers: right ones, as a newcomer who read the steps would give them.
 ANSWERS = {"heartbeats": "1m45s", "taint": "410", "deployment": 1, "statefulset": 1}
 ANSWERS |= {"partial": 2, "full": 1}
+# What a class page has and a page for one must not (both have "Use kubectl": issue #36).
+CLASS_CONTROLS = (
+    "#viewer-link",
+    "#operator-link",
+    "#projector-link",
+    "#presence",
+    "input.answer-name",
+    ".answer-count",
+    "ul.bars",
+    "#add-node",
+    "#params",
+    ".zone-actions",
+    "details.node-menu",
+)
+
+
+def _until_question(page, cp_id: str, stops: list[str]) -> None:
+    """Wait for question ``cp_id``; where the clock stops at a step's text on the way (Next
+    says "Go on"), read it (it stays) and go on with N."""
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if page.locator(f'.lesson-question[data-checkpoint="{cp_id}"]').count():
+            return
+        if page.locator('#lesson[data-next="go"]').count():
+            step = page.locator("#lesson").get_attribute("data-step")
+            if step not in stops:
+                stops.append(step)
+                page.wait_for_timeout(1000)  # it stays while the learner reads
+                assert page.locator("#lesson").get_attribute("data-step") == step
+                page.screenshot(path=str(ARTIFACTS / f"solo-text-{step}.png"))
+            page.keyboard.press("n")
+            page.wait_for_timeout(500)
+        page.wait_for_timeout(200)
+    raise AssertionError(f"question {cp_id} never came")
 
 
 def test_a_learner_alone_finishes_the_demo_lesson(live_stack, browser, monkeypatch) -> None:
@@ -38,13 +73,27 @@ def test_a_learner_alone_finishes_the_demo_lesson(live_stack, browser, monkeypat
     room = Room.objects.get(slug=page.url.split("/rooms/")[1].split("/")[0])
     assert LessonState.objects.get(room=room).solo is True
     assert "token=" in page.url  # the learner leads their own room
+    # A page for one (issue #38): it waits at 0 s for the learner's Start, and shows no class
+    # control (no share links, no name, no counts, no operator tools beyond the clock's).
+    assert room.paused and room.sim_ms == 0
+    page.wait_for_selector("#start-class")
+    assert page.locator(".lesson-title").inner_text() == lesson.steps[0].title
+    for absent in CLASS_CONTROLS:
+        assert page.locator(absent).count() == 0, absent
+    # kubectl on their own room (issue #36): the learner leads it, so the operator's kubeconfig
+    # (test_use_kubectl.py downloads it and runs kubectl).
+    assert page.locator("#use-kubectl #kubeconfig-operator").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "solo-0-before-start.png"), full_page=True)
+    page.click("#start-class")
+    page.wait_for_selector("#not-started", state="hidden", timeout=10_000)
     # Not listed for others.
     other = browser.new_context().new_page()
     other.goto(live_stack)
     assert f"/rooms/{room.slug}/" not in other.content()
     steps = {s.id: s for s in lesson.steps}
+    stops: list[str] = []
     for n, cp in enumerate(lesson.checkpoints, 1):
-        page.wait_for_selector(f'.lesson-question[data-checkpoint="{cp.id}"]', timeout=90_000)
+        _until_question(page, cp.id, stops)
         page.wait_for_selector('#lesson[data-phase="question"]', timeout=10_000)
         assert page.locator(".lesson-title").inner_text() == steps[cp.id].title
         assert page.locator("ul.bars").count() == 0  # no counts before the reveal
@@ -52,6 +101,8 @@ def test_a_learner_alone_finishes_the_demo_lesson(live_stack, browser, monkeypat
         if cp.kind == "time":
             m, s = divmod(int(cp.answer), 60)
             assert not re.search(rf"\b{int(cp.answer)}\s?s\b|\b{m:02d}:{s:02d}\b", text), cp.id
+        for absent in CLASS_CONTROLS:
+            assert page.locator(absent).count() == 0, absent
         page.screenshot(path=str(ARTIFACTS / f"solo-{n}-{cp.id}-question.png"))
         answer = ANSWERS[cp.id]
         if cp.kind == "time":
@@ -66,6 +117,9 @@ def test_a_learner_alone_finishes_the_demo_lesson(live_stack, browser, monkeypat
         assert " ".join(page.locator(".why-text").inner_text().split()) == "Why: " + cp.why
         page.screenshot(path=str(ARTIFACTS / f"solo-{n}-{cp.id}-revealed.png"), full_page=True)
         page.keyboard.press("n")
+    # The clock stopped where each step's text began before its question came (issue #38:
+    # the text stays until the learner goes on).
+    assert stops == ["partial", "full"], stops
     recap = lesson.steps[-1]
     page.wait_for_function(
         "t => document.querySelector('.lesson-title')?.textContent === t",

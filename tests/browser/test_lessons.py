@@ -176,12 +176,28 @@ def test_the_landing_page_lists_the_lessons_and_starts_one(
     page.wait_for_selector("#lesson:not([hidden])", timeout=30_000)
     assert page.locator(".lesson-controls button.lesson-next").count() == 1  # the operator
     assert page.locator(".lesson-head").inner_text().startswith(lesson.title)
+    # A class starts when the teacher starts it: paused at 0 s with the share link, the
+    # projector link and Start (issue #38).
+    room = Room.objects.get(slug=page.url.split("/rooms/")[1].split("/")[0])
+    assert room.paused and room.sim_ms == 0
+    assert page.locator("#start-class").is_visible()
+    assert page.locator("#viewer-link").is_visible()
+    assert page.locator("#projector-link").get_attribute("href").endswith("?present=1")
+    page.wait_for_function("document.getElementById('clock').textContent.startsWith('00:00')")
+    page.screenshot(path=str(ARTIFACTS / "class-0-before-start.png"), full_page=True)
+    page.wait_for_timeout(1500)  # a while later, it still waits
+    room.refresh_from_db()
+    assert room.paused and room.sim_ms == 0
+    page.click("#start-class")
+    page.wait_for_selector("#not-started", state="hidden", timeout=10_000)
+    room.refresh_from_db()
+    assert not room.paused
     # A viewer joins with the viewer link; the clock runs to the first checkpoint and both
     # pages ask its question. The presenter view shows it beside the cluster.
     viewer = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     viewer.goto(page.url.split("?")[0])
     cp = lesson.checkpoints[0]
-    page.keyboard.press("p")
+    page.keyboard.press("f")  # the presenter view (P is "previous" where a lesson is led)
     for p, want in ((page, "asking"), (viewer, "question")):
         phase(p, want, 60_000)
         assert cp.question in p.locator(".lesson-question").inner_text()

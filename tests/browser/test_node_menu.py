@@ -139,8 +139,15 @@ def test_presenter_view_dims_calm_nodes_and_highlights_the_broken_one(
     calm = page.locator(CARD.format(node="n-1"))
     broken = page.locator(CARD.format(node="n-2"))
     assert "calm" in calm.get_attribute("class") and "calm" not in broken.get_attribute("class")
-    assert float(calm.evaluate("el => getComputedStyle(el).opacity")) < 0.5
-    assert float(broken.evaluate("el => getComputedStyle(el).opacity")) == 1.0
+    # The computed opacity of the cards as painted once the presenter view is on (read in the
+    # page, where a repaint cannot detach the card between the look-up and the read).
+    opacity = (
+        "(sel) => { const el = document.querySelector(sel);"
+        " return el ? parseFloat(getComputedStyle(el).opacity) : null; }"
+    )
+    page.wait_for_function(f"() => ({opacity})('{CARD.format(node='n-1')}') < 0.5", timeout=5_000)
+    assert page.evaluate(opacity, CARD.format(node="n-1")) < 0.5
+    assert page.evaluate(opacity, CARD.format(node="n-2")) == 1.0
     page.screenshot(path=str(ARTIFACTS / "12-presenter.png"))
     page.click("#presenter")
     assert "presenter" not in (page.locator("body").get_attribute("class") or "")

@@ -1,12 +1,13 @@
 """The projector: the operator's presenter view of every built-in lesson at 1920x1080. At each
 question, asked and then revealed (the reveal, with the class's bars and the why, is the
 fullest the panel gets): nothing scrolls (the page, the lesson panel), the step's focus nodes
-and zones are on the screen, no name of who answered is shown (the operator's own view keeps
-them), and the data is held back like a viewer's while the question is open (the class reads
-the projector). Screenshots: test-artifacts/projector-<lesson>-<n>-<checkpoint>.png."""
+and zones are on the screen, a step's kubectl commands are shown at 24 px or more, no name of
+who answered is shown (the operator's own view keeps them), and the data is held back like a
+viewer's while the question is open (the class reads the projector). Screenshots: test-artifacts/projector-<lesson>-<n>-<checkpoint>.png."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -42,6 +43,54 @@ FITS = """(focus) => {
   }
   return out;
 }"""
+
+
+# Read from 10 m (issue #38): every text on a tile is at least 24 px and inside its tile (no word
+# cut), and a node the step names shows its state, its kubelet's state and release and its taints
+# written out; what the step's text quotes on the cards ("kubelet 1.30") is on the screen.
+TILES = r"""(focus) => {
+  const out = { small: [], cut: [], missing: [], tiles: 0 };
+  const state = window.playgroundRoom.state();
+  for (const tile of document.querySelectorAll("#zones .node")) {
+    if (!tile.getClientRects().length) continue;
+    out.tiles++;
+    const box = tile.getBoundingClientRect();
+    if (tile.scrollWidth > tile.clientWidth + 1) out.cut.push(`${tile.dataset.node} scrolls`);
+    for (const el of tile.querySelectorAll("*")) {
+      const own = [...el.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+      if (!own || !el.getClientRects().length) continue;
+      const size = parseFloat(getComputedStyle(el).fontSize);
+      if (size < 24) out.small.push(`${tile.dataset.node} "${el.textContent.trim()}" ${size}px`);
+      const r = el.getBoundingClientRect();
+      if (r.right > box.right + 1 || r.left < box.left - 1 || (el.clientWidth && el.scrollWidth > el.clientWidth + 1))
+        out.cut.push(`${tile.dataset.node} "${el.textContent.trim()}"`);
+    }
+  }
+  for (const name of focus.nodes) {
+    const tile = document.querySelector(`#zones [data-node="${name}"]`), n = state.nodes.get(name);
+    if (!tile || !n) { out.missing.push(`${name}: no tile`); continue; }
+    const text = tile.innerText.replace(/\s+/g, " ");
+    const want = [name, `Ready=${n.ready}`];
+    if (n.kubelet && n.kubelet.state !== "Running") want.push(`kubelet ${n.kubelet.state}`);
+    if (n.kubeletVersion) want.push(`kubelet ${n.kubeletVersion}`);
+    for (const t of n.taints) want.push(`${t.key.replace("node.kubernetes.io/", "")}:${t.effect}`);
+    for (const w of want) if (!text.includes(w)) out.missing.push(`${name}: "${w}" not in "${text}"`);
+  }
+  const shown = document.getElementById("zones").innerText.replace(/\s+/g, " ");
+  for (const q of focus.quoted) if (!shown.includes(q)) out.missing.push(`"${q}" not on the screen`);
+  return out;
+}"""
+
+
+# The step's kubectl commands shown (text, font size in px).
+COMMANDS = """() => [...document.querySelectorAll("#lesson .lesson-kubectl code.cmd")]
+  .filter((el) => el.getClientRects().length)
+  .map((el) => [el.textContent, parseFloat(getComputedStyle(el).fontSize)])"""
+
+
+def quoted_on_cards(text: str) -> list[str]:
+    """What a step's text quotes from the cards: "kubelet 1.30", "Ready=Unknown"."""
+    return [q for q in re.findall(r'"([^"]+)"', text) if q.startswith(("kubelet ", "Ready="))]
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=[s["id"] for s in LESSONS])
@@ -96,5 +145,18 @@ def test_the_presenter_view_fits_a_projector(live_stack, browser, monkeypatch, l
             assert got["zones"][0] <= got["zones"][1] + 1, (where, phase, "cluster cut", got)
             assert not got["outside"], (where, phase, got["outside"])
             assert got["names"] == 0 and "Ada" not in page.locator("#lesson").inner_text()
+            tiles = page.evaluate(
+                TILES,
+                {"nodes": focus.get("nodes", []), "quoted": quoted_on_cards(steps[cp.id].text)},
+            )
+            assert tiles["tiles"], (where, phase, "no tile shown")
+            assert not tiles["small"], (where, phase, "text under 24 px", tiles["small"][:5])
+            assert not tiles["cut"], (where, phase, "text cut", tiles["cut"][:5])
+            assert not tiles["missing"], (where, phase, tiles["missing"])
+            # The step's kubectl commands (issue #36): all there while asking, at 24 px or more.
+            cmds = page.evaluate(COMMANDS)
+            if phase == "asking":
+                assert [c[0] for c in cmds] == steps[cp.id].kubectl, (where, cmds)
+            assert all(size >= 24 for _text, size in cmds), (where, phase, "under 24 px", cmds)
         page.screenshot(path=str(ARTIFACTS / f"projector-{lesson['id']}-{n}-{cp.id}.png"))
         in_thread(classroom.next_step, room.pk, "teacher")

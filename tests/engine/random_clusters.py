@@ -245,6 +245,14 @@ def random_scenario(seed: int) -> Scenario:
         spec.setdefault("controllerManager", {})["nodeMonitorGracePeriod"] = rng.choice(
             ["20s", "50s"]
         )
+    # Half the seeds throttle the node-controller's client hard (its own random stream, so
+    # the rest of the scenario is what it was): passes that wait for tokens, visits at
+    # their own instants, parked nodes whose deadline comes during a pass.
+    slow = random.Random(seed * 7919 + 1)
+    if slow.random() < 0.5:
+        spec.setdefault("controllerManager", {}).update(
+            kubeAPIQPS=slow.choice([0.5, 1, 2, 3]), kubeAPIBurst=slow.choice([1, 2, 3])
+        )
     root = {
         "apiVersion": "playground/v1alpha1",
         "kind": "Scenario",

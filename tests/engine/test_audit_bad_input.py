@@ -14,6 +14,7 @@ the interpreter down).
 from __future__ import annotations
 
 import io
+import json
 import math
 import subprocess
 import sys
@@ -955,6 +956,8 @@ CASES = [
         id="SetParameters soft without grace",
     ),
     # The engine finds these when the fault fires; the CLI still exits 2 with nothing printed.
+    # (A fault naming a pod or node that existed and is gone is refused in the timeline, and
+    # the run goes on: test_a_fault_naming_a_pod_gone_is_refused_in_the_timeline.)
     pytest.param(
         faults("{at: 1s, type: DeleteNode, node: n-1}", "{at: 2s, type: DeleteNode, node: n-1}"),
         "spec.faults[1].node",
@@ -1530,6 +1533,39 @@ CASES = [
 @pytest.mark.parametrize("text, path, why", CASES)
 def test_refused_with_the_path(text: str, path: str, why: str, tmp_path: Path) -> None:
     assert_refused(*run_cli(text, tmp_path), path, why)
+
+
+def test_a_fault_naming_a_pod_gone_is_refused_in_the_timeline(tmp_path: Path) -> None:
+    """Issue #35: a fault whose pod existed and is gone at its instant (deleted by an earlier
+    fault here; by an operator's action in a room, whose export replays it so) is refused in
+    the timeline with its path and reason, and the run goes on (before: exit 2, nothing
+    printed; the same error bricked a room)."""
+    text = scenario(
+        objects=(pod(spec="{nodeName: n-1, containers: [{name: c}]}"),),
+        faults=(
+            "{at: 1s, type: DeletePod, pod: default/p, force: true}",
+            "{at: 2s, type: SetUsage, pod: default/p, memory: 1Gi}",
+            "{at: 3s, type: StopKubelet, node: n-2}",
+        ),
+    )
+    code, out, err = run_cli(text, tmp_path)
+    assert (code, err) == (0, "")
+    lines = [json.loads(line) for line in out.splitlines()]
+    refused = [e for e in lines if e["type"] == "FaultRefused"]
+    assert refused == [
+        {
+            "t": 2.0,
+            "type": "FaultRefused",
+            "fault": "SetUsage",
+            "pod": "default/p",
+            "memory": "1Gi",
+            "error": 'spec.faults[1].pod: unknown pod "default/p"',
+        }
+    ]
+    assert [(e["t"], e["fault"]) for e in lines if e["type"] == "Fault"] == [
+        (1.0, "DeletePod"),
+        (3.0, "StopKubelet"),
+    ]
 
 
 def test_the_base_scenario_is_valid(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def test_engine_uses_only_seeded_randomness() -> None:
 def test_every_event_carries_exactly_the_fields_of_the_design(path: Path) -> None:
     from controller.engine.scenario import load_scenario_file
     from controller.engine.simulation import Simulation
-    from controller.engine.timeline import EVENT_FIELDS
+    from controller.engine.timeline import EVENT_FIELDS, OPTIONAL_EVENT_FIELDS
 
     scenario = load_scenario_file(str(path))
     sim = Simulation(scenario)
@@ -80,4 +80,6 @@ def test_every_event_carries_exactly_the_fields_of_the_design(path: Path) -> Non
         if event["type"] == "Fault":
             assert "fault" in fields
             continue
-        assert fields == set(EVENT_FIELDS[event["type"]]), event
+        required = set(EVENT_FIELDS[event["type"]])
+        optional = set(OPTIONAL_EVENT_FIELDS.get(event["type"], ()))
+        assert required <= fields <= required | optional, event

@@ -175,3 +175,25 @@ def test_a_lesson_compiled_out_runs_the_same_timeline_without_its_answers(path: 
     a.run(s.duration_ms)
     b.run(plain.duration_ms)
     assert a.timeline.events == b.timeline.events
+
+
+def test_a_lesson_compiled_out_until_now_leaves_out_the_faults_still_to_come() -> None:
+    """A download during the tour's first question (60 s): b-1's StopKubelet (60 s) is in it;
+    the 430 s partitions and the 540 s zone outage (what later steps do) are not, and the
+    timeline to 60 s is the lesson's."""
+    import yaml
+
+    from controller.engine.holdback import without_lesson
+
+    text = (REPO / "controller" / "scenarios" / "25-lesson-node-failure-tour.yaml").read_text()
+    s = load_scenario(text)
+    root = without_lesson(yaml.safe_load(text), s.lesson, until_ms=60_000)
+    assert [(f["at"], f["type"]) for f in root["spec"]["faults"]] == [("60000ms", "StopKubelet")]
+    out = yaml.safe_dump(root, sort_keys=False)
+    assert "PartitionNode" not in out and "ZoneOutage" not in out
+    a, b = Simulation(s), Simulation(load_scenario(out))
+    a.run(60_000)
+    b.run(60_000)
+    assert a.timeline.events == b.timeline.events
+    # Before any step's fault: no fault list at all.
+    assert "faults" not in without_lesson(yaml.safe_load(text), s.lesson, until_ms=0)["spec"]

@@ -5,6 +5,8 @@ error naming the item and field, and import -> export -> import giving the same 
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 import time
 from pathlib import Path
@@ -16,6 +18,7 @@ import yaml
 from controller.engine.scenario import ScenarioError, parse_scenario
 from controller.engine.simulation import Simulation
 from controller.kube_io.exports import (
+    FORMULA_STARTS,
     cluster_manifests_yaml,
     timeline_csv,
     timeline_events,
@@ -508,7 +511,7 @@ def test_component_configuration_merged_and_reported() -> None:
         ("featureGate", "GracefulNodeShutdown", "not simulated"),
         (
             "KubeControllerManagerConfiguration",
-            "Generic, KubeCloudShared.ClusterName, DeploymentController",
+            "Generic.Controllers, KubeCloudShared.ClusterName, DeploymentController",
             "not simulated",
         ),
         ("flag", "--concurrent-deployment-syncs", "not simulated"),
@@ -517,6 +520,24 @@ def test_component_configuration_merged_and_reported() -> None:
     assert sim.config.controller_manager.node_monitor_grace_period_ms == 20_000
     assert sim.config.kubelet.node_status_update_frequency_ms == 20_000
     assert sim.config.api_server.default_unreachable_toleration_seconds == 120
+
+
+def test_client_rate_limits_imported() -> None:
+    """--kube-api-qps / --kube-api-burst, as flags or as the configuration file's
+    Generic.ClientConnection (GenericControllerManagerConfiguration), become
+    controllerManager.kubeAPIQPS / kubeAPIBurst: the node-controller's token bucket."""
+    cm = CM_CONFIG.replace(
+        'Generic: {Controllers: ["*"]}', "Generic: {ClientConnection: {QPS: 50, Burst: 80}}"
+    )
+    scenario, _report = import_cluster(THREE_ZONES, controller_manager_config=cm)
+    assert scenario["spec"]["controllerManager"]["kubeAPIQPS"] == 50
+    assert scenario["spec"]["controllerManager"]["kubeAPIBurst"] == 80
+    scenario, _report = import_cluster(THREE_ZONES, flags="--kube-api-qps=-1 --kube-api-burst 7")
+    assert scenario["spec"]["controllerManager"] == {"kubeAPIQPS": -1.0, "kubeAPIBurst": 7}
+    assert _sim(scenario).controller.client.limiter is None
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(THREE_ZONES, flags="--kube-api-burst=-2")
+    assert str(exc.value).startswith("spec.controllerManager.kubeAPIBurst: -2 must not be negative")
 
 
 def test_component_configuration_changes_recovery() -> None:
@@ -622,6 +643,36 @@ def test_timeline_csv() -> None:
         '105.000,NodeReady,a-1,a-1,,,Ready=Unknown (X),"{""node"":""a-1"",""reason"":""X"",""status"":""Unknown""}"',
         '140.250,PodDeleted,shop/api-1,a-1,shop/api-1,,deleted by T on a-1: R,"{""by"":""T"",""node"":""a-1"",""pod"":""shop/api-1"",""reason"":""R""}"',
     ]
+
+
+@pytest.mark.parametrize(
+    ("cell", "written"),
+    [
+        (
+            "+ node.kubernetes.io/unreachable:NoExecute",
+            "'+ node.kubernetes.io/unreachable:NoExecute",
+        ),
+        ("- k:NoSchedule", "'- k:NoSchedule"),
+        ('=HYPERLINK("http://x")', '"\'=HYPERLINK(""http://x"")"'),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("a-1", "a-1"),
+        ("", ""),
+        ("x=1", "x=1"),
+    ],
+)
+def test_timeline_csv_cells_never_start_like_a_formula(cell: str, written: str) -> None:
+    """OWASP's CSV injection advice: a cell that starts with = + - @, a tab or a carriage
+    return is written with a single quote in front; the t column is a number >= 0."""
+    events = [{"t": 1_000, "type": "NodeReady", "node": cell, "status": "True", "reason": "R"}]
+    row = timeline_csv(events).split("\n", 1)[1]
+    assert row.startswith(f"1.000,NodeReady,{written},{written},,,")
+    for added in ("TaintAdded", "TaintRemoved"):
+        taint = {"t": 0, "type": added, "node": "a-1", "key": "k", "effect": "NoExecute"}
+        cells = next(csv.reader(io.StringIO(timeline_csv([taint]).splitlines()[1])))
+        assert not any(c.startswith(FORMULA_STARTS) for c in cells)
+        assert cells[6] in ("'+ k:NoExecute", "'- k:NoExecute")
 
 
 def test_timeline_events_list() -> None:
@@ -934,3 +985,141 @@ def test_export_of_a_built_in_scenario_imports_back() -> None:
     created = sorted(e["pod"] for e in sim2.timeline.events if e["type"] == "PodCreated")
     assert created == live
     assert not [e for e in sim2.timeline.events if e["type"] == "PodDeleted"]
+
+
+# -- kube-scheduler's client rate limit from its static pod (issue #37) -------------------------
+def _with_scheduler_pods(*containers: dict[str, Any]) -> str:
+    """THREE_ZONES with one kube-scheduler static pod per container given (kubeadm's labels)."""
+    doc = yaml.safe_load(THREE_ZONES)
+    for i, c in enumerate(containers, start=1):
+        doc["items"].append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"kube-scheduler-ip-10-0-{i}-11",
+                    "namespace": "kube-system",
+                    "labels": {"component": "kube-scheduler", "tier": "control-plane"},
+                    "ownerReferences": [
+                        {"apiVersion": "v1", "kind": "Node", "name": f"ip-10-0-{i}-11"}
+                    ],
+                },
+                "spec": {"nodeName": f"ip-10-0-{i}-11", "containers": [c]},
+            }
+        )
+    return yaml.safe_dump(doc)
+
+
+def test_scheduler_client_flags_from_its_static_pod() -> None:
+    """kube-scheduler's deprecated --kube-api-qps / --kube-api-burst set clientConnection
+    (Options.ApplyDeprecated): they become spec.scheduler.clientConnection, and the
+    scheduler's binds go through a client of that rate."""
+    text = _with_scheduler_pods(
+        {
+            "name": "kube-scheduler",
+            "image": "registry.k8s.io/kube-scheduler:v1.33.4",
+            "command": [
+                "kube-scheduler",
+                "--kubeconfig=/etc/kubernetes/scheduler.conf",
+                "--leader-elect=true",
+                "--kube-api-qps=200",
+                "--kube-api-burst",
+                "300",
+            ],
+        }
+    )
+    scenario, _report = import_cluster(text)
+    assert scenario["spec"]["scheduler"] == {"clientConnection": {"qps": 200.0, "burst": 300}}
+    limiter = _sim(scenario).kube_scheduler.client.limiter
+    assert (limiter.qps, limiter.burst) == (200.0, 300)
+
+
+def test_scheduler_client_flags_in_args_and_zero() -> None:
+    """In ``args`` too; a flag of 0 overwrites the defaulted 50 and client-go gives its own
+    default 5 (rest.RESTClientFor), reported; the burst not given keeps the default."""
+    text = _with_scheduler_pods(
+        {"name": "kube-scheduler", "command": ["kube-scheduler"], "args": ["--kube-api-qps=0"]}
+    )
+    scenario, report = import_cluster(text)
+    assert scenario["spec"]["scheduler"] == {"clientConnection": {"qps": 5.0}}
+    assert {
+        "kind": "kube-scheduler",
+        "name": "--kube-api-qps=0",
+        "why": "client-go's default 5",
+    } in report
+    cfg = parse_scenario(copy.deepcopy(scenario)).config.scheduler
+    assert (cfg.client_qps, cfg.client_burst) == (5.0, 100)
+
+
+def test_scheduler_client_flags_ignored_with_config() -> None:
+    """With --config kube-scheduler ignores its deprecated flags (Options.ApplyTo)."""
+    text = _with_scheduler_pods(
+        {
+            "name": "kube-scheduler",
+            "command": [
+                "kube-scheduler",
+                "--config=/etc/kubernetes/scheduler-config.yaml",
+                "--kube-api-qps=200",
+            ],
+        }
+    )
+    scenario, report = import_cluster(text)
+    assert "scheduler" not in scenario["spec"]
+    whys = {(r["kind"], r["name"]): r["why"] for r in report}
+    assert whys[("kube-scheduler", "--kube-api-qps")].startswith("ignored: with --config")
+    assert whys[("kube-scheduler", "--config")].startswith("not read")
+
+
+def test_scheduler_client_flags_of_an_ha_control_plane() -> None:
+    """Three schedulers: the first one's flags, a disagreeing one reported."""
+    same = {"name": "kube-scheduler", "command": ["kube-scheduler", "--kube-api-qps=100"]}
+    other = {"name": "kube-scheduler", "command": ["kube-scheduler", "--kube-api-qps=70"]}
+    scenario, report = import_cluster(_with_scheduler_pods(same, same, other))
+    assert scenario["spec"]["scheduler"] == {"clientConnection": {"qps": 100.0}}
+    (entry,) = [r for r in report if r["kind"] == "kube-scheduler"]
+    assert "flags differ from" in entry["why"] and entry["name"].startswith("items[")
+
+
+@pytest.mark.parametrize(
+    "flag, words",
+    [
+        ("--kube-api-burst=-1", "--kube-api-burst: Invalid value: -1: must be non-negative"),
+        ("--kube-api-qps=fast", '--kube-api-qps: must be a number, got "fast"'),
+        ("--kube-api-qps=0.0001", "--kube-api-qps: 0.0001 requests/s is below"),
+    ],
+)
+def test_scheduler_client_flags_refused_naming_the_pod(flag: str, words: str) -> None:
+    text = _with_scheduler_pods({"name": "kube-scheduler", "command": ["kube-scheduler", flag]})
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(text)
+    assert ".spec.containers[0] " in str(exc.value) and words in str(exc.value)
+
+
+def test_scheduler_flags_given_as_its_command_line() -> None:
+    """--flags text that starts with kube-scheduler is kube-scheduler's: its --kube-api-qps
+    is clientConnection's, not kube-controller-manager's, and it overrides the pod's."""
+    text = _with_scheduler_pods(
+        {"name": "kube-scheduler", "command": ["kube-scheduler", "--kube-api-qps=100"]}
+    )
+    scenario, report = import_cluster(
+        text, flags="/usr/local/bin/kube-scheduler --kube-api-burst=400 --v=2"
+    )
+    assert scenario["spec"]["scheduler"] == {"clientConnection": {"qps": 100.0, "burst": 400}}
+    assert "controllerManager" not in scenario["spec"]
+    assert {"kind": "flag", "name": "--v", "why": "not simulated"} in report
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(THREE_ZONES, flags="kube-scheduler --kube-api-burst=-5")
+    assert str(exc.value).startswith("--kube-api-burst: Invalid value: -5")
+    # kube-controller-manager's own stay its own.
+    scenario, _report = import_cluster(
+        THREE_ZONES, flags="kube-controller-manager --kube-api-qps=9"
+    )
+    assert scenario["spec"]["controllerManager"] == {"kubeAPIQPS": 9.0}
+    assert "scheduler" not in scenario["spec"]
+
+
+def test_scheduler_pod_with_a_bad_command_is_refused_by_its_path() -> None:
+    text = _with_scheduler_pods({"name": "kube-scheduler", "command": "kube-scheduler --v=2"})
+    with pytest.raises(ScenarioError) as exc:
+        import_cluster(text)
+    assert ".spec.containers[0].command: must be a list of strings" in str(exc.value)

@@ -11,7 +11,8 @@ expected value follows from the Go source and release notes named in its row
   terminationGracePeriodSeconds) from 1.32 (#122890; AllowOverwriteTerminationGracePeriodSeconds
   off by default, locked in 1.35 by #133792).
 - DefaultEvictionHard gains ``imagefs.inodesFree: 5%`` in 1.30 (#121834).
-- realImageGCManager.GarbageCollect's FreeDiskSpaceFailed message, reworded in 1.35 (#132578).
+- realImageGCManager.GarbageCollect's FreeDiskSpaceFailed message, reworded in 1.26 (#112631)
+  and in 1.35 (#132578).
 
 Node "m": 8 cpu, 8Gi memory, 100Gi disk; the eviction manager syncs at 0, 10, 20 s ...
 """
@@ -30,6 +31,7 @@ from controller.engine.versions import (
     calculate_effective_grace_period,
     calculate_effective_grace_period_overridden,
     format_size,
+    free_space_failed_attempted_to_free,
     free_space_failed_insufficient_disk,
     free_space_failed_wanted_to_free,
     profile_for,
@@ -143,8 +145,15 @@ def test_each_release_has_its_kubelet_rules(
     assert (IMAGEFS_INODES_FREE in p.kubelet_default_eviction_hard) is (
         default_hard_has_imagefs_inodes
     )
-    legacy = int(version[2:]) < 35
-    assert (p.free_space_failed_message is free_space_failed_wanted_to_free) is legacy
+    minor = int(version[2:])
+    wording = (
+        free_space_failed_wanted_to_free
+        if minor < 26
+        else free_space_failed_attempted_to_free
+        if minor < 35
+        else free_space_failed_insufficient_disk
+    )
+    assert p.free_space_failed_message is wording
 
 
 @pytest.mark.parametrize(
@@ -168,6 +177,10 @@ def test_free_space_failed_messages() -> None:
     assert free_space_failed_wanted_to_free(20 * GI, 10 * GI, 100, 100 * GI) == (
         "failed to garbage collect required amount of images. Wanted to free 21474836480 "
         "bytes, but freed 10737418240 bytes"
+    )
+    assert free_space_failed_attempted_to_free(20 * GI, 10 * GI, 100, 100 * GI) == (
+        "Failed to garbage collect required amount of images. Attempted to free 21474836480 "
+        "bytes, but only found 10737418240 bytes eligible to free."
     )
     assert free_space_failed_insufficient_disk(20 * GI, 10 * GI, 100, 100 * GI) == (
         "Insufficient free disk space on the node's image filesystem (100% of 100.0 GiB used). "
@@ -386,10 +399,19 @@ def test_the_default_eviction_hard_by_release(version: str, signals: list[str]) 
 
 
 # -- image garbage collection -------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("version", "new_wording"), [pytest.param(v, int(v[2:]) >= 35, id=v) for v in RELEASES]
-)
-def test_free_disk_space_failed_by_release(version: str, new_wording: bool) -> None:
+_WORDING = {
+    "1.18": free_space_failed_wanted_to_free,
+    **{
+        v: free_space_failed_attempted_to_free
+        if int(v[2:]) < 35
+        else free_space_failed_insufficient_disk
+        for v in RELEASES
+    },
+}
+
+
+@pytest.mark.parametrize("version", [pytest.param(v, id=v) for v in _WORDING])
+def test_free_disk_space_failed_by_release(version: str) -> None:
     """98Gi of the node's own disk use from 100 s + 15Gi of images on a 100Gi nodefs: available
     reads 0, usage 100%, amountToFree 20Gi; only the unused 10Gi image can go (at the 300 s
     run), nothing at 600 s. FreeDiskSpaceFailed each run, ImageGCFailed (the same error) from
@@ -409,7 +431,7 @@ def test_free_disk_space_failed_by_release(version: str, new_wording: bool) -> N
         ],
         duration=600,
     )
-    rule = free_space_failed_insufficient_disk if new_wording else free_space_failed_wanted_to_free
+    rule = _WORDING[version]
     want = [
         (300.0, rule(20 * GI, 10 * GI, 100, 100 * GI)),
         (600.0, rule(20 * GI, 0, 100, 100 * GI)),
@@ -511,7 +533,7 @@ def test_a_1_36_control_plane_with_1_33_kubelets_words_image_gc_as_1_33() -> Non
         if e["t"] == 300_000
     }
     assert by_node == {
-        "Node/old": free_space_failed_wanted_to_free(20 * GI, 10 * GI, 100, 100 * GI),
+        "Node/old": free_space_failed_attempted_to_free(20 * GI, 10 * GI, 100, 100 * GI),
         "Node/new": free_space_failed_insufficient_disk(20 * GI, 10 * GI, 100, 100 * GI),
     }
     assert [e["t"] / 1000 for e in events(sim, "NodeReady", node="quiet", status="Unknown")] == [

@@ -280,7 +280,53 @@ BAD = [
         "spec.lesson.steps[1].checkpoint.hide[0]: must be one of predictions, zoneRate, "
         'got "answers"',
     ),
+    # A step's kubectl commands: a list of one-line kubectl commands, bounded.
+    ("lesson.steps.1.kubectl", "kubectl get nodes", "spec.lesson.steps[1].kubectl: must be a list"),
+    ("lesson.steps.1.kubectl", [7], "spec.lesson.steps[1].kubectl[0]: must be a non-empty string"),
+    (
+        "lesson.steps.1.kubectl",
+        ["kubectl get nodes", "rm -rf /"],
+        'spec.lesson.steps[1].kubectl[1]: must be one line of printable ASCII that starts with "kubectl "',
+    ),
+    (
+        "lesson.steps.1.kubectl",
+        ["kubectl get nodes\nkubectl get pods"],
+        "spec.lesson.steps[1].kubectl[0]: must be one line of printable ASCII",
+    ),
+    (
+        "lesson.steps.1.kubectl",
+        ["kubectl get nodes \u2014 all of them"],
+        "spec.lesson.steps[1].kubectl[0]: must be one line of printable ASCII",
+    ),
+    ("lesson.steps.1.kubectl", ["kubectl"], "spec.lesson.steps[1].kubectl[0]: must be one line"),
+    (
+        "lesson.steps.1.kubectl",
+        ["kubectl get " + "x" * 120],
+        "spec.lesson.steps[1].kubectl[0]: at most 120 characters, got 132",
+    ),
+    (
+        "lesson.steps.1.kubectl",
+        [f"kubectl get node a-{i}" for i in range(7)],
+        "spec.lesson.steps[1].kubectl: at most 6 commands per step, got 7",
+    ),
+    (
+        "lesson.steps.1.kubectl",
+        ["kubectl get nodes", " kubectl get nodes "],
+        'spec.lesson.steps[1].kubectl[1]: duplicate command "kubectl get nodes"',
+    ),
 ]
+
+
+def test_a_step_lists_kubectl_commands_as_written() -> None:
+    """``kubectl:`` on a step: kept in order (trimmed), in the page's definition too; a step
+    without it has none."""
+    doc = _set(
+        base(), "lesson.steps.1.kubectl", ["kubectl get nodes -w", " kubectl describe node a-2"]
+    )
+    lesson = load(doc).lesson
+    assert lesson.steps[1].kubectl == ["kubectl get nodes -w", "kubectl describe node a-2"]
+    assert lesson.steps[0].kubectl == []
+    assert lesson.to_dict(reveal=False)["steps"][1]["kubectl"] == lesson.steps[1].kubectl
 
 
 @pytest.mark.parametrize(("path", "value", "message"), BAD, ids=[f"{b[0]}={b[1]!r}" for b in BAD])
@@ -412,10 +458,11 @@ def test_builtin_lesson_check_passes(path: Path) -> None:
     assert any(cp.kind == "time" for cp in s.lesson.checkpoints)
 
 
-def test_seven_builtin_lessons() -> None:
-    """The five topic lessons, the demo lesson (the tour a newcomer opens first) and the
-    upgrade lesson (a 1.32 control plane with 1.30 kubelets)."""
-    assert len(LESSONS) == 7, [p.name for p in LESSONS]
+def test_nine_builtin_lessons() -> None:
+    """The five topic lessons, the demo lesson (the tour a newcomer opens first), the
+    upgrade lesson (a 1.32 control plane with 1.30 kubelets), the kubectl lesson and the
+    --kube-api-qps lesson (issue #37)."""
+    assert len(LESSONS) == 9, [p.name for p in LESSONS]
 
 
 PAUSES = {
@@ -424,7 +471,14 @@ PAUSES = {
     # or a node without its taints, would already be on every page).
     "20-lesson-heartbeats": {"healthy": 60, "silence": 62, "unknown": 62, "coming-back": 140},
     "21-lesson-taints-tolerations": {"pods": 10, "taints": 120, "web": 180, "daemonset": 420},
-    "22-lesson-zones-rate-limits": {"one-node": 85, "partial": 145, "full": 245, "large-zone": 345},
+    # large-zone: the pass that finds 35 nodes late at 345 s waits 2.35 s for its requests'
+    # tokens (--kube-api-qps 20) before handleDisruption sets PartialDisruption.
+    "22-lesson-zones-rate-limits": {
+        "one-node": 85,
+        "partial": 145,
+        "full": 245,
+        "large-zone": 347.35,
+    },
     "23-lesson-eviction-order": {"pressure": 42, "leak": 60, "guaranteed": 92, "recovery": 144},
     "24-lesson-statefulset-stuck": {"silence": 120, "stuck": 420, "rescue": 485},
     "25-lesson-node-failure-tour": {
@@ -441,6 +495,17 @@ PAUSES = {
         "pressure": 150,
         "taint-eviction": 181,
     },
+    # "describe" asks at the Ready=Unknown instant, before the next pass adds the NoExecute
+    # taint; "events" at that taint, long before web-1's TaintManagerEviction.
+    "27-lesson-kubectl-node-failure": {
+        "connect": 60,
+        "silence": 62,
+        "describe": 115,
+        "events": 120,
+    },
+    # Each question at its zone's first Ready=Unknown, while the pass that marks the zone's
+    # 500 pods not ready has only begun (its last write is the answer).
+    "28-lesson-api-qps": {"zone-a": 105, "zone-b": 405.1},
 }
 
 

@@ -113,16 +113,31 @@ def immediate_eviction_grace_period(old: list[dict[str, Any]]) -> list[dict[str,
 
 
 def grace_period_50s(old: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return by_time(
-        [
-            {**e, "t": e["t"] + 10} if FAULT_S < e["t"] < RETAINT_S and about_a2(e) else e
-            for e in old
-        ]
-    )
+    def shift(e: dict[str, Any]) -> dict[str, Any]:
+        if not about_a2(e):
+            return e
+        out = dict(e)
+        for at in ("t", "first"):  # a patched Event's firstTimestamp: its first recording's
+            if at in e and FAULT_S < e[at] < RETAINT_S:
+                out[at] = e[at] + 10
+        return out
+
+    return by_time([shift(e) for e in old])
 
 
 def forgets_fired_work(old: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # The same Event recorded again: the taint-eviction controller's EventCorrelator counts
+    # it into the first one (count 2, that one's firstTimestamp).
+    first = next(
+        e["t"]
+        for e in old
+        if e["type"] == "K8sEvent"
+        and e["object"] == "Pod/default/api-1"
+        and e["reason"] == "TaintManagerEviction"
+    )
     again = {
+        "count": 2,
+        "first": first,
         "eventType": "Normal",
         "message": "Marking for deletion Pod default/api-1",
         "object": "Pod/default/api-1",

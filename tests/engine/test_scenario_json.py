@@ -1,6 +1,7 @@
 """A scenario written as JSON is read by the json module (fast) into exactly what the YAML
 path reads; anything the YAML path must judge (duplicate keys, deep nesting, numbers YAML 1.1
-reads as strings, NaN) goes through it, with its messages."""
+reads as strings) goes through it, with its messages. A big document libyaml refuses is not
+parsed again by the pure-Python loader (seconds of CPU per MB): libyaml's own line and column."""
 
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ def yaml_docs(text: str) -> list:
         ),
         pytest.param('{"t": true, "f": false, "s": "x\\u00e9\\n", "l": [1, [2, {}]]}', id="misc"),
         pytest.param(big_room_text(30, 300), id="a generated big room"),
+        pytest.param(
+            '{"a": NaN, "b": Infinity, "c": -Infinity, "d": [NaN]}',
+            id="NaN and Infinity: not JSON, plain strings in YAML",
+        ),
     ],
 )
 def test_json_reads_as_yaml_does(text: str) -> None:
@@ -42,7 +47,6 @@ def test_json_reads_as_yaml_does(text: str) -> None:
     "text",
     [
         pytest.param('{"a": 1, "a": 2}', id="duplicate key"),
-        pytest.param('{"a": NaN}', id="NaN"),
         pytest.param('{"a": ' + "[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1) + "}", id="deep"),
         pytest.param("# comment\n{}", id="not starting with {"),
         pytest.param('{"a": 1} x', id="not JSON"),
@@ -65,3 +69,19 @@ def test_a_json_scenario_loads_as_its_yaml_twin() -> None:
     twin = yaml.safe_dump(json.loads(text))
     a, b = load_scenario(text), load_scenario(twin)
     assert (a.raw, len(a.nodes), a.objects) == (b.raw, len(b.nodes), b.objects)
+
+
+def test_a_big_malformed_document_gets_libyamls_error_without_a_second_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from controller.engine.scenario import documents
+
+    def slow(text: str) -> list:
+        raise AssertionError("parsed again by the pure-Python loader")
+
+    monkeypatch.setattr(documents, "_slow_parse_for_the_error", slow)
+    text = "spec:\n" + "  # padding\n" * (documents.SLOW_PARSE_MAX // 12) + '  a: "x\\ud800"\n'
+    assert len(text) > documents.SLOW_PARSE_MAX
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(text)
+    assert str(err.value).startswith(f"malformed YAML at line {text.count(chr(10))}, column")

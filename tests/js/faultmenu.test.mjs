@@ -2,7 +2,7 @@
 // grouped (static/js/faultmenu.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { leaks, nodeMenu, stopLeakActions } from "../../static/js/faultmenu.js";
+import { faultActionsFor, faultBadges, fmtRate, leaks, nodeMenu, podLeakText, stopLeakActions } from "../../static/js/faultmenu.js";
 
 const OOS = { key: "node.kubernetes.io/out-of-service", value: "nodeshutdown", effect: "NoExecute" };
 const base = { name: "a-1", ready: "True", unschedulable: false, taints: [], kubelet: { state: "Running", runtimeReady: true, shuttingDown: false } };
@@ -74,4 +74,42 @@ test("leaks: from the faults in the timeline; StopLeak names one target each", (
   assert.deepEqual(stopLeakActions("a-1", running), [{ type: "StopLeak", node: "a-1" }, { type: "StopLeak", pod: "default/web" }]);
   assert.deepEqual(leaks("a-1", pods, [...events, ev("StopLeak", { node: "a-1" })]), { node: false, pods: ["default/web"] });
   assert.deepEqual(leaks("a-1", pods, [...events, ev("StopLeak", { pod: "default/web" })]), { node: true, pods: [] });
+});
+
+// Issue #38: "Memory leak" and "runtime down" showed nothing on the node until its next status.
+test("badges: runtime down and leaking show from the views at once", () => {
+  assert.deepEqual(faultBadges(node(), [web]), []);
+  const down = faultBadges(node({}, { runtimeReady: false }), [web]);
+  assert.deepEqual(down.map((b) => b.text), ["runtime down"]);
+  assert.match(down[0].title, /SetNodeNotReady/);
+  // A powered-off node's runtime is moot: "PoweredOff" says it all.
+  assert.deepEqual(faultBadges(node({}, { runtimeReady: false, state: "PoweredOff" }), []), []);
+  const leaky = { ...web, leaking: [{ resource: "memory", rate: 50 * 2 ** 20, until: null }] };
+  const badges = faultBadges(node(), [leaky, ds]);
+  assert.deepEqual(badges.map((b) => b.text), ["leaking"]);
+  assert.equal(badges[0].title, "leaking: memory 50Mi/s into default/web");
+  const disk = faultBadges(node({ leaking: [{ resource: "ephemeral-storage", rate: 500 * 2 ** 20, until: 90 }] }), [], 60);
+  assert.equal(disk[0].title, "leaking: disk 500Mi/s into the node");
+  // A leak with an end stops showing at it.
+  assert.deepEqual(faultBadges(node({ leaking: [{ resource: "ephemeral-storage", rate: 1, until: 90 }] }), [], 90), []);
+  assert.equal(podLeakText(leaky), "leaking memory 50Mi/s");
+  assert.equal(podLeakText(web), "");
+  assert.equal(fmtRate(1536), "1.5Ki/s");
+  assert.equal(fmtRate(3 * 2 ** 30), "3Gi/s");
+});
+
+test("leaks: the views' own leaking counts (the page keeps only recent events)", () => {
+  const leaky = { ...web, leaking: [{ resource: "memory", rate: 1, until: null }] };
+  assert.deepEqual(leaks("a-1", [leaky], []), { node: false, pods: ["default/web"] });
+  assert.deepEqual(leaks("a-1", [web], [], node({ leaking: [{ resource: "ephemeral-storage", rate: 1, until: null }] })), { node: true, pods: [] });
+});
+
+test("fault actions: the same for the room page and each side of a comparison", () => {
+  assert.deepEqual(faultActionsFor({ fault: "LeakMemory", node: "a-1" }, [ds, web], []), [{ type: "LeakMemory", pod: "default/web", rate: "50Mi" }]);
+  assert.deepEqual(faultActionsFor({ fault: "FillDisk", node: "a-1" }, [], []), [{ type: "FillDisk", node: "a-1", rate: "500Mi" }]);
+  assert.deepEqual(faultActionsFor({ fault: "ZoneOutage", zone: "z" }, [], []), [{ type: "ZoneOutage", zone: "z" }]);
+  assert.deepEqual(faultActionsFor({ fault: "StopKubelet", node: "a-1" }, [web], []), [{ type: "StopKubelet", node: "a-1" }]);
+  const leaky = { ...web, leaking: [{ resource: "memory", rate: 1, until: null }] };
+  assert.deepEqual(faultActionsFor({ fault: "StopLeak", node: "a-1" }, [leaky], []), [{ type: "StopLeak", pod: "default/web" }]);
+  assert.deepEqual(faultActionsFor({ fault: "StopLeak", node: "a-1" }, [web], []), [{ type: "StopLeak", node: "a-1" }]);
 });

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   answer, applyLessonMessage, applyLessonSnapshot, askedCheckpoint, bars, emptyLesson, flowState, focusSet, inFocus,
-  isRight, keyAction, lessonView, parseTimeGuess, press, questionStep,
+  isRight, keyAction, lessonView, parseTimeGuess, press, questionStep, TIME_ERROR, TIME_HINT,
 } from "../../static/js/lesson.js";
 
 // As the server sends it: no answer, why or expect in the definition.
@@ -153,6 +153,22 @@ test("revealed answer and why never come before the reveal, even if a message ca
   assert.ok(v.bars.every((b) => b.right === null));
 });
 
+test("the projector shows how many answered, not how, until the reveal", () => {
+  let ls = applyLessonMessage(applyLessonSnapshot(emptyLesson(), def, atStop), { ...atStop, counts: { 1: 2, 2: 1 }, answered: 3 });
+  const p = lessonView(ls, "operator", { presenter: true });
+  assert.deepEqual([p.showCounts, p.answeredText], [false, "3 answers"]);
+  assert.equal(lessonView(ls, "operator").showCounts, true, "the operator's own page sees them come in");
+  ls = applyLessonMessage(ls, { ...atStop, counts: { 1: 2, 2: 1 }, answered: 3, revealed: true, answer: 2, why: "w" });
+  assert.equal(lessonView(ls, "operator", { presenter: true }).showCounts, true);
+});
+
+test("the time box's hint and error name no time (an example would be some lesson's answer)", () => {
+  assert.doesNotMatch(TIME_HINT, /\d/);
+  assert.doesNotMatch(TIME_ERROR, /\d/);
+  const timeQ = applyLessonSnapshot(emptyLesson(), def, { ...atStop, step: 2, checkpoint: "pods" });
+  assert.equal(answer(timeQ, "soon").state.error, TIME_ERROR);
+});
+
 test("names only to the operator's own view, never on the projector", () => {
   const ls = applyLessonMessage(applyLessonSnapshot(emptyLesson(), def, atStop), { ...atStop, names: [{ name: "Ada", answer: 2 }] });
   assert.deepEqual(lessonView(ls, "operator").names, [{ name: "Ada", answer: 2 }]);
@@ -160,13 +176,12 @@ test("names only to the operator's own view, never on the projector", () => {
   assert.deepEqual(lessonView(ls, "viewer").names, []);
 });
 
-test("keys: N, → and PageDown next, ←, B and PageUp back, for the operator in the presenter view or learning alone", () => {
-  const table = [["n", "operator", true, false, "next"], ["N", "operator", true, false, "next"], ["ArrowRight", "operator", true, false, "next"],
-    ["PageDown", "operator", true, false, "next"], ["ArrowLeft", "operator", true, false, "prev"], ["b", "operator", true, false, "prev"],
-    ["B", "operator", true, false, "prev"], ["PageUp", "operator", true, false, "prev"],
-    ["n", "viewer", true, false, null], ["n", "operator", false, false, null], ["n", "operator", false, true, "next"],
-    ["ArrowLeft", "viewer", false, true, null], ["x", "operator", true, false, null]];
-  for (const [key, role, presenter, solo, want] of table) assert.equal(keyAction(key, role, presenter, solo), want, `${key} ${role} ${presenter} ${solo}`);
+test("keys: N, → and PageDown next, P, ←, B and PageUp back, for the operator on any page (issue #38)", () => {
+  const table = [["n", "operator", "next"], ["N", "operator", "next"], ["ArrowRight", "operator", "next"],
+    ["PageDown", "operator", "next"], ["ArrowLeft", "operator", "prev"], ["b", "operator", "prev"],
+    ["B", "operator", "prev"], ["PageUp", "operator", "prev"], ["p", "operator", "prev"], ["P", "operator", "prev"],
+    ["n", "viewer", null], ["ArrowLeft", "viewer", null], ["p", "viewer", null], ["x", "operator", null], [" ", "operator", null]];
+  for (const [key, role, want] of table) assert.equal(keyAction(key, role), want, `${key} ${role}`);
 });
 
 // The flow's one rule, at every state and for every input: a question is never left
@@ -267,7 +282,13 @@ test("learning alone: the learner leads and answers; no counts before the reveal
   v = lessonView(r.state, "operator");
   assert.equal(v.phase, "answered");
   assert.equal(press(r.state, "next", "operator").kind, "reveal");
-  assert.equal(keyAction("n", "operator", false, true), "next");
+  assert.equal(keyAction("n", "operator"), "next");
+  // A page for one: no class counts, no name asked, not even once revealed (issue #38).
+  assert.deepEqual([v.showAnswered, v.askName], [false, false]);
+  const shown = lessonView({ ...r.state, revealed: true, answer: 2 }, "operator");
+  assert.deepEqual([shown.showCounts, shown.showAnswered], [false, false]);
+  const viewer = lessonView(at({ step: 1, latest: 1, checkpoint: "stop", paused: true }), "viewer");
+  assert.deepEqual([viewer.showAnswered, viewer.askName], [true, true]);
 });
 
 test("a viewer waiting at an open question is told who goes on", () => {
@@ -283,4 +304,42 @@ test("focus: the step's nodes and zones; everything when the step names none", (
   const f2 = focusSet(at(2));
   assert.deepEqual([inFocus(f2, "a-1", "a"), inFocus(f2, "b-1", "b")], [true, false]);
   assert.equal(inFocus(null, "x", "y"), true);
+});
+
+test("learning alone, the clock stops at each step's text: Next goes on from there, not while it runs (issue #38)", () => {
+  const reading = at({ step: 0, latest: 0, solo: true });
+  assert.equal(press(reading, "next", "operator").kind, "none", "the clock runs: nothing to go on from");
+  const stopped = { ...reading, clockPaused: true };
+  assert.deepEqual(press(stopped, "next", "operator"), { kind: "go", message: { type: "lesson.next" } });
+  const v = lessonView(stopped, "operator");
+  assert.equal(v.nextLabel, "Go on (resume the clock)");
+  assert.equal(v.canNext, true);
+  assert.match(v.waiting, /waits while you read/);
+  // A class's teacher: the clock leads, as before.
+  assert.equal(press({ ...at({ step: 0, latest: 0 }), clockPaused: true }, "next", "operator").kind, "none");
+  // A message keeps the clock's state (it is the page's, not the lesson's).
+  assert.equal(applyLessonMessage(stopped, { type: "lesson", step: 0, latest: 0, solo: true }).clockPaused, true);
+});
+
+test("a step's kubectl commands: shown as written, in order; none when the step has none or they are not text", () => {
+  const withCmds = { ...def, steps: def.steps.map((s, i) => (i === 1 ? { ...s, kubectl: ["kubectl get nodes -w", 7, "kubectl describe node a-2"] } : s)) };
+  const ls = applyLessonSnapshot(emptyLesson(), withCmds, atStop);
+  assert.deepEqual(lessonView(ls, "viewer").kubectl, ["kubectl get nodes -w", "kubectl describe node a-2"]);
+  assert.deepEqual(lessonView(applyLessonSnapshot(emptyLesson(), def, running), "viewer").kubectl, []);
+});
+
+test("a step's text comes when the lesson reaches it: the message's def replaces the page's; without one it stays", () => {
+  const withheld = { ...def, steps: [def.steps[0], { withheld: true }, { withheld: true }] };
+  let ls = applyLessonSnapshot(emptyLesson(), withheld, { ...running, latest: 0 });
+  let v = lessonView(ls, "viewer");
+  assert.equal(v.progress, "step 1 of 3", "the step list still counts every step");
+  assert.equal(ls.def.steps[1].text, undefined);
+  ls = applyLessonMessage(ls, { ...atStop, latest: 1, def: { ...def, steps: [def.steps[0], def.steps[1], { withheld: true }] } });
+  v = lessonView(ls, "viewer");
+  assert.deepEqual([v.phase, v.step.title, v.checkpoint.id], ["question", "a-2 goes silent", "stop"]);
+  // A message without def (an answer counted) keeps the steps the page has; Previous shows step 1.
+  ls = applyLessonMessage(ls, { ...atStop, latest: 1, step: 0, answered: 2 });
+  assert.equal(lessonView(ls, "viewer").step.title, "A healthy cluster");
+  assert.equal(ls.def.steps[1].title, "a-2 goes silent");
+  assert.equal(ls.def.steps[2].withheld, true);
 });

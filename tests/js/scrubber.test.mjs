@@ -12,8 +12,9 @@ test("markKind: faults, nodes, NoExecute taints, pods deleted, zone states; the 
     { type: "TaintAdded", effect: "NoExecute", key: "node.kubernetes.io/out-of-service" },
     { type: "PodDeleted" }, { type: "PodEvicted" }, { type: "ZoneState" },
     { type: "PodCreated" }, { type: "PodScheduled" }, { type: "K8sEvent" },
+    { type: "FaultRefused", fault: "StopKubelet" },
   ].map(markKind);
-  assert.deepEqual(kinds, ["fault", "node", "taint", null, "taint", "pod", "pod", "zone", null, null, null]);
+  assert.deepEqual(kinds, ["fault", "node", "taint", null, "taint", "pod", "pod", "zone", null, null, null, "fault"]);
 });
 
 test("scrubMarks: one mark per pixel column and lane, counted; nothing past an open question", () => {

@@ -1,7 +1,7 @@
 // node --test tests/js: the delta-apply logic of the page (static/js/state.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { applyDelta, applySnapshot, emptyState, eventMatches, fmtTime, resyncReplay, signalValues, why } from "../../static/js/state.js";
+import { applyDelta, applySnapshot, emptyState, eventMatches, fmtSpeed, fmtTime, resyncReplay, signalValues, speedNote, why } from "../../static/js/state.js";
 
 const snap = { type: "snapshot", seq: 5, t: 10, speed: 10, paused: false, role: "viewer",
   nodes: [{ name: "a-1", zone: "a", ready: "True", taints: [], conditions: [] }],
@@ -30,6 +30,12 @@ test("times print as mm:ss.mmm and the timeline filter matches names", () => {
   assert.ok(eventMatches({ type: "TaintAdded", node: "a-1" }, "a-1"));
   assert.ok(!eventMatches({ type: "TaintAdded", node: "a-1" }, "b-2"));
   assert.match(why({ type: "NodeReady", node: "a-1", status: "Unknown" }), /nodeMonitorGracePeriod/);
+});
+
+test("a refused scenario fault says why: what it named is gone, and the room goes on", () => {
+  const e = { t: 62, type: "FaultRefused", fault: "StopKubelet", node: "a-2", error: 'spec.faults[0].node: unknown node "a-2"' };
+  assert.equal(why(e), `fault not applied: the scenario's StopKubelet names what no longer exists (spec.faults[0].node: unknown node "a-2"); the room goes on without it`);
+  assert.ok(eventMatches(e, "a-2"));
 });
 
 const params = { controllerManager: { nodeMonitorGracePeriod: 40, nodeMonitorPeriod: 5, nodeEvictionRate: 0.1 },
@@ -162,6 +168,8 @@ test("out-of-service and PodGC: why names the release's rule", () => {
   const dt = { type: "PodDisruptionTarget", pod: "default/web", node: "gone", reason: "DeletionByPodGC", message: "PodGC: node no longer exists" };
   assert.match(why(dt, current), /^PodGC gcOrphaned \(markFailedAndDeletePodWithCondition, 1\.26\+\)/);
   assert.match(why({ type: "PodPhase", pod: "default/db-0", phase: "Failed", reason: "" }, current), /^PodGC \(markFailedAndDeletePod, 1\.26\+\)/);
+  assert.match(why({ type: "PodPhase", pod: "default/db-0", phase: "Failed", reason: "" }, current), /or, for a pod being deleted on a live node, the kubelet's last phase \(1\.27\+/);
+  assert.match(why({ type: "PodPhase", pod: "default/web", phase: "Succeeded", reason: "" }, current), /^the kubelet's last phase \(1\.27\+.*every container exited 0/);
   // Other taints keep their controller's why.
   assert.match(why({ type: "TaintAdded", node: "a-1", key: "node.kubernetes.io/unreachable", effect: "NoExecute" }, current), /^doNoExecuteTaintingPass/);
 });
@@ -187,4 +195,21 @@ test("SnapshotBuilder: a snapshot built from chunks is the state applySnapshot m
   assert.equal(built.role, "operator");
   assert.deepEqual(built.params, { kubernetesVersion: "1.34" }, "parameters carry over when the snapshot has none");
   assert.equal(built.nodes.size, 7); assert.equal(built.pods.size, 11);
+});
+
+test("a room slower than asked says how fast it really runs; one that keeps up says nothing", () => {
+  assert.equal(speedNote(10, false, 3.2), "running at 3.2× of the 10× asked: too big for this server");
+  assert.equal(speedNote(100, false, 12.345), "running at 12× of the 100× asked: too big for this server");
+  assert.equal(speedNote(10, false, 0.001), "running at 0.001× of the 10× asked: too big for this server");
+  assert.equal(speedNote(0.5, false, 0.123), "running at 0.12× of the 0.5× asked: too big for this server");
+  assert.equal(speedNote(10, false, null), "");
+  assert.equal(speedNote(10, false, undefined), "");  // a message from before the field
+  assert.equal(speedNote(10, true, 3.2), "");  // paused: the speed shows "paused"
+  assert.equal(speedNote(10, false, 10), "");
+  assert.equal(fmtSpeed(2), "2");
+});
+
+test("a kubectl label says which labels it set and removed", () => {
+  const e = { type: "Fault", fault: "Label", node: "a-1", labels: { "node.kubernetes.io/exclude-disruption": "", tier: "gold", old: null } };
+  assert.equal(why(e), "labels changed (kubectl label): node.kubernetes.io/exclude-disruption= tier=gold old-");
 });

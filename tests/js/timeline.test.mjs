@@ -3,7 +3,7 @@
 // the same elements as before, and only the difference is made, moved or removed.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { TimelineList, entryKey, patchList } from "../../static/js/timeline.js";
+import { TimelineList, changeShown, entryKey, eventLabel, patchList } from "../../static/js/timeline.js";
 
 // Just enough of an element tree for patchList, counting the mutations.
 class Parent {
@@ -157,4 +157,15 @@ test("TimelineList: a full render or flush while entries are to come: the new li
   assert.deepEqual(p.kids.map(keyOf), ["c", "b", "a"]);
   while (runFrame());
   assert.deepEqual(p.kids.map(keyOf), ["c", "b", "a"]);
+});
+
+// Issue #38: a parameter change read "Fault SetParameters".
+test("a parameter change reads Parameters changed: field old → new", () => {
+  const e = { t: 50, type: "Fault", fault: "SetParameters", controllerManager: { nodeEvictionRate: 0.5 },
+    changes: ["controllerManager.nodeEvictionRate: 0.1 -> 0.5", "kubelet.nodeStatusUpdateFrequency: 10s -> 5s"] };
+  assert.deepEqual(eventLabel(e), { type: "Parameters changed:", subject: "nodeEvictionRate 0.1 → 0.5; nodeStatusUpdateFrequency 10s → 5s" });
+  assert.deepEqual(eventLabel({ ...e, changes: [] }), { type: "Parameters changed:", subject: "nothing" });
+  assert.deepEqual(eventLabel({ t: 1, type: "Fault", fault: "StopKubelet", node: "a-1" }), { type: "Fault", subject: "a-1" });
+  assert.equal(changeShown("odd text"), "odd text");
+  assert.notEqual(entryKey(e, ""), entryKey({ ...e, changes: ["controllerManager.nodeEvictionRate: 0.1 -> 0.2"] }, ""));
 });

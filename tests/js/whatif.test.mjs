@@ -1,7 +1,7 @@
 // node --test tests/js: the room page's What-if table (static/js/whatif-rows.js).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { secs, whatIfRows, whatIfTitle } from "../../static/js/whatif-rows.js";
+import { secs, whatIfEmpty, whatIfRows, whatIfTitle } from "../../static/js/whatif-rows.js";
 
 const result = {
   zone: "eu-west-1b", nodes: [], at_ms: 60000, duration_ms: 1800000,
@@ -31,4 +31,11 @@ test("times keep a tenth of a second when there is one", () => {
 test("the title names the zone, or the nodes", () => {
   assert.equal(whatIfTitle(result), "zone eu-west-1b failed at 60 s:");
   assert.equal(whatIfTitle({ ...result, zone: "", nodes: ["a-1", "a-2"], at_ms: 0 }), "a-1, a-2 failed at 0 s:");
+});
+
+// Issue #38: an import of bare pods showed an empty table with no word why.
+test("an empty result says why; a result with rows needs no note", () => {
+  assert.equal(whatIfEmpty(result), "");
+  assert.equal(whatIfEmpty({ ...result, rows: [], note: "No workload to show: ..." }), "No workload to show: ...");
+  assert.match(whatIfEmpty({ ...result, rows: [] }), /^No workload to show/);
 });

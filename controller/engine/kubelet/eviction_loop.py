@@ -43,6 +43,7 @@ from .resources import (
     pod_usage,
     pods_usage,
 )
+from .termination import DEFAULT_EXIT_CODE, container_stop, terminal_phase
 
 if TYPE_CHECKING:
     from .node_status import Kubelet
@@ -285,7 +286,7 @@ class EvictionLoop:
         cluster = self.sim.cluster
         kubelet.set_pressure(set(result.node_conditions), now)
         for reason, etype, message in result.events:
-            cluster.record_event(now, f"Node/{name}", reason, message, etype)
+            cluster.record_event(now, f"Node/{name}", reason, message, etype, name)
         for what, resource, amount in result.reclaims:
             self.sim.timeline.emit(
                 now, "NodeReclaim", node=name, resource=resource, what=what, amount=amount
@@ -297,17 +298,20 @@ class EvictionLoop:
             pod = cluster.pods.get(ev.pod)
             if pod is None:
                 continue
-            grace_ms = self.kill_grace_s(pod, ev.grace_period_s) * SECOND
+            # How long the kill takes: the containers' answer to SIGTERM within the grace.
+            grace_ms, code = container_stop(
+                pod.annotations, self.kill_grace_s(pod, ev.grace_period_s) * SECOND
+            )
             killing = self.killing.get(pod.key)
             if killing is not None:  # a kill in progress goes on; killPodNow waits for it
                 grace_ms = max(killing.time_ms - at, 0)
             timeout_ms = kill_pod_timeout_s(ev.grace_period_s) * SECOND
             if at == now:
-                self._evict(ev, grace_ms, timeout_ms)
+                self._evict(ev, grace_ms, timeout_ms, code)
             else:
                 self._pending().append(
                     self.sim.sched.schedule(
-                        at, Phase.KUBELET_EVICTION, self._evict, ev, grace_ms, timeout_ms
+                        at, Phase.KUBELET_EVICTION, self._evict, ev, grace_ms, timeout_ms, code
                     )
                 )
             finished = max(finished, at + grace_ms)
@@ -330,7 +334,13 @@ class EvictionLoop:
             override_s, pod.termination_grace_period_s, terminating
         )
 
-    def _evict(self, ev: EvictionDecision, grace_ms: int, timeout_ms: int) -> None:
+    def _evict(
+        self,
+        ev: EvictionDecision,
+        grace_ms: int,
+        timeout_ms: int,
+        exit_code: int = DEFAULT_EXIT_CODE,
+    ) -> None:
         """managerImpl.evictPod for one pod: the PodEvicted timeline event and the Warning
         Evicted event, the status (phase Failed, reason Evicted, the message; with
         PodDisruptionConditions a DisruptionTarget condition, reason TerminationByKubelet,
@@ -352,9 +362,13 @@ class EvictionLoop:
             gracePeriodSeconds=ev.grace_period_s,
             message=ev.message,
         )
-        cluster.record_event(now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning")
+        cluster.record_event(
+            now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning", self.kubelet.node_name
+        )
         condition = ev.message if ev.signal not in LOCAL_STORAGE_SIGNALS else None
-        self.kill_with_status(pod, "Evicted", ev.message, condition, grace_ms, timeout_ms, now)
+        self.kill_with_status(
+            pod, "Evicted", ev.message, condition, grace_ms, timeout_ms, now, exit_code
+        )
 
     def kill_with_status(
         self,
@@ -365,12 +379,15 @@ class EvictionLoop:
         grace_ms: int,
         timeout_ms: int,
         now: int,
+        exit_code: int = DEFAULT_EXIT_CODE,
     ) -> None:
         """killPodNow with a status function: phase Failed with ``reason`` and ``message``,
         and (PodDisruptionConditions) DisruptionTarget TerminationByKubelet with
         ``disruption_message`` when given. 1.18's syncPod writes the status, then kills;
-        later releases write it when the containers have stopped (mergePodStatus). The
-        status manager sends it (killPodNow -> SetPodStatus), at once or after a heal."""
+        later releases write it when the containers have stopped (mergePodStatus), the
+        phase from their ``exit_code`` (Succeeded for 0, its reason dropped: #115331).
+        ``grace_ms`` is how long the kill takes (termination.container_stop). The status
+        manager sends it (killPodNow -> SetPodStatus), at once or after a heal."""
         if self.kubelet.profile.terminal_status_after_containers_stop:
             self._kill_status()[pod.key] = (reason, message, disruption_message)
         else:
@@ -381,7 +398,7 @@ class EvictionLoop:
             )
         if pod.key in self.killing:
             return  # already being killed: the pod worker keeps the kill in progress
-        self.kill(pod, grace_ms, now)
+        self.kill(pod, grace_ms, now, exit_code)
 
     def _kill_timed_out(self, key: str) -> None:
         """killPodNow gave up waiting for the kill: a Warning ExceededGracePeriod event."""
@@ -393,18 +410,20 @@ class EvictionLoop:
             "ExceededGracePeriod",
             "Container runtime did not kill the pod within specified grace period.",
             "Warning",
+            self.kubelet.node_name,
         )
 
-    def kill(self, pod: Pod, grace_ms: int, now: int) -> None:
-        """killPodFunc: the containers stop after the grace period; usage is released then."""
+    def kill(self, pod: Pod, grace_ms: int, now: int, exit_code: int = DEFAULT_EXIT_CODE) -> None:
+        """killPodFunc: the containers stop after ``grace_ms`` (how long they take to exit,
+        at most the grace period), with ``exit_code``; usage is released then."""
         if grace_ms <= 0:
-            self._killed(pod.key)
+            self._killed(pod.key, exit_code)
             return
         self.killing[pod.key] = self.sim.sched.schedule(
-            now + grace_ms, Phase.KUBELET_POD, self._killed, pod.key
+            now + grace_ms, Phase.KUBELET_POD, self._killed, pod.key, exit_code
         )
 
-    def _killed(self, key: str) -> None:
+    def _killed(self, key: str, exit_code: int = DEFAULT_EXIT_CODE) -> None:
         self.killing.pop(key, None)
         now = self.sim.sched.now_ms
         cluster = self.sim.cluster
@@ -416,17 +435,36 @@ class EvictionLoop:
             self.sim.on_usage_changed(pod.node_name, now)
         held = self._kill_status().pop(key, None)
         if held is not None and pod is not None and self.kubelet.alive:
-            self._set_failed(pod, now, *held)
+            self._set_failed(pod, now, *held, exit_code=exit_code)
 
     def _set_failed(
-        self, pod: Pod, now: int, reason: str, message: str, disruption_message: str | None
+        self,
+        pod: Pod,
+        now: int,
+        reason: str,
+        message: str,
+        disruption_message: str | None,
+        exit_code: int | None = None,
     ) -> None:
+        """The kill's status: Failed with ``reason`` and ``message``; from 1.27, written
+        once the containers stopped (``exit_code``), the phase getPhase gives with
+        podIsTerminal: Succeeded when they exited 0, and then no reason or message
+        (generateAPIPodStatus keeps them only while the phase stays the same)."""
         disruption = (
             (POD_REASON_TERMINATION_BY_KUBELET, disruption_message)
             if disruption_message is not None
             else None
         )
-        self.kubelet.status.set_pod_status(pod, now, "Failed", reason, message, False, disruption)
+        phase = "Failed"
+        if (
+            exit_code is not None
+            and self.kubelet.profile.terminal_phase_from_exit_codes
+            and not pod.is_mirror()  # static pods keep Failed (TODO(#116484) in getPhase)
+        ):
+            phase = terminal_phase([exit_code] * len(pod.containers))
+            if phase == "Succeeded":
+                reason = message = ""
+        self.kubelet.status.set_pod_status(pod, now, phase, reason, message, False, disruption)
 
     # -- inputs ---------------------------------------------------------------------------
     def active_pods(self) -> list[Pod]:

@@ -87,7 +87,7 @@ class ImageGCLoop:
         if capacity == 0:
             message = "invalid capacity 0 on image filesystem"
             cluster.record_event(
-                now, f"Node/{node.name}", "InvalidDiskCapacity", message, "Warning"
+                now, f"Node/{node.name}", "InvalidDiskCapacity", message, "Warning", node.name
             )
             self._failed(now, message)
             return
@@ -113,7 +113,7 @@ class ImageGCLoop:
                 amount, freed, usage_percent, capacity
             )
             cluster.record_event(
-                now, f"Node/{node.name}", "FreeDiskSpaceFailed", message, "Warning"
+                now, f"Node/{node.name}", "FreeDiskSpaceFailed", message, "Warning", node.name
             )
             self._failed(now, message)
             return
@@ -122,5 +122,7 @@ class ImageGCLoop:
     def _failed(self, now: int, message: str) -> None:
         if self.prev_failed:
             node = self.kubelet.node_name
-            self.sim.cluster.record_event(now, f"Node/{node}", "ImageGCFailed", message, "Warning")
+            self.sim.cluster.record_event(
+                now, f"Node/{node}", "ImageGCFailed", message, "Warning", node
+            )
         self.prev_failed = True

@@ -376,7 +376,7 @@ class Kubelet:
             message = f"Node {name} status is now: {reason}"
         else:
             message = f"Node {name} status is now: {reason}"
-        self.sim.cluster.record_event(now_ms, f"Node/{name}", reason, message)
+        self.sim.cluster.record_event(now_ms, f"Node/{name}", reason, message, host=name)
 
     # -- pods ------------------------------------------------------------------------------
     def sync_pods(self, now_ms: int) -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from ..clock import SECOND
 from ..core import Handle, Phase
 from ..objects import SYSTEM_CRITICAL_PRIORITY, Pod
+from .termination import DEFAULT_EXIT_CODE, container_stop, terminal_phase
 
 if TYPE_CHECKING:
     from ..config import KubeletConfig
@@ -137,7 +138,11 @@ class ShutdownManager:
             return
         if kubelet.reaches_api:
             self.sim.cluster.record_event(
-                now, f"Node/{kubelet.node_name}", EVENT_REASON, EVENT_MESSAGE
+                now,
+                f"Node/{kubelet.node_name}",
+                EVENT_REASON,
+                EVENT_MESSAGE,
+                host=kubelet.node_name,
             )
         self.shutting_down = True
         kubelet.sync_node_status(now)
@@ -172,10 +177,13 @@ class ShutdownManager:
                 # killPodFunc -> killPodNow: the pod worker turns the override into the kill's
                 # grace (calculateEffectiveGracePeriod: at least 1 s; an override of 0 is the
                 # pod's own grace before 1.31, 1 s from #124063).
+                # The kill ends when the containers answer SIGTERM (termination.py).
                 override = kill_grace_override_s(pod, seconds)
-                at = now + self.kubelet.eviction.kill_grace_s(pod, override) * SECOND
+                kill_ms, code = container_stop(
+                    pod.annotations, self.kubelet.eviction.kill_grace_s(pod, override) * SECOND
+                )
                 self.outstanding[key] = self.sim.sched.schedule(
-                    at, Phase.KUBELET_POD, self._killed, key
+                    now + kill_ms, Phase.KUBELET_POD, self._killed, key, code
                 )
             if not self.outstanding:
                 continue
@@ -185,7 +193,7 @@ class ShutdownManager:
             return
         self._power_off(now, POWERED_OFF_AFTER_GRACE)
 
-    def _killed(self, key: str) -> None:
+    def _killed(self, key: str, exit_code: int = DEFAULT_EXIT_CODE) -> None:
         """killPodFunc returns: the containers stopped. The status manager then writes the
         status the kill set (phase Failed, reason Terminated, DisruptionTarget): it holds a
         terminal phase back until the containers are stopped (mergePodStatus with
@@ -198,13 +206,18 @@ class ShutdownManager:
         self.outstanding.pop(key, None)
         pod = self.sim.cluster.pods.get(key)
         if pod is not None:
-            self._stopped(pod, now)
+            self._stopped(pod, now, exit_code)
         if not self.outstanding and self.timer is not None:
             self.timer.cancel()  # wg.Wait() done before the timer: the next group starts now
             self.timer = None
             self._next_group(now)
 
-    def _stopped(self, pod: Pod, now: int) -> None:
+    def _stopped(self, pod: Pod, now: int, exit_code: int) -> None:
+        """The status the kill set, once the containers stopped: Failed, reason Terminated,
+        DisruptionTarget; from 1.27 the phase getPhase gives with podIsTerminal, Succeeded
+        (no reason or message) when they exited 0 (#115331: "pods ... may end up in the
+        Succeeded phase in two scenarios: pod deletion and graceful node shutdown"). A pod
+        being deleted is then deleted by the status manager (finished)."""
         kubelet, cluster = self.kubelet, self.sim.cluster
         self.sim.leaks.forget_pod(pod.key, now)
         if pod.started:
@@ -214,17 +227,23 @@ class ShutdownManager:
         # The status goes through the status manager: sent at once, or, while the API cannot
         # be reached, at the first syncBatch after a heal (lost if the machine powers off first).
         phase = "Succeeded" if pod.phase == "Succeeded" else "Failed"
+        reason, message = NODE_SHUTDOWN_REASON, NODE_SHUTDOWN_MESSAGE
+        if kubelet.profile.terminal_phase_from_exit_codes and not pod.is_mirror():
+            phase = terminal_phase([exit_code] * len(pod.containers))
+            if phase == "Succeeded":
+                reason = message = ""
         kubelet.status.set_pod_status(
             pod,
             now,
             phase,
-            NODE_SHUTDOWN_REASON,
-            NODE_SHUTDOWN_MESSAGE,
+            reason,
+            message,
             False,
             (POD_REASON_TERMINATION_BY_KUBELET, NODE_SHUTDOWN_MESSAGE),
+            finished=pod.deletion_ms is not None,
         )
         if pod.deletion_ms is not None and kubelet.reaches_api:
-            cluster.remove_pod(pod, now)  # a terminal pod being deleted: the kubelet finishes it
+            cluster.remove_pod(pod, now)  # (1.18 has no shutdown manager; already removed)
 
     def _group_timeout(self) -> None:
         """The group's period ran out before all its kills finished: go on regardless."""

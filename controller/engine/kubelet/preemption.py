@@ -18,6 +18,7 @@ from ..clock import SECOND
 from ..core import Phase
 from ..objects import Pod
 from .predicate import InsufficientResource
+from .termination import DEFAULT_EXIT_CODE, container_stop
 
 if TYPE_CHECKING:
     from .node_status import Kubelet
@@ -173,26 +174,28 @@ def handle_admission_failure(
     for victim in victims:
         # The Warning event, then killPodNow without a grace override, blocking until the
         # kill completes (its timeout, max(10 s, 1.5 x the pod's grace), is never shorter).
-        grace_ms = loop.kill_grace_s(victim, None) * SECOND
+        grace_ms, code = container_stop(
+            victim.annotations, loop.kill_grace_s(victim, None) * SECOND
+        )
         if at == now:
-            _preempt(kubelet, victim.key, grace_ms)
+            _preempt(kubelet, victim.key, grace_ms, code)
         else:
-            sim.sched.schedule(at, Phase.KUBELET_POD, _preempt, kubelet, victim.key, grace_ms)
+            sim.sched.schedule(at, Phase.KUBELET_POD, _preempt, kubelet, victim.key, grace_ms, code)
         at += grace_ms
     admission_done(kubelet)[pod.key] = at
     sim.admission_changed(pod)
     return True, "", ""
 
 
-def _preempt(kubelet: Kubelet, key: str, grace_ms: int) -> None:
+def _preempt(kubelet: Kubelet, key: str, grace_ms: int, exit_code: int = DEFAULT_EXIT_CODE) -> None:
     sim = kubelet.sim
     now = sim.sched.now_ms
     victim = sim.cluster.pods.get(key)
     if victim is None or not kubelet.alive:
         return
-    sim.cluster.record_event(now, f"Pod/{key}", REASON, MESSAGE, "Warning")
+    sim.cluster.record_event(now, f"Pod/{key}", REASON, MESSAGE, "Warning", kubelet.node_name)
     kubelet.eviction.kill_with_status(
-        victim, REASON, MESSAGE, DISRUPTION_MESSAGE, grace_ms, grace_ms, now
+        victim, REASON, MESSAGE, DISRUPTION_MESSAGE, grace_ms, grace_ms, now, exit_code
     )
 
 

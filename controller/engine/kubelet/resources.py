@@ -85,6 +85,20 @@ class Leaks:
                 return True
         return False
 
+    def running(self, target: tuple[str, str], now: int) -> list[dict[str, object]]:
+        """The leaks running on ``target`` now, as its view shows them (issue #38: a fault
+        shows on its node at once): resource, rate in bytes per second, and ``until`` (the
+        simulated second it stops by itself, or None)."""
+        return [
+            {
+                "resource": leak.resource,
+                "rate": leak.rate,
+                "until": leak.until_ms / 1000 if leak.until_ms is not None else None,
+            }
+            for leak in self.by_target.get(target, ())
+            if leak.active(now)
+        ]
+
     def forget_pod(self, key: str, now: int) -> None:
         """The pod's containers died: its leak ends with it."""
         if self.by_target.pop(("pod", key), None) is not None:

@@ -13,6 +13,12 @@ Two behaviours of the Go manager are visible here:
   node lifecycle controller's MarkPodsNotReady wrote to a pod the kubelet still has Ready is
   PATCHed back to Ready=True at the next syncBatch the kubelet reaches the API at.
 
+From 1.27 (#115331) the status of a deleted pod whose containers have stopped is terminal
+(Failed or Succeeded, from their exit codes) and is sent with ``finished`` (TerminatePod's
+podIsFinished once SyncTerminatedPod is done): syncPod PATCHes the phase, and only then, the
+API's pod terminal and finished (canBeDeleted), DELETEs it with grace 0 and a UID
+precondition. While the API cannot be reached both wait for the first syncBatch after the heal.
+
 Lazy like the other kubelet loops: a syncBatch is scheduled only when it has something to
 send (a status not yet sent, or an API Ready=False on a pod the kubelet has Ready).
 """
@@ -41,6 +47,7 @@ class PendingStatus:
     message: str
     ready: bool
     disruption: tuple[str, str] | None = None  # DisruptionTarget (reason, message)
+    finished: bool = False  # podIsFinished: a deleted pod the status manager then deletes
 
 
 class StatusManager:
@@ -60,6 +67,12 @@ class StatusManager:
         pending = self.pending.get(pod.key)
         return pending.phase if pending is not None else pod.phase
 
+    def finishing(self, pod: Pod) -> bool:
+        """A deleted pod's terminal status waits to be sent (podIsFinished): the status
+        manager, not the pod worker, deletes it once the API can be reached."""
+        pending = self.pending.get(pod.key)
+        return pending is not None and getattr(pending, "finished", False)
+
     # -- SetPodStatus ----------------------------------------------------------------------
     def set_pod_status(
         self,
@@ -70,11 +83,14 @@ class StatusManager:
         message: str = "",
         ready: bool | None = None,
         disruption: tuple[str, str] | None = None,
+        finished: bool = False,
     ) -> None:
         """Port of manager.SetPodStatus (updateStatusInternal then syncPod): cache, and PATCH
         at once if the API can be reached; otherwise syncBatch sends it after the heal.
         ``disruption``: a DisruptionTarget condition (reason, message) in the same status,
-        written first (Cluster.set_disruption_target: nothing in 1.18)."""
+        written first (Cluster.set_disruption_target: nothing in 1.18). ``finished``: the
+        terminal status of a deleted pod whose termination is done (TerminatePod,
+        podIsFinished): after the PATCH the pod is deleted (canBeDeleted)."""
         self.synced.add(pod.key)
         if not self.kubelet.reaches_api:
             self.kubelet.sim.admission_changed(pod)  # the kubelet's phase of it may change
@@ -83,12 +99,14 @@ class StatusManager:
                 ready = prev.ready if prev is not None else bool(pod.ready)
             if disruption is None and prev is not None:
                 disruption = prev.disruption
-            self.pending[pod.key] = PendingStatus(phase, reason, message, ready, disruption)
+            self.pending[pod.key] = PendingStatus(
+                phase, reason, message, ready, disruption, finished
+            )
             return
         if self.pending.pop(pod.key, None) is not None:
             self.kubelet.sim.admission_changed(pod)  # the kubelet's phase is the API's again
         # (a change of the API's phase is the store's to tell: Cluster._phase_written)
-        self._write(pod, now, phase, reason, message, ready, disruption)
+        self._write(pod, now, phase, reason, message, ready, disruption, finished)
 
     def set_ready(self, pod: Pod, now: int) -> None:
         """A fresh status for a running pod (the first syncPod of this kubelet process):
@@ -105,7 +123,10 @@ class StatusManager:
         message: str,
         ready: bool | None,
         disruption: tuple[str, str] | None = None,
+        finished: bool = False,
     ) -> None:
+        """syncPod: the status PATCH, then, for a finished deleted pod whose API phase is now
+        terminal, the DELETE with grace 0 and the pod's UID as precondition (canBeDeleted)."""
         cluster = self.kubelet.sim.cluster
         if disruption is not None:
             cluster.set_disruption_target(
@@ -116,6 +137,13 @@ class StatusManager:
         if ready is not None and pod.key not in cluster.pods:
             ready = None
         cluster.set_pod_status(pod, phase, now, reason, message, ready)
+        if (
+            finished
+            and cluster.pods.get(pod.key) is pod  # the UID precondition
+            and pod.deletion_ms is not None
+            and pod.phase in ("Failed", "Succeeded")
+        ):
+            cluster.remove_pod(pod, now)
 
     # -- API writes by others ----------------------------------------------------------------
     def api_ready_written(self, pod: Pod, now: int) -> None:
@@ -199,6 +227,7 @@ class StatusManager:
                     pending.message,
                     pending.ready,
                     pending.disruption,
+                    getattr(pending, "finished", False),  # (pickled before it existed)
                 )
             elif self._needs_reconcile(pod):
                 cluster.set_pod_ready(pod, True, now, by_kubelet=True)

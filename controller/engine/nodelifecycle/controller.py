@@ -7,15 +7,18 @@ away with all its in-memory state and builds a new one from the API objects.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..client import Client, EventSink
 from ..clock import next_on_grid
 from ..core import Handle, Phase
 from ..objects import FALSE, READY, TRUE, UNKNOWN, Node, NodeCondition, Pod
 from ..series import append_change
 from ..timeline import Timeline
 from .lazy_health import LazyHealth
+from .monitor_pass import MonitorPass
 from .rate_limited_queue import RateLimitedTimedQueue, TimedValue, TokenBucket
 from .taints import NOT_READY_TAINT_TEMPLATE, UNREACHABLE_TAINT_TEMPLATE, no_schedule_taint_diff
 from .zones import ZoneState, compute_zone_state, healthy_qps, reduced_qps, zone_display
@@ -64,24 +67,88 @@ class NodeLifecycleController:
         self._pass_at: int | None = None
         self._last_pass_ms: int = -1
         self.stopped = False
+        # Before Run, the writes of the simulation's set-up (the scenario's cluster as it
+        # stands at t=0) are not charged to the client.
+        self.running = False
+        # ClientBuilder.ClientOrDie("node-controller"): the node status updates, taint patches,
+        # MarkPodsNotReady's pod status updates and the Events share its token bucket.
+        self.client = self._new_client()
+        self.events = EventSink(self.client, sim.sched, self._record_event)
+        self._pass_writes_until = 0  # the last deferred write the running pass made
+        self._pass_started = start_ms
+        self._pass_running = False
+        self.longest_pass = (0, 0)  # (start, end) of the longest monitor pass so far
+
+    # -- the client --------------------------------------------------------------------
+    def _new_client(self) -> Client:
+        self._client_params = (self.cfg.kube_api_qps, self.cfg.kube_api_burst)
+        return Client("node-controller", *self._client_params)
+
+    def _check_client(self) -> None:
+        """A changed --kube-api-qps/-burst (SetParameters) takes effect as a restarted
+        kube-controller-manager's would: a new clientset with a full bucket."""
+        if (self.cfg.kube_api_qps, self.cfg.kube_api_burst) != self._client_params:
+            self.client = self._new_client()
+            self.events.client = self.client
+
+    def _record_event(self, now: int, obj: str, reason: str, message: str, kind: str) -> None:
+        if not self.stopped:
+            self.cluster.record_event(now, obj, reason, message, kind)
+
+    def _event(self, now: int, obj: str, reason: str, message: str, kind: str = "Normal") -> None:
+        """recorder.Eventf: the event is created through the client by the sink's goroutine."""
+        self.events.post(now, obj, reason, message, kind)
+
+    def _later(self, fn: Callable[..., Any], *args: Any) -> None:
+        """One request of an informer-driven goroutine (or of the pass, where the engine does
+        not suspend it): made now if its token is there, else at the token's instant; a
+        stopped controller's pending requests are never made."""
+        now = self.sim.sched.now_ms
+        if not self.running:
+            fn(now, *args)
+            return
+        t = self.client.do(self.sim.sched, now, Phase.CONTROLLER_MONITOR, self._call, fn, args)
+        if t > self._pass_writes_until:
+            self._pass_writes_until = t
+
+    def _call(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        if not self.stopped:
+            fn(self.sim.sched.now_ms, *args)
 
     # -- loops ------------------------------------------------------------------------
     def run(self) -> None:
         """Port of Controller.Run: monitorNodeHealth every nodeMonitorPeriod from now."""
+        self.running = True
         for name in self.cluster.nodes:
             self.node_eviction_map[name] = UNMARKED
         self.sim.sched.schedule(self.start_ms, Phase.CONTROLLER_MONITOR, self._monitor_tick)
 
     def stop(self) -> None:
         self.stopped = True
+        self.events.queue.clear()  # a stopped process's queued events are never sent
         if self._pass_handle is not None:
             self._pass_handle.cancel()
 
     def _monitor_tick(self) -> None:
+        """wait.Until(monitorNodeHealth, nodeMonitorPeriod): the period starts when the pass
+        ends (JitterUntil with sliding=true), so a pass whose requests wait 40 s for their
+        tokens delays the next one by as much."""
         if self.stopped:
             return
+        self._pass_started = self.sim.sched.now_ms
+        self._pass_running = True
+        self.monitor_node_health(self._pass_started, self._monitor_done)
+
+    def pass_waiting_ms(self, now: int) -> int:
+        """How long the running monitor pass has been going (0 when none runs): a pass takes
+        time only while its requests wait for the client's tokens."""
+        return now - self._pass_started if self._pass_running else 0
+
+    def _monitor_done(self) -> None:
+        self._pass_running = False
         now = self.sim.sched.now_ms
-        self.monitor_node_health(now)
+        if now - self._pass_started > self.longest_pass[1] - self.longest_pass[0]:
+            self.longest_pass = (self._pass_started, now)
         self.sample_queues(now)
         self.sim.sched.schedule(
             now + self.cfg.node_monitor_period_ms, Phase.CONTROLLER_MONITOR, self._monitor_tick
@@ -130,9 +197,12 @@ class NodeLifecycleController:
             append_change(series.setdefault(zone_display(zone), []), now, (len(queue),))
 
     # -- monitorNodeHealth --------------------------------------------------------------
-    def monitor_node_health(self, now: int) -> None:
-        """Port of Controller.monitorNodeHealth."""
+    def monitor_node_health(self, now: int, done: Callable[[], None] | None = None) -> None:
+        """Port of Controller.monitorNodeHealth: runs now, and on at the instants its requests
+        get their tokens; ``done`` runs when it has ended."""
+        self._check_client()
         nodes = self.sim.sorted_nodes()
+        self._pass_writes_until = now
         lazy = self._lazy_health()
         if lazy is not None and lazy.can_skip_classify(nodes):
             added: list[Node] = []
@@ -143,7 +213,7 @@ class NodeLifecycleController:
         for node in new_zone_reps:
             self.add_pod_evictor_for_new_zone(node, now)
         for node in added:
-            self.cluster.record_event(
+            self._event(
                 now,
                 f"Node/{node.name}",
                 "RegisteredNode",
@@ -156,7 +226,7 @@ class NodeLifecycleController:
             else:
                 self.cancel_pod_eviction(node, now)
         for name in deleted:
-            self.cluster.record_event(
+            self._event(
                 now,
                 f"Node/{name}",
                 "RemovingNode",
@@ -164,39 +234,22 @@ class NodeLifecycleController:
             )
             self.known_nodes.discard(name)
 
-        zone_conds: dict[str, list[str | None]] = {}
-        taint_mode = self.taint_mode
         if lazy is not None:
             lazy.begin_pass(nodes, now)
         # The shortcut visits the nodes whose visit can change something, in the same order.
-        for node in nodes if lazy is None else iter(lazy.next_node, None):
-            _grace, observed, current = self.try_update_node_health(node, now)
-            if not node.excluded_from_disruption:
-                conds = zone_conds.get(node.zone_key)
-                if conds is None:
-                    conds = zone_conds[node.zone_key] = []
-                conds.append(current.status if current is not None else None)
-            if current is None:
-                continue
-            if taint_mode:
-                self.process_taint_base_eviction(node, observed.status, now)
-            else:
-                self.process_no_taint_base_eviction(
-                    node, observed.status, self.cluster.pods_on_node(node.name), now
-                )
-            if current.status != TRUE and observed.status == TRUE:
-                self.cluster.record_event(
-                    now,
-                    f"Node/{node.name}",
-                    "NodeNotReady",
-                    f"Node {node.name} status is now: NodeNotReady",
-                )
-                self.mark_pods_not_ready(self.cluster.pods_on_node(node.name), node.name, now)
-        if lazy is not None:
-            lazy.add_zone_conds(zone_conds)
-        self.handle_disruption(zone_conds, nodes, now)
-        if lazy is not None:
-            lazy.end_pass(now)
+        pieces = iter(nodes) if lazy is None else iter(lazy.next_node, None)
+        MonitorPass(self, now, nodes, lazy, pieces, done).run(
+            self.sim.config.profile.monitor_node_health_workers
+        )
+
+    def end_monitor_pass(self, p: MonitorPass) -> None:
+        """After the workers: handleDisruption, at the instant the last one ended."""
+        end = self.sim.sched.now_ms
+        if p.lazy is not None:
+            p.lazy.add_zone_conds(p.zone_conds)
+        self.handle_disruption(p.zone_conds, p.nodes, end)
+        if p.lazy is not None:
+            p.lazy.end_pass(p.start)
 
     # -- the monitor pass's shortcut (lazy_health.py) ------------------------------------------
     def _lazy_health(self) -> LazyHealth | None:
@@ -261,11 +314,11 @@ class NodeLifecycleController:
         if self._lazy is not None:
             self._lazy.zone_queue_replaced(zone)
 
-    def try_update_node_health(
-        self, node: Node, now: int
-    ) -> tuple[int, NodeCondition, NodeCondition | None]:
-        """Port of Controller.tryUpdateNodeHealth: returns (grace period, observed Ready
-        condition as found at the start of the pass, current Ready condition after it)."""
+    def try_update_node_health(self, node: Node, now: int) -> tuple[Any, ...]:
+        """Port of Controller.tryUpdateNodeHealth up to its UpdateStatus: returns (grace
+        period, observed Ready condition as found at the start of the pass, current Ready
+        condition, the write to make or None). The write (``write_node_health``) is a request
+        of the client: it is made when its token comes."""
         health = self.node_health.get(node.name)
         current = node.condition(READY)
         if current is None:
@@ -338,12 +391,20 @@ class NodeLifecycleController:
                     c.last_transition_ms = now
             new_ready = next(c for c in new_conditions if c.type == READY)
             if not _same_condition(new_ready, observed):
-                self.cluster.set_node_conditions(node, new_conditions, now)
-                health.saved_ready = new_ready
-                health.ready_transition_ms = now
-                health.lease_renew_ms = lease
-                return grace, observed, node.condition(READY)
-        return grace, observed, current
+                # UpdateStatus: the conditions carry the instant they were computed at
+                return grace, observed, current, (new_conditions, new_ready, health, lease)
+        return grace, observed, current, None
+
+    def write_node_health(self, node: Node, write: tuple[Any, ...], now: int) -> Any:
+        """tryUpdateNodeHealth's UpdateStatus, made at ``now`` (its token's instant), and the
+        nodeHealthData it saves (readyTransitionTimestamp: ``nc.now()`` after the update).
+        Returns the current Ready condition."""
+        new_conditions, new_ready, health, lease = write
+        self.cluster.set_node_conditions(node, new_conditions, now)
+        health.saved_ready = new_ready
+        health.ready_transition_ms = now
+        health.lease_renew_ms = lease
+        return node.condition(READY)
 
     def predicted_unknown_ms(self, node: Node, now: int) -> int | None:
         """When a monitor pass will write Ready=Unknown if the kubelet stays silent from
@@ -382,24 +443,34 @@ class NodeLifecycleController:
         return self.start_ms + ((deadline - self.start_ms) // period + 1) * period
 
     # -- taint-based path ----------------------------------------------------------------
-    def process_taint_base_eviction(self, node: Node, observed: str, now: int) -> None:
-        """Port of Controller.processTaintBaseEviction."""
+    def taint_base_eviction_swap(
+        self, node: Node, observed: str, now: int
+    ) -> tuple[Any, ...] | None:
+        """Port of Controller.processTaintBaseEviction up to its one request: the taint swap
+        to make at once, as (add, remove, then markNodeAsReachable's Remove from the queue),
+        or None (markNodeForTainting, or a reachable node without taints: done here)."""
         if observed == FALSE:
             if node.has_taint(UNREACHABLE_TAINT_TEMPLATE.key, UNREACHABLE_TAINT_TEMPLATE.effect):
-                self.cluster.swap_node_taints(
-                    node, [NOT_READY_TAINT_TEMPLATE], [UNREACHABLE_TAINT_TEMPLATE], now
-                )
-            else:
-                self.mark_node_for_tainting(node, observed, now)
+                return [NOT_READY_TAINT_TEMPLATE], [UNREACHABLE_TAINT_TEMPLATE], False
+            self.mark_node_for_tainting(node, observed, now)
         elif observed == UNKNOWN:
             if node.has_taint(NOT_READY_TAINT_TEMPLATE.key, NOT_READY_TAINT_TEMPLATE.effect):
-                self.cluster.swap_node_taints(
-                    node, [UNREACHABLE_TAINT_TEMPLATE], [NOT_READY_TAINT_TEMPLATE], now
-                )
-            else:
-                self.mark_node_for_tainting(node, observed, now)
+                return [UNREACHABLE_TAINT_TEMPLATE], [NOT_READY_TAINT_TEMPLATE], False
+            self.mark_node_for_tainting(node, observed, now)
         elif observed == TRUE:
-            self.mark_node_as_reachable(node, now)
+            remove = self._reachable_taints(node)
+            if remove:
+                return [], remove, True
+            self._leave_queue(node)
+        return None
+
+    def swap_taints_now(self, node: Node, swap: tuple[Any, ...], now: int) -> None:
+        """The swap ``taint_base_eviction_swap`` returned, made at its token's instant."""
+        add, remove, reachable = swap
+        if node.name in self.cluster.nodes:
+            self.cluster.swap_node_taints(node, add, remove, now)
+        if reachable:
+            self._leave_queue(node)
 
     def mark_node_for_tainting(self, node: Node, observed: str, now: int) -> None:
         """Port of Controller.markNodeForTainting. 1.18: Add only (a node already processed
@@ -415,16 +486,28 @@ class NodeLifecycleController:
             self.wake_pass(now)
 
     def mark_node_as_reachable(self, node: Node, now: int) -> None:
-        """Port of Controller.markNodeAsReachable: remove both NoExecute taints, then
-        Remove the node from its zone's queue (queue and set)."""
-        if node.taints:
-            remove = [
-                t
-                for t in (UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE)
-                if node.has_taint(t.key, t.effect)
-            ]
-            if remove:
-                self.cluster.swap_node_taints(node, [], remove, now)
+        """Port of Controller.markNodeAsReachable: remove both NoExecute taints (a request
+        of the node-controller's client), then Remove the node from its zone's queue."""
+        remove = self._reachable_taints(node)
+        if remove:
+            self._later(self._swap_now, node, [], remove)
+        self._leave_queue(node)
+
+    def _swap_now(self, now: int, node: Node, add: list[Any], remove: list[Any]) -> None:
+        if node.name in self.cluster.nodes:
+            self.cluster.swap_node_taints(node, add, remove, now)
+
+    @staticmethod
+    def _reachable_taints(node: Node) -> list[Any]:
+        if not node.taints:
+            return []
+        return [
+            t
+            for t in (UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE)
+            if node.has_taint(t.key, t.effect)
+        ]
+
+    def _leave_queue(self, node: Node) -> None:
         queue = self.zone_queues.get(node.zone_key)
         if queue is not None and node.name in queue:
             queue.remove(node.name)
@@ -449,7 +532,19 @@ class NodeLifecycleController:
             add, opposite = UNREACHABLE_TAINT_TEMPLATE, NOT_READY_TAINT_TEMPLATE
         else:
             return True, 0
-        return self.cluster.swap_node_taints(node, [add], [opposite], now), 0
+        # The tainting goroutine's SwapNodeControllerTaint waits for its token; the engine
+        # does not suspend the pass: the patch is made at the token's instant.
+        t = self.client.reserve(now)
+        if t <= now:
+            return self.cluster.swap_node_taints(node, [add], [opposite], now), 0
+        self.sim.sched.schedule(
+            t, Phase.CONTROLLER_TAINTING, self._taint_later, node, add, opposite
+        )
+        return True, 0
+
+    def _taint_later(self, node: Node, add: Any, opposite: Any) -> None:
+        if not self.stopped and node.name in self.cluster.nodes:
+            self.cluster.swap_node_taints(node, [add], [opposite], self.sim.sched.now_ms)
 
     # -- legacy path (enableTaintManager=false) -------------------------------------------
     def process_no_taint_base_eviction(
@@ -497,10 +592,12 @@ class NodeLifecycleController:
 
     def delete_pods(self, pods: list[Pod], node_name: str, now: int) -> bool:
         """Port of nodeutil.DeletePods: NodeLost reason on every pod, DELETE all but
-        DaemonSet pods and pods already being deleted. Returns ``remaining``."""
+        DaemonSet pods and pods already being deleted. Returns ``remaining``. Each
+        UpdateStatus and DELETE is a request of the node-controller's client, made at its
+        token's instant (the decisions are the ones of ``now``)."""
         remaining = False
         if pods:
-            self.cluster.record_event(
+            self._event(
                 now,
                 f"Node/{node_name}",
                 "DeletingAllPods",
@@ -510,43 +607,57 @@ class NodeLifecycleController:
             if pod.node_name != node_name:
                 continue
             if pod.reason != "NodeLost":
-                self.cluster.set_pod_phase(
-                    pod,
-                    pod.phase,
-                    now,
-                    "NodeLost",
-                    f"Node {node_name} which was running pod {pod.name} is unresponsive",
-                )
+                self._later(self._node_lost_now, pod, node_name)
             if pod.deletion_grace_s is not None:
                 remaining = True
                 continue
             if self.sim.is_daemonset_pod(pod):
                 continue
-            self.cluster.record_event(
+            self._event(
                 now,
                 f"Pod/{pod.key}",
                 "NodeControllerEviction",
                 f"Marking for deletion Pod {pod.name} from Node {node_name}",
             )
-            self.cluster.delete_pod(pod, now, "NodeLifecycleController", "NodeLost")
+            self._later(self._delete_now, pod)
             remaining = True
         return remaining
 
+    def _node_lost_now(self, now: int, pod: Pod, node_name: str) -> None:
+        if pod.key in self.cluster.pods and pod.reason != "NodeLost":
+            self.cluster.set_pod_phase(
+                pod,
+                pod.phase,
+                now,
+                "NodeLost",
+                f"Node {node_name} which was running pod {pod.name} is unresponsive",
+            )
+
+    def _delete_now(self, now: int, pod: Pod) -> None:
+        if pod.key in self.cluster.pods and pod.deletion_grace_s is None:
+            self.cluster.delete_pod(pod, now, "NodeLifecycleController", "NodeLost")
+
     # -- pods ------------------------------------------------------------------------------
     def mark_pods_not_ready(self, pods: list[Pod], node_name: str, now: int) -> None:
-        """Port of nodeutil.MarkPodsNotReady: Ready condition False where it is set; in later
-        releases (``profile.mark_pods_not_ready_event``) a Warning event NodeNotReady on each
-        pod it changed, recorded after the status update."""
+        """Port of nodeutil.MarkPodsNotReady from the pod informer's processPod: each pod
+        status update is a request of the node-controller's client, made at its token's
+        instant."""
         event = self.sim.config.profile.mark_pods_not_ready_event
         for pod in pods:
             if pod.node_name != node_name:
                 continue
             if pod.ready is True:
-                self.cluster.set_pod_ready(pod, False, now)
-                if event and pod.key in self.cluster.pods:
-                    self.cluster.record_event(
-                        now, f"Pod/{pod.key}", "NodeNotReady", "Node is not ready", "Warning"
-                    )
+                self._later(self._pod_not_ready_now, pod, event)
+
+    def _pod_not_ready_now(self, now: int, pod: Pod, event: bool) -> None:
+        """One UpdateStatus of MarkPodsNotReady, at its token's instant; a pod gone by then is
+        skipped (the update's NotFound), in later releases a Warning event NodeNotReady on
+        the pod after it."""
+        if pod.key not in self.cluster.pods or pod.ready is not True:
+            return
+        self.cluster.set_pod_ready(pod, False, now)
+        if event and pod.key in self.cluster.pods:
+            self._event(now, f"Pod/{pod.key}", "NodeNotReady", "Node is not ready", "Warning")
 
     def process_pod(self, pod: Pod, now: int) -> None:
         """Port of Controller.processPod (a pod was bound or moved to a node)."""
@@ -567,7 +678,7 @@ class NodeLifecycleController:
         """Port of Controller.doNoScheduleTaintingPass (runs on every node Add/Update)."""
         to_add, to_remove = no_schedule_taint_diff(node)
         if to_add or to_remove:
-            self.cluster.swap_node_taints(node, to_add, to_remove, now)
+            self._later(self._swap_now, node, to_add, to_remove)
 
     # -- zones ---------------------------------------------------------------------------------
     def handle_disruption(

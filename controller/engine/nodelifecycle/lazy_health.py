@@ -130,6 +130,20 @@ class LazyHealth:
         self.cursor = i
         return self.nodes[i]
 
+    def pass_waits(self) -> None:
+        """The pass waits for a client token (monitor_pass.py): its next visits come at later
+        instants, which the closed form of a parked node (visited at the pass's instant) does
+        not describe. Every parked node whose turn is still to come is visited in this pass,
+        at its own instant, as the straightforward loop does; the visits before were at the
+        pass's instant (nothing had waited yet). ``end_pass`` parks them again."""
+        for name in [n for n in self.parked if self._before_turn(n)]:
+            self.materialize(name, self.through(name))
+            zone, status = self._unpark(name)
+            self.active.add(name)
+            heapq.heappush(self.todo, (self.index[name], name))
+            if zone is not None:
+                self.pass_parked[(zone, status)] -= 1
+
     def end_pass(self, now: int) -> None:
         """Park every active node whose next visit would change nothing."""
         self.cursor = None

@@ -137,6 +137,31 @@ class TokenBucket:
             self.last_ns = last
         return ok
 
+    def reserve_ns(self, now_ms: int, n: int = 1) -> int | None:
+        """Port of Limiter.reserveN(now, n, InfDuration), the reservation behind Limiter.Wait
+        and client-go's ``tokenBucketRateLimiter.Wait`` (rest.Request.tryThrottle): the
+        ``n`` tokens are taken at once, into debt if the bucket lacks them (tokens accrue
+        continuously at ``qps`` up to ``burst``), and the time to act is ``now`` plus
+        ``durationFromTokens(debt)``, in nanoseconds. None when ``n > burst`` (Wait's error
+        "exceeds limiter's burst"; nothing is taken). Reservations are first come, first
+        served: the k-th token after an empty bucket comes at the same instant whoever asks
+        and whenever they ask before it."""
+        now_ns = now_ms * NS_PER_MS
+        if self.limit == 0:
+            if self.burst >= n:
+                self.burst -= n
+                return now_ns
+            return None
+        last, tokens = self._advance(now_ns)
+        tokens -= float(n)
+        wait_ns = self._duration_from_tokens(-tokens) if tokens < 0 else 0
+        if n > self.burst:
+            self.last_ns = last
+            return None
+        self.last_ns = now_ns
+        self.tokens = tokens
+        return now_ns + wait_ns
+
     def _would_accept(self, now_ms: int) -> bool:
         if self.limit == 0:
             return self.burst >= 1

@@ -5,6 +5,20 @@ taint-eviction-controller, 1.29+): the same rules, with the differences the prof
 
 Reacts at the instant of a node's NoExecute-taint change or a pod's binding/toleration
 change; deletions wait in timers (``TimedWorkerQueue``) on the simulation's heap.
+
+The client. Until 1.28 the NoExecuteTaintManager is built by NewNodeLifecycleController with
+the node-controller's clientset (``NewNoExecuteTaintManager(ctx, kubeClient, ...)``): its
+requests take tokens from the node-controller's bucket, with the node status updates, taint
+patches and MarkPodsNotReady. From 1.29 ``startTaintEvictionController`` gives the
+taint-eviction-controller its own
+(``ClientBuilder.ClientOrDie(names.TaintEvictionController)``), at the same
+``--kube-api-qps``/``--kube-api-burst``. Either way its events go through its own broadcaster
+(``StartRecordingToSink`` on that client: one sink goroutine), and each fired timer is a
+goroutine of its own (``time.AfterFunc``) that waits for its requests' tokens
+(``deletePodHandler``): the DELETE (1.18); with PodDisruptionConditions (1.26+,
+``addConditionAndDeletePod``) a GET, the DisruptionTarget status PATCH when the condition is
+new, then the DELETE. A failed attempt (the pod gone: NotFound) is tried again after 10 ms, 5
+attempts in all (``retries``).
 """
 
 from __future__ import annotations
@@ -12,12 +26,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..client import SLEEP, Client, EventSink, Requests, Step
 from ..core import Handle, Phase
 from ..objects import NO_EXECUTE, Pod, Taint, Toleration
 
 # addConditionAndDeletePod (taint_eviction.go): the DisruptionTarget condition it patches.
 DISRUPTION_REASON = "DeletionByTaintManager"
 DISRUPTION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
+RETRIES = 5  # retries (taint_manager.go, taint_eviction.go)
+RETRY_SLEEP_MS = 10  # time.Sleep(10 * time.Millisecond) between attempts
 
 if TYPE_CHECKING:
     from ..simulation import Simulation
@@ -81,6 +98,33 @@ class NoExecuteTaintManager:
         self.tainted_nodes: dict[str, list[Taint]] = {}
         self.work: dict[str, TimedWork] = {}  # taintEvictionQueue, keyed by ns/name
         self.stopped = False
+        self.separate = profile.separate_taint_eviction_controller
+        self._own_client: Client | None = None
+        self._client_params: tuple[float, int] | None = None
+        self.events = EventSink(self.client(), sim.sched, self._record_event)
+
+    # -- the client --------------------------------------------------------------------------
+    def client(self) -> Client:
+        """The taint-eviction-controller's own clientset (1.29+), else the node-controller's;
+        a changed --kube-api-qps/-burst gives a new one with a full bucket (as a restarted
+        kube-controller-manager's)."""
+        if not self.separate:
+            return self.sim.controller.client
+        cm = self.sim.config.controller_manager
+        params = (cm.kube_api_qps, cm.kube_api_burst)
+        if self._own_client is None or params != self._client_params:
+            self._client_params = params
+            self._own_client = Client("taint-eviction-controller", *params)
+        return self._own_client
+
+    def _record_event(self, now: int, obj: str, reason: str, message: str, kind: str) -> None:
+        if not self.stopped:
+            self.cluster.record_event(now, obj, reason, message, kind)
+
+    def _event(self, now: int, obj: str, reason: str, message: str) -> None:
+        """recorder.Eventf: created through the client by the broadcaster's sink goroutine."""
+        self.events.client = self.client()
+        self.events.post(now, obj, reason, message, "Normal")
 
     def run(self, now: int) -> None:
         """Start: the informers deliver every node and pod as an Add."""
@@ -89,6 +133,7 @@ class NoExecuteTaintManager:
 
     def stop(self) -> None:
         self.stopped = True
+        self.events.queue.clear()  # a stopped process's queued events are never sent
         for w in self.work.values():
             if w.handle is not None:
                 w.handle.cancel()
@@ -177,7 +222,7 @@ class NoExecuteTaintManager:
             return
         if work.handle is not None and not work.handle.cancelled:
             work.handle.cancel()
-            self.cluster.record_event(
+            self._event(
                 now,
                 f"Pod/{pod.key}",
                 "TaintManagerEviction",
@@ -200,18 +245,53 @@ class NoExecuteTaintManager:
                 del self.work[key]
 
     def _delete_pod(self, key: str) -> None:
-        """Port of deletePodHandler: the TaintManagerEviction event, then (1.34:
-        addConditionAndDeletePod) the DisruptionTarget condition, then DELETE with the pod's
-        own grace period."""
+        """Port of deletePodHandler, a goroutine of its own: the TaintManagerEviction event,
+        then the requests of the deletion, each at its token's instant."""
         now = self.sim.sched.now_ms
+        if key not in self.cluster.pods:
+            return
+        self._event(now, f"Pod/{key}", "TaintManagerEviction", f"Marking for deletion Pod {key}")
+        Requests(
+            self.client(), self.sim.sched, Phase.TAINT_MANAGER, self, self._attempt(key, 1)
+        ).run()
+
+    def _attempt(self, key: str, attempt: int) -> list[Step]:
+        """One attempt: addConditionAndDeletePod (PodDisruptionConditions: a GET first) or
+        the DELETE alone (1.18)."""
+        if self.sim.config.profile.pod_disruption_conditions:
+            return [(self._get, (key, attempt))]
+        return [(self._delete, (key, attempt))]
+
+    def _retry(self, key: str, attempt: int) -> list[Step] | None:
+        """The attempt failed (NotFound): sleep 10 ms and try again, ``retries`` in all."""
+        if attempt >= RETRIES:
+            return None
+        return [(SLEEP, (RETRY_SLEEP_MS,)), *self._attempt(key, attempt + 1)]
+
+    def _get(self, now: int, key: str, attempt: int) -> list[Step] | None:
+        """``Pods(ns).Get(name)``; then the DisruptionTarget condition's status PATCH
+        (utilpod.PatchPodStatus) when UpdatePodCondition changes the status, then DELETE."""
         pod = self.cluster.pods.get(key)
         if pod is None:
-            return
-        self.cluster.record_event(
-            now, f"Pod/{key}", "TaintManagerEviction", f"Marking for deletion Pod {key}"
-        )
+            return self._retry(key, attempt)
+        if pod.disruption_target == (DISRUPTION_REASON, DISRUPTION_MESSAGE):
+            return [(self._delete, (key, attempt))]
+        return [(self._patch, (key, pod, attempt))]
+
+    def _patch(self, now: int, key: str, pod: Pod, attempt: int) -> list[Step] | None:
+        if self.cluster.pods.get(key) is not pod:  # the patch's UID precondition
+            return self._retry(key, attempt)
         self.cluster.set_disruption_target(pod, now, DISRUPTION_REASON, DISRUPTION_MESSAGE)
+        return [(self._delete, (key, attempt))]
+
+    def _delete(self, now: int, key: str, attempt: int) -> list[Step] | None:
+        """``Pods(ns).Delete(name)`` with the pod's own grace period (by name: whatever pod
+        has the name then)."""
+        pod = self.cluster.pods.get(key)
+        if pod is None:
+            return self._retry(key, attempt)
         self.cluster.delete_pod(pod, now, self.deleter, "TaintManagerEviction")
+        return None
 
     def pending(self) -> dict[str, int]:
         """Pod key -> fire time of every pending deletion (for the page's countdowns)."""

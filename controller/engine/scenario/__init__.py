@@ -12,6 +12,7 @@ from .components import (  # noqa: F401
     CM_FIELDS,
     GATE_FIELDS,
     KUBELET_FIELDS,
+    SCHEDULER_CLIENT_FIELDS,
     _check_kubelet,
     _check_shutdown,
     _convert,
@@ -19,6 +20,7 @@ from .components import (  # noqa: F401
     _shutdown_priorities,
     _too_big,
     apply_fields,
+    apply_scheduler,
 )
 from .documents import (  # noqa: F401
     _YAML_FLOAT,
@@ -42,6 +44,7 @@ from .fault_specs import (  # noqa: F401
 )
 from .fields import (  # noqa: F401
     INT32_MAX,
+    PER_OBJECT_CAPS,
     _bool,
     _dur,
     _int,
@@ -53,6 +56,7 @@ from .fields import (  # noqa: F401
     _seconds,
     _show,
     _str,
+    check_count,
     resources,
 )
 from .model import (  # noqa: F401

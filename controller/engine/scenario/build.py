@@ -23,6 +23,7 @@ from .components import (
     GATE_FIELDS,
     KUBELET_FIELDS,
     apply_fields,
+    parse_scheduler,
 )
 from .fault_specs import (
     parse_faults,
@@ -59,6 +60,7 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
             "controllerManager",
             "kubelet",
             "apiServer",
+            "scheduler",
             "featureGates",
             "nodes",
             "objects",
@@ -89,6 +91,7 @@ def parse_scenario(root: dict[str, Any], extra_objects: list[Any] | None = None)
         api_server=apply_fields(
             ApiServerConfig(), spec.get("apiServer"), API_FIELDS, "spec.apiServer"
         ),
+        scheduler=parse_scheduler(spec.get("scheduler"), "spec.scheduler"),
         feature_gates=apply_fields(
             FeatureGates(), spec.get("featureGates"), GATE_FIELDS, "spec.featureGates"
         ),

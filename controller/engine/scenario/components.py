@@ -8,10 +8,14 @@ import re
 from typing import Any
 
 from ..config import (
+    SCHEDULER_BURST,
+    SCHEDULER_QPS,
+    ControllerManagerConfig,
     KubeletConfig,
+    SchedulerConfig,
     copy_config,
 )
-from ..values import INT32_MAX, rate_problem
+from ..values import FLOAT32_MAX, INT32_MAX, rate_problem
 from .fields import (
     _bool,
     _dur,
@@ -35,6 +39,9 @@ from .model import (
 # at 1 ms a 63-node scenario took 0.86 s of CPU per simulated second, a 5,000-node room would
 # take a minute for each; at this floor, 10 syncs a second per node.
 MIN_STATUS_PERIOD_MS = 100
+# The smallest positive client QPS taken: below it one token takes longer than a simulated
+# day (Kubernetes has no floor; a float32 of 1e-30 would wait longer than a Go Duration holds).
+MIN_CLIENT_QPS = 0.001
 CM_FIELDS: dict[str, tuple[str, str]] = {
     "nodeMonitorPeriod": ("node_monitor_period_ms", "duration+"),
     "nodeMonitorGracePeriod": ("node_monitor_grace_period_ms", "duration+"),
@@ -45,6 +52,8 @@ CM_FIELDS: dict[str, tuple[str, str]] = {
     "largeClusterSizeThreshold": ("large_cluster_size_threshold", "int32"),
     "unhealthyZoneThreshold": ("unhealthy_zone_threshold", "fraction"),
     "enableTaintManager": ("enable_taint_manager", "bool"),
+    "kubeAPIQPS": ("kube_api_qps", "client qps"),
+    "kubeAPIBurst": ("kube_api_burst", "client burst"),
 }
 KUBELET_FIELDS: dict[str, tuple[str, str]] = {
     "nodeLeaseDurationSeconds": ("node_lease_duration_seconds", "int32+"),
@@ -96,6 +105,19 @@ def _convert(kind: str, v: Any, path: str) -> Any:
         if why:
             raise ScenarioError(path, why)
         return rate
+    if kind == "client qps":  # a float32 flag; below 0: no client-side rate limiting
+        qps = _num(v, path, minimum=None)
+        if abs(qps) > FLOAT32_MAX:
+            raise ScenarioError(path, f"{qps:g} is out of range (a float32)")
+        if 0 < qps < MIN_CLIENT_QPS:
+            raise ScenarioError(
+                path,
+                f"{qps:g} requests/s is below the playground's floor {MIN_CLIENT_QPS:g} "
+                "(use 0 for client-go's default 5, a negative value for no rate limiting)",
+            )
+        return qps
+    if kind == "client burst":
+        return _int(v, path, minimum=-INT32_MAX - 1, maximum=INT32_MAX)
     if kind == "int32":
         return _int(v, path, maximum=INT32_MAX)
     if kind == "int32+":
@@ -177,6 +199,57 @@ def _check_shutdown(cfg: KubeletConfig, path: str) -> None:
         )
 
 
+def _check_client(qps: float, burst: int, burst_path: str) -> None:
+    """kube-controller-manager does not validate --kube-api-burst, but with a rate limiter
+    (QPS not below 0) a negative burst makes client-go refuse every request ("rate: Wait(n=1)
+    exceeds limiter's burst"): the controllers could never write. Refused here."""
+    if qps >= 0 and burst < 0:
+        raise ScenarioError(
+            burst_path,
+            f"{burst} must not be negative while the QPS limits requests: client-go's "
+            "token bucket would refuse every request (0 means client-go's default 10)",
+        )
+
+
+def parse_scheduler(data: Any, path: str) -> SchedulerConfig:
+    """spec.scheduler: KubeSchedulerConfiguration's ``clientConnection`` {qps, burst}, the
+    only part the playground reads. Defaulted as SetDefaults_KubeSchedulerConfiguration does
+    (0 -> QPS 50, Burst 100) and validated as ValidateKubeSchedulerConfiguration does
+    (ValidateClientConnectionConfiguration: "must be non-negative" for a burst below 0; any
+    QPS: a negative one is no rate limiter), within the playground's bounds (the float32
+    range and the same floor as kubeAPIQPS; burst an int32)."""
+    return apply_scheduler(SchedulerConfig(), data, path)
+
+
+# spec.scheduler.clientConnection's fields: (SchedulerConfig attribute, kind for _shown)
+SCHEDULER_CLIENT_FIELDS: dict[str, tuple[str, str]] = {
+    "qps": ("client_qps", "client qps"),
+    "burst": ("client_burst", "client burst"),
+}
+
+
+def apply_scheduler(cfg: SchedulerConfig, data: Any, path: str) -> SchedulerConfig:
+    """A copy of ``cfg`` with a scheduler section (``{clientConnection: {qps, burst}}``)
+    applied: the fields it names, checked as parse_scheduler says; ``cfg`` is not changed."""
+    out = copy_config(cfg)
+    if data is None:
+        return out
+    d = _map(data, path)
+    _no_unknown(d, {"clientConnection"}, path)
+    cc_path = f"{path}.clientConnection"
+    cc = _map(d.get("clientConnection") or {}, cc_path)
+    _no_unknown(cc, set(SCHEDULER_CLIENT_FIELDS), cc_path)
+    if "qps" in cc:
+        qps = _convert("client qps", cc["qps"], f"{cc_path}.qps")
+        out.client_qps = qps if qps != 0 else SCHEDULER_QPS
+    if "burst" in cc:
+        burst = _int(cc["burst"], f"{cc_path}.burst", minimum=-INT32_MAX - 1, maximum=INT32_MAX)
+        if burst < 0:
+            raise ScenarioError(f"{cc_path}.burst", f"Invalid value: {burst}: must be non-negative")
+        out.client_burst = burst if burst != 0 else SCHEDULER_BURST
+    return out
+
+
 def _too_big(path: str, v: Any) -> int:
     raise ScenarioError(path, f"must be between 0 and 100, got {v}")
 
@@ -190,6 +263,8 @@ def apply_fields(obj: Any, data: Any, table: dict[str, tuple[str, str]], path: s
         attr, kind = table[key]
         changes[attr] = _convert(kind, value, f"{path}.{key}")
     out = copy_config(obj, **changes)
+    if isinstance(out, ControllerManagerConfig):
+        _check_client(out.kube_api_qps, out.kube_api_burst, f"{path}.kubeAPIBurst")
     if isinstance(out, KubeletConfig):
         _check_kubelet(out, data if isinstance(data, dict) else {}, path)
     return out

@@ -10,7 +10,9 @@ from ..config import (
     ApiServerConfig,
     ControllerManagerConfig,
     KubeletConfig,
+    SchedulerConfig,
 )
+from ..objects import LABEL_REGION_BETA, LABEL_REGION_STABLE, LABEL_ZONE_BETA, LABEL_ZONE_STABLE
 from ..validation import label_value, qualified_name
 from ..versions import (
     Profile,
@@ -23,6 +25,7 @@ from .components import (
     CM_FIELDS,
     KUBELET_FIELDS,
     apply_fields,
+    apply_scheduler,
 )
 from .fields import (
     INT32_MAX,
@@ -36,6 +39,7 @@ from .fields import (
     _seconds,
     _show,
     _str,
+    check_count,
 )
 from .model import (
     Fault,
@@ -65,6 +69,7 @@ FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
     "Uncordon": (("node",), set()),
     "Taint": (("node",), {"key", "value", "effect", "taints"}),
     "Untaint": (("node",), {"key", "value", "effect", "taints"}),
+    "Label": (("node",), {"labels"}),
     "AddNode": (("node",), {"kubeletMode"}),
     "DeleteNode": (("node",), set()),
     "Apply": (("object",), set()),
@@ -74,13 +79,14 @@ FAULT_TYPES: dict[str, tuple[tuple[str, ...], set[str]]] = {
     "FillDisk": (("node|pod",), {"rate", "until"}),
     "StopLeak": (("node|pod",), set()),
     "DeletePod": (("pod",), {"gracePeriodSeconds", "force"}),
+    "EvictPod": (("pod",), {"gracePeriodSeconds"}),
     "ScaleWorkload": (("workload",), {"replicas"}),
     "RunControllerPass": ((), {"pass"}),
     "RunEvictionSync": (("node",), set()),
     "ShutdownNode": (("node",), set()),
     "OutOfService": (("node",), set()),
     "RemoveOutOfService": (("node",), set()),
-    "SetParameters": ((), {"controllerManager", "kubelet", "apiServer"}),
+    "SetParameters": ((), {"controllerManager", "kubelet", "apiServer", "scheduler"}),
 }
 NODE_CONDITIONS_SETTABLE = {
     "Ready",
@@ -202,6 +208,7 @@ def parse_fault(
             taints = [{k: d[k] for k in ("key", "value", "effect") if k in d}]
         elif any(k in d for k in ("key", "value", "effect")):
             raise ScenarioError(p, "give key/value/effect or taints, not both")
+        check_count(taints, f"{p}.taints", "taints")
         for j, t in enumerate(_list(taints, f"{p}.taints")):
             tp = f"{p}.taints[{j}]" if "taints" in d else p
             t = _map(t, tp)
@@ -216,6 +223,8 @@ def parse_fault(
                         f"{tp}.effect", "must be NoSchedule, PreferNoSchedule or NoExecute"
                     )
         args["taints"] = taints
+    if ftype == "Label":
+        args["labels"] = parse_label_changes(d.get("labels"), f"{p}.labels")
     if ftype == "SetUsage":
         for k in ("memory", "ephemeral-storage", "pids"):
             if k in d:
@@ -226,7 +235,7 @@ def parse_fault(
             raise ScenarioError(f"{p}.rate", "must be positive")
         if "until" in d:
             _dur(d["until"], f"{p}.until")
-    if ftype == "DeletePod":
+    if ftype in ("DeletePod", "EvictPod"):
         # The handlers get the checked values, not the text ("5" is 5).
         if "gracePeriodSeconds" in d:
             args["gracePeriodSeconds"] = _seconds(
@@ -262,9 +271,43 @@ def parse_fault(
         # checked when it applies).
         apply_fields(kubelet, d.get("kubelet"), KUBELET_FIELDS, f"{p}.kubelet")
         apply_fields(ApiServerConfig(), d.get("apiServer"), API_FIELDS, f"{p}.apiServer")
+        apply_scheduler(SchedulerConfig(), d.get("scheduler"), f"{p}.scheduler")
     if ftype == "RunControllerPass" and d.get("pass", "monitor") not in ("monitor", "tainting"):
         raise ScenarioError(f"{p}.pass", 'must be "monitor" or "tainting"')
     return Fault(at_ms=at_ms, type=ftype, args=args, path=p)
+
+
+# The labels GetZoneKey reads: a node's zone. A change would move the node to another zone in
+# the NodeLifecycleController's bookkeeping (its zone queues and states), the scheduler's node
+# tree and the page's bands; the simulation does not port that move, so a Label fault refuses
+# them (the node keeps the zone it was created in).
+ZONE_LABELS = (LABEL_ZONE_STABLE, LABEL_ZONE_BETA, LABEL_REGION_STABLE, LABEL_REGION_BETA)
+
+
+def parse_label_changes(raw: Any, path: str) -> dict[str, str | None]:
+    """A Label fault's ``labels``: each key (IsQualifiedName) set to its value
+    (IsValidLabelValue, at most 63 characters) or removed (null), as ``kubectl label node X
+    key=value key2-`` asks; at most PER_OBJECT_CAPS' labels in one fault; not the zone's."""
+    labels = _map(raw, path)
+    if not labels:
+        raise ScenarioError(path, "must name at least one label")
+    check_count(labels, path, "labels")
+    out: dict[str, str | None] = {}
+    for key, value in labels.items():
+        check_name(qualified_name, key, f"{path}.{key}")
+        if key in ZONE_LABELS:
+            raise ScenarioError(
+                f"{path}.{key}",
+                "the simulated cluster keeps a node in the zone it was created in: a zone or "
+                "region label cannot change (add a node in the other zone instead)",
+            )
+        if value is None:
+            out[key] = None
+        else:
+            out[key] = check_name(
+                label_value, _label_value(value, f"{path}.{key}"), f"{path}.{key}"
+            )
+    return out
 
 
 SECONDS = SECOND

@@ -14,6 +14,39 @@ from .model import (
     ScenarioError,
 )
 
+# -- per-object counts ------------------------------------------------------------------------
+# How many items one object's list or map may hold, checked where it enters (the scenario's
+# validation, which imports, live actions and Apply go through too; the kubectl import before
+# it reads a list). Kubernetes caps none of them by count (only an object's size: 1.5 MiB in
+# etcd, 256 KiB of annotations), but here the components walk them per pod and per node (a
+# pod's tolerations against its node's taints, for every pod of the node, at each taint change),
+# so one object with 12,500 taints kept a worker busy for minutes (issue #35). Each cap is
+# several times what real clusters carry: a node has a handful of taints and a few dozen labels
+# (a cloud node ~30), a pod a few tolerations, containers and owner references.
+PER_OBJECT_CAPS: dict[str, tuple[int, str]] = {
+    "taints": (64, "taints per node"),
+    "tolerations": (64, "tolerations per pod"),
+    "labels": (128, "labels per object"),
+    "annotations": (128, "annotations per object"),
+    "containers": (64, "containers per pod"),
+    "initContainers": (64, "init containers per pod"),
+    "nodeSelector": (64, "nodeSelector entries per pod"),
+    "matchLabels": (64, "matchLabels entries per selector"),
+    "ownerReferences": (16, "owner references per object"),
+    "conditions": (64, "conditions per node"),
+    "images": (256, "images per node"),
+    "volumes": (256, "volumes per pod"),
+}
+
+
+def check_count(v: Any, path: str, field: str) -> None:
+    """Refuses a list or map at ``path`` with more items than ``PER_OBJECT_CAPS[field]``
+    allows (``spec.nodes[0].taints: 12500 items, at most 64 taints per node``). Anything
+    else is left to the field's own reader."""
+    most, what = PER_OBJECT_CAPS[field]
+    if isinstance(v, list | dict) and len(v) > most:
+        raise ScenarioError(path, f"{len(v)} items, at most {most} {what}")
+
 
 # -- typed field readers ---------------------------------------------------------------------
 def _map(v: Any, path: str) -> dict[str, Any]:

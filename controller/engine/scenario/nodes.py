@@ -30,6 +30,7 @@ from .fields import (
     _qty,
     _show,
     _str,
+    check_count,
     resources,
 )
 from .model import (
@@ -163,6 +164,7 @@ def parse_node(
     _no_unknown(usage_raw, set(USAGE_NAMES), f"{p}.usage")
     usage = resources(usage_raw, f"{p}.usage")
     images = []
+    check_count(entry.get("images"), f"{p}.images", "images")
     for j, img in enumerate(_list(entry.get("images"), f"{p}.images")):
         ip = f"{p}.images[{j}]"
         img = _map(img, ip)
@@ -222,6 +224,7 @@ def check_name(check: Any, value: str, path: str) -> str:
 def check_labels(raw: Any, path: str) -> dict[str, str]:
     """metadata.labels / a node's labels: qualified-name keys, valid label values."""
     out = {}
+    check_count(raw, path, "labels")
     for k, v in _map(raw, path).items():
         check_name(qualified_name, k, path)
         out[k] = check_name(label_value, _label_value(v, f"{path}.{k}"), f"{path}.{k}")

@@ -10,9 +10,16 @@ Rows (``--only ROW[,ROW]`` runs some alone; all by default):
 - ``rooms``: ``--rooms`` running rooms on ``--workers`` real Celery workers and beat: ticks
   on time, CPU seconds per room per minute;
 - ``viewers``: ``--viewers`` websocket clients through ``--webs`` Daphne processes: wall
-  time from an operator's action to every viewer's screen.
+  time from an operator's action to every viewer's screen;
+- ``kubeapi``: a real kubectl against a room of ``--kubeapi-nodes`` nodes (30 pods each)
+  served by Daphne's https port: ``get pods -A``, ``describe node``, and ``--kubeapi-watchers``
+  ``get pods -A -w`` during a zone outage at 10x, with their lag and Daphne's memory.
+- ``noisy``: the rooms row (``--rooms``, ``--room-nodes``, ``--workers``, ``--seconds``) while
+  one address does the most the limits allow (bench/noisy.py): ticks on time and lag;
+- ``abuse``: the abuse suite of issue #35 (bench/abuse.py; what tests/app/test_abuse.py
+  runs): each attack while 20 rooms of 100 nodes run at 10x, a table of figures and verdicts.
 
-The last three start their own redis-server on a free port (as ``pagebench`` does) and run
+The last six start their own redis-server on a free port (as ``pagebench`` does) and run
 in a child process pointed at it, so that a running ``make run`` is neither used nor
 disturbed; ``--use-redis-url`` uses REDIS_URL instead (then no other worker may be announced
 on it). ``rooms`` and ``viewers`` start their own Celery workers, beat and Daphne processes.
@@ -33,9 +40,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from controller.bench import engine, history, live, rooms, stats, viewers
+from controller.bench import abuse, engine, history, kubeapi, live, noisy, rooms, stats, viewers
 
-ROWS = ("engine", "live", "rooms", "viewers", "build")
+ROWS = ("engine", "live", "rooms", "viewers", "build", "kubeapi", "noisy", "abuse")
 
 
 class Command(BaseCommand):
@@ -62,6 +69,13 @@ class Command(BaseCommand):
         parser.add_argument("--viewers", type=int, default=100, help="viewers row: clients")
         parser.add_argument("--webs", type=int, default=2, help="viewers row: Daphne processes")
         parser.add_argument("--actions", type=int, default=20, help="viewers row: actions")
+        parser.add_argument("--kubeapi-nodes", type=int, default=5000, help="kubeapi row: nodes")
+        parser.add_argument(
+            "--kubeapi-watchers", type=int, default=20, help="kubeapi row: get pods -A -w watchers"
+        )
+        parser.add_argument(
+            "--kubeapi-seconds", type=float, default=60.0, help="kubeapi row: seconds watched"
+        )
         parser.add_argument(
             "--use-redis-url",
             action="store_true",
@@ -116,6 +130,18 @@ class Command(BaseCommand):
             if "viewers" in rows:
                 r = viewers.viewers_bench(opts["viewers"], opts["webs"], opts["actions"])
                 self.stdout.write(viewers.format_viewers(r))
+            if "kubeapi" in rows:
+                r = kubeapi.kubeapi_bench(
+                    opts["kubeapi_nodes"], 30, opts["kubeapi_watchers"], opts["kubeapi_seconds"]
+                )
+                self.stdout.write(kubeapi.format_kubeapi(r))
+            if "noisy" in rows:
+                r = noisy.noisy_bench(
+                    opts["rooms"], opts["room_nodes"], opts["workers"], opts["seconds"]
+                )
+                self.stdout.write(noisy.format_noisy(r))
+            if "abuse" in rows:
+                self.stdout.write(abuse.format_abuse(abuse.abuse_run()))
         except RuntimeError as exc:
             raise CommandError(str(exc)) from None
 
@@ -146,6 +172,9 @@ class Command(BaseCommand):
             "viewers",
             "webs",
             "actions",
+            "kubeapi_nodes",
+            "kubeapi_watchers",
+            "kubeapi_seconds",
         ):
             args += [f"--{name.replace('_', '-')}", str(opts[name])]
         env = dict(os.environ)

@@ -1,9 +1,10 @@
-"""``python manage.py load_demo``: make sure the demo room runs at 10x from 0 s and the demo
+"""``python manage.py load_demo``: make sure the demo room waits at 0 s (10x once opened) and the demo
 lesson waits for its class (used by ``make run``, which prints the links).
 
 - ``/?solo``: where a newcomer starts, learning the demo lesson alone (printed first).
-- ``demo``: the built-in demo scenario (00-demo.yaml), running at 10x, from 0 s on each run
-  (rewound there: every event it shows is to come, whenever the last run stopped).
+- ``demo``: the built-in demo scenario (00-demo.yaml), at 10x, from 0 s on each run (rewound
+  there: every event it shows is to come, whenever the last run stopped); its clock waits at
+  0 s until the first page opens it (an idle room, woken by its first viewer).
 - ``demo-lesson``: the tour a newcomer opens first (25-lesson-node-failure-tour.yaml), paused
   at its first step's question (the clock runs to the first checkpoint, as in any lesson room,
   and stops there), so a viewer who opens the link sees the question at once.
@@ -18,6 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.db.models import F
+from django.utils import timezone
 
 from controller.lessons import definition
 from controller.models import Room
@@ -63,6 +66,17 @@ def restart_demo(room: Room) -> None:
     room.refresh_from_db()
     if room.paused:
         controls.room_control(room.pk, "resume", None, "make run (load_demo)")
+    wait_for_a_viewer(room)
+
+
+def wait_for_a_viewer(room: Room) -> None:
+    """The demo room stands at its time (0 s) until someone opens it: marked idle now, its
+    clock stops here (clock._now_target) and the first page that connects wakes it
+    (controls.room_wake), so nobody finds it at 53:28 with all it shows gone by."""
+    now = timezone.now()
+    Room.objects.filter(pk=room.pk).update(
+        idle_since=now, wall_anchor=now, sim_anchor_ms=F("sim_ms")
+    )
 
 
 class Command(BaseCommand):
@@ -77,6 +91,7 @@ class Command(BaseCommand):
         if room is None:
             text = (catalog.BUILTIN_DIR / "00-demo.yaml").read_text()
             room = create.room_create(DEMO_SLUG, text, None, 10.0)
+            wait_for_a_viewer(room)
         else:
             restart_demo(room)
         self.stdout.write(f"demo room: {_room_url(room, operator=True)}")
