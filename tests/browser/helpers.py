@@ -79,3 +79,21 @@ def menu_faults(page: Any, node: str) -> dict[str, list[str]]:
                     [...g.querySelectorAll('button.fault')].map((b) => b.dataset.fault)]))""",
         card(node),
     )
+
+
+def advance(room_id: int, wall_now: Any = None) -> Any:
+    """The room ticked to ``wall_now`` (default: now) as a worker ticks it, under the room's
+    Redis lock (tasks._tick_locked; tick.room_advance's callers hold it): the live stack's
+    own worker ticks every running room too, and a tick without the lock that one of the
+    worker's overtook is dropped (tick.Superseded). Waits up to 60 s for the lock."""
+    from controller.locks import RoomLock
+    from controller.rooms import tick
+
+    deadline = time.monotonic() + 60
+    while True:
+        with RoomLock(room_id) as got:
+            if got:
+                return tick.room_advance(room_id, wall_now)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"room {room_id}: its lock was never free for 60 s")
+        time.sleep(0.05)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from controller.rooms import controls, create, tick
+from controller.rooms import controls, create
 
 from .conftest import ARTIFACTS
-from .helpers import open_room
+from .helpers import advance, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +46,7 @@ def room(live_stack):
     controls.room_control(room.pk, "pause", None, "test")
     for _ in range(20):  # twenty minutes, in one-minute ticks
         controls.room_control(room.pk, "step", 60, "test")
-        tick.room_advance(room.pk)
+        advance(room.pk)
     return room
 
 

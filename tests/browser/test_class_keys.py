@@ -16,9 +16,9 @@ import pytest
 from controller.lessons import classroom
 from controller.models import LessonState, Room
 from controller.rooms import catalog, controls, create
-from controller.rooms import tick as rooms_tick
 
 from .conftest import ARTIFACTS
+from .helpers import advance
 
 pytestmark = pytest.mark.browser
 
@@ -54,7 +54,7 @@ def at_question(live_stack):
     """The heartbeat lesson's class room at its 70 s question ("silent", step 2 of 4)."""
     room = create.room_create("keys", LESSON, None, 10.0)
     r = Room.objects.get(pk=room.pk)
-    rooms_tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
+    advance(r.pk, r.wall_anchor + timedelta(seconds=20))
     assert (Room.objects.get(pk=room.pk).sim_ms, _lesson(room)) == (70_000, (1, "silent", False))
     return room
 
@@ -252,7 +252,7 @@ def test_a_second_step_pressed_before_the_page_heard_of_the_next_question(
     text = (catalog.BUILTIN_DIR / "26-lesson-upgrade-surprises.yaml").read_text()
     room = create.room_create("upgrade", text, None, 10.0)
     r = Room.objects.get(pk=room.pk)
-    rooms_tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
+    advance(r.pk, r.wall_anchor + timedelta(seconds=20))
     assert (Room.objects.get(pk=room.pk).sim_ms, _lesson(room)) == (
         60_000,
         (0, "mid-upgrade", False),

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from controller.rooms import compare, controls, tick
+from controller.rooms import compare, controls
 
 from .conftest import ARTIFACTS
+from .helpers import advance
 
 pytestmark = pytest.mark.browser
 
@@ -45,7 +46,7 @@ def comparison(live_stack):
     controls.room_control(c.left.pk, "pause", None, "test")
     controls.room_control(c.left.pk, "step", 500, "test")
     for room in (c.left, c.right):
-        tick.room_advance(room.pk)
+        advance(room.pk)
     return c
 
 

@@ -10,10 +10,10 @@ import math
 
 import pytest
 
-from controller.rooms import compare, controls, create, imports, tick
+from controller.rooms import compare, controls, create, imports
 
 from .conftest import ARTIFACTS
-from .helpers import card, open_room
+from .helpers import advance, card, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -65,7 +65,7 @@ def comparison(live_stack):
     controls.room_control(c.left.pk, "pause", None, "test")
     controls.room_control(c.left.pk, "step", 130, "test")
     for room in (c.left, c.right):
-        tick.room_advance(room.pk)
+        advance(room.pk)
     return c
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from controller.rooms import controls, create, tick
+from controller.rooms import controls, create
 
 from .conftest import ARTIFACTS
-from .helpers import card, open_room
+from .helpers import advance, card, open_room
 
 pytestmark = pytest.mark.browser
 
@@ -35,7 +35,7 @@ def room(live_stack):
     room = create.room_create("explain", SCENARIO, None, 1.0)
     controls.room_control(room.pk, "pause", None, "test")
     controls.room_control(room.pk, "step", 80, "test")
-    tick.room_advance(room.pk)
+    advance(room.pk)
     return room
 
 

@@ -13,9 +13,10 @@ from controller.engine.scenario import load_scenario
 from controller.kubeapi import auth
 from controller.lessons import classroom
 from controller.models import Room
-from controller.rooms import catalog, create, tick
+from controller.rooms import catalog, create
 
 from .conftest import ARTIFACTS
+from .helpers import advance
 from .test_lessons import open_page
 
 pytestmark = pytest.mark.browser
@@ -34,7 +35,7 @@ def _at_first_question(name: str, solo: bool = False) -> Room:
     if solo:
         classroom.make_solo(room)
     r = Room.objects.get(pk=room.pk)
-    tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=1))  # stops at the 60 s question
+    advance(r.pk, r.wall_anchor + timedelta(seconds=1))  # stops at the 60 s question
     r = Room.objects.get(pk=room.pk)
     assert (r.sim_ms, r.paused) == (60_000, True)
     return r

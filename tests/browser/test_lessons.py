@@ -12,9 +12,10 @@ import pytest
 
 from controller.engine.scenario import load_scenario
 from controller.models import LessonAnswer, LessonState, Room
-from controller.rooms import catalog, create, tick
+from controller.rooms import catalog, create
 
 from .conftest import ARTIFACTS
+from .helpers import advance
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +27,7 @@ def room(live_stack):
     room = create.room_create("lesson", LESSON, None, 10.0)
     r = Room.objects.get(pk=room.pk)
     # 20 wall seconds at 10x: the clock stops at the 70 s checkpoint, paused.
-    tick.room_advance(r.pk, r.wall_anchor + timedelta(seconds=20))
+    advance(r.pk, r.wall_anchor + timedelta(seconds=20))
     r = Room.objects.get(pk=room.pk)
     assert (r.sim_ms, r.paused) == (70_000, True)
     return r
