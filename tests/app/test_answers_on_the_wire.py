@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any
 
-import pytest
 import yaml
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
@@ -361,16 +360,6 @@ def walk_lesson(builtin: dict[str, Any], solo: bool, check: Check | None = None)
     finally:
         runtime.forget_cache()
     return problems
-
-
-@pytest.mark.usefixtures("fresh_channel_layer")
-@pytest.mark.parametrize("solo", [False, True], ids=["class", "alone"])
-@pytest.mark.parametrize("builtin", LESSONS, ids=[s["id"] for s in LESSONS])
-def test_nothing_a_page_that_answers_receives_answers_the_open_question(
-    transactional_db: None, builtin: dict[str, Any], solo: bool
-) -> None:
-    problems = walk_lesson(builtin, solo)
-    assert not problems, "\n".join(dict.fromkeys(problems))
 
 
 def test_downloads_during_a_lesson_leave_out_the_faults_still_to_come(client, db: None) -> None:

@@ -96,9 +96,11 @@ def later_steps(lesson: Lesson) -> Any:
 @pytest.mark.usefixtures("fresh_channel_layer")
 @pytest.mark.parametrize("solo", [False, True], ids=["class", "alone"])
 @pytest.mark.parametrize("builtin", LESSONS, ids=[s["id"] for s in LESSONS])
-def test_no_page_gets_a_step_the_lesson_has_not_reached(
+def test_no_page_gets_an_answer_or_a_step_the_lesson_has_not_reached(
     transactional_db: None, builtin: dict[str, Any], solo: bool
 ) -> None:
+    """Both rules on one walk: ``leaks`` (tests/app/test_answers_on_the_wire.py: nothing
+    answers the open question) and no later step's words (``later_steps`` checks both)."""
     lesson = load_scenario(builtin["yaml"]).lesson
     assert lesson is not None
     problems = walk_lesson(builtin, solo, later_steps(lesson))
