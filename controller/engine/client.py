@@ -29,6 +29,7 @@ from .core import Phase
 from .nodelifecycle.rate_limited_queue import NS_PER_MS, TokenBucket
 
 if TYPE_CHECKING:
+    from .cluster import Cluster, PendingEvent
     from .core import Scheduler
 
 DEFAULT_QPS = 5.0  # rest.DefaultQPS (client-go rest/config.go)
@@ -97,49 +98,68 @@ class Client:
 
 
 class EventSink:
-    """``StartRecordingToSink``'s goroutine over a component's client: it takes the events
-    one at a time from the broadcaster's queue and creates each through the client, waiting
-    for its token; an event recorded while ``MAX_QUEUED_EVENTS`` wait is dropped. An event
-    whose token is there at once is written in the same instant as the call that recorded it.
+    """``StartRecordingToSink``'s goroutine over a component's client: it takes the recorder's
+    calls one at a time from the broadcaster's queue and hands each to ``recordToSink``; a
+    call made while ``MAX_QUEUED_EVENTS`` wait is dropped (watch.DropIfChannelFull).
+
+    ``recordToSink`` first runs ``EventCorrelator.EventCorrelate`` at the instant the call is
+    taken from the queue (the correlator's clock, ``e.clock.Now()``), then, unless the spam
+    filter skipped it (``result.Skip``: it returns at once, no request, so no token), writes
+    the Event (``recordEvent``: sink.Create, or sink.Patch for a repeat) in a request that
+    waits for its token (``Request.tryThrottle``). So a skipped call's ``K8sEventDropped``
+    row is at its dequeue instant and the goroutine takes the next call in the same instant;
+    a written one's ``K8sEvent`` row is at its token's instant. A call whose token is there
+    at once is written in the same instant as the call that recorded it. A stopped
+    ``owner``'s calls are neither correlated nor written.
     """
 
-    __slots__ = ("client", "sched", "record", "queue", "busy", "dropped")
+    __slots__ = ("client", "sched", "cluster", "owner", "queue", "busy", "dropped")
 
-    def __init__(self, client: Client, sched: Scheduler, record: Callable[..., None]) -> None:
+    def __init__(self, client: Client, sched: Scheduler, cluster: Cluster, owner: Any) -> None:
         self.client = client
         self.sched = sched
-        self.record = record
+        self.cluster = cluster
+        self.owner = owner
         self.queue: deque[tuple[Any, ...]] = deque()
         self.busy = False
         self.dropped = 0
 
     def post(self, now_ms: int, *event: Any) -> None:
+        """record.EventRecorder.Event: ``event`` is (object, reason, message, type)."""
         if self.busy:
             if len(self.queue) >= MAX_QUEUED_EVENTS:
                 self.dropped += 1
                 return
             self.queue.append(event)
             return
-        self._send(now_ms, event)
+        self._take(now_ms, event)
 
-    def _send(self, now_ms: int, event: tuple[Any, ...]) -> None:
+    def _take(self, now_ms: int, event: tuple[Any, ...]) -> None:
+        """recordToSink for ``event`` and each queued after it, taken at ``now_ms``: the
+        skipped ones at once, until one waits for its token (or the queue is empty)."""
         while True:
-            t = self.client.reserve(now_ms)
-            if t > now_ms:
-                self.busy = True
-                self.sched.schedule(t, Phase.EVENT_SINK, self._write, event)
-                return
-            self.record(now_ms, *event)
+            pending = None
+            if not self.owner.stopped:
+                pending = self.cluster.correlate_event(now_ms, *event)
+            if pending is not None:
+                t = self.client.reserve(now_ms)
+                if t > now_ms:
+                    self.busy = True
+                    self.sched.schedule(t, Phase.EVENT_SINK, self._write, pending)
+                    return
+                self.cluster.store_event(now_ms, pending)
             if not self.queue:
                 self.busy = False
                 return
             event = self.queue.popleft()
 
-    def _write(self, event: tuple[Any, ...]) -> None:
+    def _write(self, pending: PendingEvent) -> None:
+        """recordEvent at the token's instant, then the next queued call."""
         now = self.sched.now_ms
-        self.record(now, *event)
+        if not self.owner.stopped:
+            self.cluster.store_event(now, pending)
         if self.queue:
-            self._send(now, self.queue.popleft())
+            self._take(now, self.queue.popleft())
         else:
             self.busy = False
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .events import SCHEDULER, EventCorrelator, correlated_row, event_source
+from .events import SCHEDULER, Correlated, EventCorrelator, correlated_row, event_source
 from .objects import (
     NO_EXECUTE,
     NODE_CONDITION_TYPES,
@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from .simulation import Simulation
     from .versions import Profile
 
+
+# A correlated call not skipped: (object, reason, message, type, EventCorrelate's result; None
+# for kube-scheduler's, which have no correlator), written by Cluster.store_event.
+PendingEvent = tuple[str, str, str, str, Correlated | None]
 
 LIVE_PHASES = ("Pending", "Running", "Unknown")  # the others are terminal (isPodTerminated)
 
@@ -64,10 +68,28 @@ class Cluster:
         event_type: str = "Normal",
         host: str | None = None,
     ) -> None:
-        """A call to a recorder (record.EventRecorder.Event; ``host``: the kubelet's node),
-        through that recorder's EventCorrelator (events.py): one timeline row per call, the
-        Event the API stores (``K8sEvent``, with ``count`` when it patches a repeat) or a
-        ``K8sEventDropped``. kube-scheduler's (tools/events) are stored one per call."""
+        """A call to a recorder (record.EventRecorder.Event; ``host``: the kubelet's node)
+        correlated and written in the same instant (a component whose client is not
+        simulated): one timeline row per call, the Event the API stores (``K8sEvent``, with
+        ``count`` when it patches a repeat) or a ``K8sEventDropped``. kube-scheduler's
+        (tools/events) are stored one per call."""
+        pending = self.correlate_event(now_ms, obj, reason, message, event_type, host)
+        if pending is not None:
+            self.store_event(now_ms, pending)
+
+    def correlate_event(
+        self,
+        now_ms: int,
+        obj: str,
+        reason: str,
+        message: str,
+        event_type: str = "Normal",
+        host: str | None = None,
+    ) -> PendingEvent | None:
+        """recordToSink's first step, at the instant its goroutine takes the call from the
+        queue: the recorder's EventCorrelator.EventCorrelate (events.py). A call the spam
+        filter skips (``result.Skip``) is its ``K8sEventDropped`` row now and None: no
+        request is made. Else what ``store_event`` writes when its request is made."""
         source = event_source(reason, obj, host)
         result = None
         if source[0] != SCHEDULER:
@@ -75,7 +97,15 @@ class Cluster:
             if correlator is None:
                 correlator = self.correlators[source] = EventCorrelator()
             result = correlator.correlate(now_ms, obj, reason, message, event_type)
-        self.timeline.add(correlated_row(now_ms, obj, reason, message, event_type, result))
+            if result.skip:
+                self.timeline.add(correlated_row(now_ms, obj, reason, message, event_type, result))
+                return None
+        return obj, reason, message, event_type, result
+
+    def store_event(self, now_ms: int, pending: PendingEvent) -> None:
+        """recordEvent: the correlated Event created (or patched: a repeat) at ``now_ms``,
+        the instant its request is made."""
+        self.timeline.add(correlated_row(now_ms, *pending))
 
     # -- nodes ----------------------------------------------------------------------
     def add_node(self, node: Node, now_ms: int) -> None:

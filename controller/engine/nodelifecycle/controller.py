@@ -73,7 +73,7 @@ class NodeLifecycleController:
         # ClientBuilder.ClientOrDie("node-controller"): the node status updates, taint patches,
         # MarkPodsNotReady's pod status updates and the Events share its token bucket.
         self.client = self._new_client()
-        self.events = EventSink(self.client, sim.sched, self._record_event)
+        self.events = EventSink(self.client, sim.sched, self.cluster, self)
         self._pass_writes_until = 0  # the last deferred write the running pass made
         self._pass_started = start_ms
         self._pass_running = False
@@ -90,10 +90,6 @@ class NodeLifecycleController:
         if (self.cfg.kube_api_qps, self.cfg.kube_api_burst) != self._client_params:
             self.client = self._new_client()
             self.events.client = self.client
-
-    def _record_event(self, now: int, obj: str, reason: str, message: str, kind: str) -> None:
-        if not self.stopped:
-            self.cluster.record_event(now, obj, reason, message, kind)
 
     def _event(self, now: int, obj: str, reason: str, message: str, kind: str = "Normal") -> None:
         """recorder.Eventf: the event is created through the client by the sink's goroutine."""

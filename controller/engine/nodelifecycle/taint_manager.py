@@ -101,7 +101,7 @@ class NoExecuteTaintManager:
         self.separate = profile.separate_taint_eviction_controller
         self._own_client: Client | None = None
         self._client_params: tuple[float, int] | None = None
-        self.events = EventSink(self.client(), sim.sched, self._record_event)
+        self.events = EventSink(self.client(), sim.sched, self.cluster, self)
 
     # -- the client --------------------------------------------------------------------------
     def client(self) -> Client:
@@ -116,10 +116,6 @@ class NoExecuteTaintManager:
             self._client_params = params
             self._own_client = Client("taint-eviction-controller", *params)
         return self._own_client
-
-    def _record_event(self, now: int, obj: str, reason: str, message: str, kind: str) -> None:
-        if not self.stopped:
-            self.cluster.record_event(now, obj, reason, message, kind)
 
     def _event(self, now: int, obj: str, reason: str, message: str) -> None:
         """recorder.Eventf: created through the client by the broadcaster's sink goroutine."""
