@@ -125,22 +125,25 @@ class EventSink:
         self.dropped = 0
 
     def post(self, now_ms: int, *event: Any) -> None:
-        """record.EventRecorder.Event: ``event`` is (object, reason, message, type)."""
+        """record.EventRecorder.Event at ``now_ms`` (makeEvent's timestamp): ``event`` is
+        (object, reason, message, type)."""
         if self.busy:
             if len(self.queue) >= MAX_QUEUED_EVENTS:
                 self.dropped += 1
                 return
-            self.queue.append(event)
+            self.queue.append((now_ms, *event))
             return
-        self._take(now_ms, event)
+        self._take(now_ms, (now_ms, *event))
 
-    def _take(self, now_ms: int, event: tuple[Any, ...]) -> None:
-        """recordToSink for ``event`` and each queued after it, taken at ``now_ms``: the
-        skipped ones at once, until one waits for its token (or the queue is empty)."""
+    def _take(self, now_ms: int, call: tuple[Any, ...]) -> None:
+        """recordToSink for ``call`` (its recording instant, then the event) and each queued
+        after it, taken at ``now_ms``: the skipped ones at once, until one waits for its
+        token (or the queue is empty)."""
         while True:
             pending = None
             if not self.owner.stopped:
-                pending = self.cluster.correlate_event(now_ms, *event)
+                recorded_ms, *event = call
+                pending = self.cluster.correlate_event(now_ms, *event, recorded_ms=recorded_ms)
             if pending is not None:
                 t = self.client.reserve(now_ms)
                 if t > now_ms:
@@ -151,7 +154,7 @@ class EventSink:
             if not self.queue:
                 self.busy = False
                 return
-            event = self.queue.popleft()
+            call = self.queue.popleft()
 
     def _write(self, pending: PendingEvent) -> None:
         """recordEvent at the token's instant, then the next queued call."""

@@ -85,18 +85,20 @@ class Cluster:
         message: str,
         event_type: str = "Normal",
         host: str | None = None,
+        recorded_ms: int | None = None,
     ) -> PendingEvent | None:
         """recordToSink's first step, at the instant its goroutine takes the call from the
-        queue: the recorder's EventCorrelator.EventCorrelate (events.py). A call the spam
-        filter skips (``result.Skip``) is its ``K8sEventDropped`` row now and None: no
-        request is made. Else what ``store_event`` writes when its request is made."""
+        queue: the recorder's EventCorrelator.EventCorrelate (events.py) for a call recorded
+        at ``recorded_ms`` (default now). A call the spam filter skips (``result.Skip``) is its
+        ``K8sEventDropped`` row now and None: no request is made. Else what ``store_event``
+        writes when its request is made."""
         source = event_source(reason, obj, host)
         result = None
         if source[0] != SCHEDULER:
             correlator = self.correlators.get(source)
             if correlator is None:
                 correlator = self.correlators[source] = EventCorrelator()
-            result = correlator.correlate(now_ms, obj, reason, message, event_type)
+            result = correlator.correlate(now_ms, obj, reason, message, event_type, recorded_ms)
             if result.skip:
                 self.timeline.add(correlated_row(now_ms, obj, reason, message, event_type, result))
                 return None

@@ -139,11 +139,22 @@ class EventCorrelator:
         self.spam = _LRU()
 
     def correlate(
-        self, now_ms: int, obj: str, reason: str, message: str, event_type: str
+        self,
+        now_ms: int,
+        obj: str,
+        reason: str,
+        message: str,
+        event_type: str,
+        recorded_ms: int | None = None,
     ) -> Correlated:
-        """EventCorrelator.EventCorrelate: aggregate, observe, then filter."""
+        """EventCorrelator.EventCorrelate: aggregate, observe, then filter, by the correlator's
+        clock ``now_ms`` (when recordToSink takes the call from its queue). ``recorded_ms``
+        (default ``now_ms``) is the call's own timestamp (recorderImpl.makeEvent's
+        ``clock.Now()``: firstTimestamp and lastTimestamp); a combined Event is made by
+        EventAggregate with the correlator's ``now`` as both."""
         message, key, aggregated = self._aggregate(now_ms, obj, reason, message, event_type)
-        count, first_ms = self._observe(now_ms, key)
+        first_ms = now_ms if aggregated or recorded_ms is None else recorded_ms
+        count, first_ms = self._observe(first_ms, key)
         skip = self._filter(now_ms, obj)
         return Correlated(skip, message, count, first_ms, aggregated)
 
@@ -168,11 +179,12 @@ class EventCorrelator:
         # EventAggregatorByReasonMessageFunc
         return COMBINED_PREFIX + message, aggregate_key, True
 
-    def _observe(self, now_ms: int, key: tuple[Any, ...]) -> tuple[int, int]:
+    def _observe(self, first_ms: int, key: tuple[Any, ...]) -> tuple[int, int]:
         """eventLogger.eventObserve: a cached key's Event is patched (count + 1, its
-        firstTimestamp kept); a new key's is created with count 1."""
+        firstTimestamp kept); a new key's is created with count 1 and the call's own
+        firstTimestamp ``first_ms``."""
         last: _EventLog | None = self.logs.get(key)
-        log = _EventLog(1, now_ms) if last is None else _EventLog(last.count + 1, last.first_ms)
+        log = _EventLog(1, first_ms) if last is None else _EventLog(last.count + 1, last.first_ms)
         self.logs.add(key, log)
         return log.count, log.first_ms
 
@@ -211,9 +223,11 @@ def correlated_row(
     event_type: str,
     result: Correlated | None,
 ) -> dict[str, Any]:
-    """The timeline row of a recorder call: ``K8sEvent`` (the Event the API stores, created,
-    or patched when ``count`` > 1, ``first`` its firstTimestamp; ``aggregated`` when combined,
-    ``recorded`` then the call's own message) or ``K8sEventDropped`` (the spam filter's)."""
+    """The timeline row of a recorder call at ``now_ms``: ``K8sEvent`` (the Event the API
+    stores then, created, or patched when ``count`` > 1; ``aggregated`` when combined,
+    ``recorded`` then the call's own message) or ``K8sEventDropped`` (the spam filter's).
+    ``first``, its firstTimestamp, when it patches a repeat or is not ``now_ms`` (a call
+    that waited in its sink's queue keeps the instant it was recorded, makeEvent's)."""
     row: dict[str, Any] = {
         "t": now_ms,
         "type": "K8sEvent",
@@ -232,6 +246,7 @@ def correlated_row(
         row["recorded"] = message
     if result.count > 1:
         row["count"] = result.count
+    if result.count > 1 or result.first_ms != now_ms:
         row["first"] = result.first_ms
     return row
 

@@ -41,9 +41,10 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     # A ShutdownNode's machine powers off: after the kubelet's graceful shutdown
     # (GracefulShutdownDone) or with nothing delaying it (ShutdownNotDelayed).
     "NodePoweredOff": ("node", "reason"),
-    # A recorder's Event as the API stores it (engine/events.py): optional ``count`` and
-    # ``first`` (ms) when it patches a repeat, ``aggregated`` and ``recorded`` (the call's own
-    # message) when combined; K8sEventDropped: a call the spam filter dropped.
+    # A recorder's Event as the API stores it (engine/events.py): optional ``count`` when it
+    # patches a repeat, ``first`` (ms) then or when it was recorded before ``t`` (it waited in
+    # its sink's queue), ``aggregated`` and ``recorded`` (the call's own message) when
+    # combined; K8sEventDropped: a call the spam filter dropped.
     "K8sEvent": ("object", "reason", "message", "eventType"),
     "K8sEventDropped": ("object", "reason", "message", "eventType"),
     "Fault": (),

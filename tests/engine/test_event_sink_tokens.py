@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from controller.engine.client import Client, EventSink, Requests, Step
+from controller.engine.cluster import Cluster
 from controller.engine.core import Phase, Scheduler
 from controller.engine.scenario import load_scenario
 from controller.engine.simulation import Simulation
+from controller.engine.timeline import Timeline
 
 S = 1000
 
@@ -34,7 +36,9 @@ class _Cluster:
         self.correlated: list[tuple[int, str]] = []
         self.stored: list[tuple[int, str]] = []
 
-    def correlate_event(self, now_ms: int, obj: str, reason: str, message: str, kind: str) -> Any:
+    def correlate_event(
+        self, now_ms: int, obj: str, reason: str, message: str, kind: str, recorded_ms: int
+    ) -> Any:
         self.correlated.append((now_ms, message))
         return None if message.startswith("skip") else message
 
@@ -95,6 +99,55 @@ def test_record_to_sink_correlates_at_dequeue_and_skips_without_a_token(
     assert cluster.correlated == correlated
     assert cluster.stored == stored
     assert sink.client.requests == len(stored)
+
+
+def _through_sink(calls: list[tuple[str, str]]) -> list[tuple[int, Any, int, bool]]:
+    """Each (object, message) recorded at 0 as a NodeNotReady Warning through a sink at 1 qps,
+    burst 1, over the real Cluster's correlator: the rows' (t, first, count, aggregated)."""
+    sched = Scheduler()
+    timeline = Timeline()
+    cluster = Cluster(None, timeline)  # type: ignore[arg-type]  # events touch no object
+    sink = EventSink(Client("c", 1, 1), sched, cluster, _Owner())
+    for obj, message in calls:
+        sink.post(0, obj, "NodeNotReady", message, "Warning")
+    sched.run(60 * S)
+    return [
+        (e["t"], e.get("first"), e.get("count", 1), e.get("aggregated", False))
+        for e in timeline.events
+    ]
+
+
+@pytest.mark.parametrize(
+    "calls, rows",
+    [
+        # makeEvent stamps the call when it is recorded (0): the Event written at k s keeps
+        # firstTimestamp 0.
+        pytest.param(
+            [(f"Pod/d/p{k}", "m") for k in range(3)],
+            [(0, None, 1, False), (S, 0, 1, False), (2 * S, 0, 1, False)],
+            id="distinct objects: written at 0, 1, 2 s, each firstTimestamp 0",
+        ),
+        # The 10th distinct message of one object and reason (k = 9) is combined by
+        # EventAggregate at its correlator's now: the instant it is taken, 8 s (when the 9th
+        # was written), not its recording (0) nor its token (9 s).
+        pytest.param(
+            [("Pod/d/p", f"m{k}") for k in range(10)],
+            [(0, None, 1, False)] + [(k * S, 0, 1, False) for k in range(1, 9)]
+            + [(9 * S, 8 * S, 1, True)],
+            id="combined at the dequeue instant: firstTimestamp 8 s, written at 9 s",
+        ),
+        # A repeat keeps the first call's firstTimestamp (eventObserve).
+        pytest.param(
+            [("Pod/d/p", "m"), ("Pod/d/q", "m"), ("Pod/d/p", "m")],
+            [(0, None, 1, False), (S, 0, 1, False), (2 * S, 0, 2, False)],
+            id="a repeat written at 2 s: count 2, firstTimestamp 0",
+        ),
+    ],
+)  # fmt: skip
+def test_the_event_keeps_its_recording_instant_and_combines_at_dequeue(
+    calls: list[tuple[str, str]], rows: list[tuple[int, Any, int, bool]]
+) -> None:
+    assert _through_sink(calls) == rows
 
 
 T = 60 * S  # the bucket is full again long before: the t=0 RegisteredNode took one token
