@@ -203,7 +203,7 @@ def _spam_then_requests(qps: float, events: int, start: int, requests: int) -> S
         pytest.param(1, 25, T + 24_500, 5, 25, [], [T + k * S for k in range(25, 30)],
                      id="1 qps, 25 events: none dropped"),
         # 2 qps: the 26th is taken at T + 12 s and dropped (12 s bring 0.04 token); the 3
-        # updates from T + 12.25 s at T + 12.5, 13, 13.5 s (else T + 13, 14, 15 s).
+        # updates from T + 12.25 s at T + 12.5, 13, 13.5 s (else T + 13, 14, 14.5 s).
         pytest.param(2, 27, T + 12_250, 3, 25, [T + 12 * S] * 2, [T + 12_500, T + 13_000, T + 13_500],
                      id="2 qps: 2 dropped at T+12 s, updates at T+12.5..13.5 s"),
     ],
