@@ -256,8 +256,10 @@ def stored_events(rows: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
     order: a row of count 1 creates one; a row of count n > 1 patches the latest Event of the
     same key (object, type, reason, and the message or, for a combined one, the aggregate);
     a patch with no Event to patch creates it (recordEvent's fallback to Create). Each item is
-    (the index of the row that created it, the last row with ``count``, ``first`` and
-    ``lastIdx``, the index of that last row, set)."""
+    (the index of the row that created it, the last row with ``count``, ``first``,
+    ``lastIdx``, the index of that last row, and ``created``, the instant the Create was made
+    (the API server's creationTimestamp; an Event that waited for its client's token was
+    recorded, its ``first``, before), set)."""
     out: list[tuple[int, dict[str, Any]]] = []
     latest: dict[tuple[Any, ...], int] = {}
     for idx, row in rows:
@@ -271,8 +273,10 @@ def stored_events(rows: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dic
         merged = {**row, "count": count, "first": row.get("first", row["t"]), "lastIdx": idx}
         at = latest.get(key)
         if count > 1 and at is not None:
+            merged["created"] = out[at][1]["created"]
             out[at] = (out[at][0], merged)
         else:
+            merged["created"] = row["t"]  # the Create's instant: its creationTimestamp
             latest[key] = len(out)
             out.append((idx, merged))
     return out

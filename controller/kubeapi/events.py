@@ -47,6 +47,7 @@ def core_event(
     ns = ref.get("namespace", "default")
     at = clock.time(t_ms / 1000)
     first = clock.time(data.get("first", t_ms) / 1000)
+    created = clock.time(data.get("created", t_ms) / 1000)  # when the API server stored it
     component = _source(data["reason"])
     source: dict[str, Any] = {"component": component}
     if component == "kubelet" and ref["kind"] == "Node":
@@ -59,7 +60,7 @@ def core_event(
             "namespace": ns,
             "uid": f"event-{idx:016x}",
             "resourceVersion": str(int(data.get("lastIdx", idx)) + 1),
-            "creationTimestamp": first,
+            "creationTimestamp": created,
         },
         "involvedObject": ref,
         "reason": data["reason"],

@@ -161,6 +161,9 @@ def test_stored_events_merge_patches_and_the_public_form_has_seconds() -> None:
         (9, COMBINED_PREFIX + "m0", 3, 9.0),
     ]
     assert to_public(rows[10])["first"] == 9.0
+    # Created by the row that made each Event (the API server's creationTimestamp): m0's
+    # repeat at 20 s patches the combined Event created at 9 s.
+    assert [e["created"] / S for _, e in stored] == [float(i) for i in range(10)]
 
 
 def test_the_aggregate_record_pops_the_first_message_inserted() -> None:
