@@ -201,11 +201,13 @@ def zone_states(sim: Simulation) -> list[dict[str, Any]]:
 
 
 def parameters_view(sim: Simulation) -> dict[str, Any]:
-    """The settings in force, in the scenario format's names (durations in seconds): the
-    page's heartbeat bars, toleration explanations and parameter panel read them."""
+    """The settings in force, in the scenario format's names (durations in seconds; the
+    scheduler's section nested as the scenario's is): the page's heartbeat bars, toleration
+    explanations and parameter panel read them."""
     cm = sim.config.controller_manager
     kubelet = sim.config.kubelet
     api = sim.config.api_server
+    sched = sim.config.scheduler
     profile = sim.config.profile
     view = {
         "kubernetesVersion": profile.version,
@@ -239,6 +241,11 @@ def parameters_view(sim: Simulation) -> dict[str, Any]:
         "apiServer": {
             "defaultNotReadyTolerationSeconds": api.default_not_ready_toleration_seconds,
             "defaultUnreachableTolerationSeconds": api.default_unreachable_toleration_seconds,
+        },
+        # kube-scheduler's KubeSchedulerConfiguration, nested as spec.scheduler is: its
+        # client's rate limit (clientConnection.qps / burst, defaulted 50 / 100).
+        "scheduler": {
+            "clientConnection": {"qps": sched.client_qps, "burst": sched.client_burst},
         },
     }
     # A setting the release does not have is not shown (podEvictionTimeout after 1.27).

@@ -7,6 +7,7 @@ import { KEYS_NOTE, keyAction, keyRows, ownButton, typing } from "./keys.js";
 import { inFocus } from "./lesson.js";
 import { LessonPanel } from "./lesson-panel.js";
 import { outlook } from "./outlook.js";
+import { paramAt, paramsFrom, placeholderFor } from "./params.js";
 import { timed } from "./perf.js";
 import { fetchSnapshot } from "./snapshot-fetch.js";
 import { Scrubber } from "./scrubber.js";
@@ -283,11 +284,11 @@ function renderParams() {
   const note = document.getElementById("params-version");
   if (note && p.kubernetesVersion) note.textContent = `Kubernetes ${p.kubernetesVersion}: fixed for the room (a cluster does not change release while it runs; create a room to try another).`;
   for (const input of form.querySelectorAll("input")) {
-    const [group, field] = input.name.split(".");
-    const v = p[group] && p[group][field];
+    const { shown, value } = paramAt(p, input.name);
     // A setting this release does not have (podEvictionTimeout after 1.27) is not offered.
-    input.closest("label").style.display = p[group] && field in p[group] ? "" : "none";
-    if (v !== undefined && v !== null) input.placeholder = typeof v === "number" && input.dataset.unit === "s" ? `${v}s` : String(v);
+    input.closest("label").style.display = shown ? "" : "none";
+    const text = placeholderFor(value, input.dataset.unit);
+    if (text) input.placeholder = text;
   }
 }
 
@@ -453,14 +454,7 @@ if (operator) {
   });
   document.getElementById("params")?.addEventListener("submit", (ev) => {
     ev.preventDefault();
-    const params = {};
-    for (const input of ev.target.querySelectorAll("input")) {
-      if (!input.value.trim()) continue;
-      const [group, field] = input.name.split(".");
-      params[group] = params[group] || {};
-      const num = Number(input.value);
-      params[group][field] = input.value.match(/^[0-9.]+$/) && !field.endsWith("Period") ? num : input.value.trim();
-    }
+    const params = paramsFrom([...ev.target.querySelectorAll("input")].map((i) => [i.name, i.value]));
     send({ type: "params", params });
   });
 }
