@@ -52,6 +52,13 @@ def test_the_panel_shows_and_changes_the_schedulers_client(live_stack, room, bro
     assert "kube-scheduler clientConnection.qps" in [t.strip() for t in labels]
     assert "kube-scheduler clientConnection.burst" in [t.strip() for t in labels]
     assert (qps.get_attribute("placeholder"), burst.get_attribute("placeholder")) == ("50", "100")
+    # Beside the controller-manager's own client (--kube-api-qps / --kube-api-burst, 20 / 30).
+    assert "kube-controller-manager --kube-api-qps" in [t.strip() for t in labels]
+    cm = [
+        page.locator(f'#params input[name="controllerManager.{n}"]')
+        for n in ("kubeAPIQPS", "kubeAPIBurst")
+    ]
+    assert [i.get_attribute("placeholder") for i in cm] == ["20", "30"]
     page.locator("#params").scroll_into_view_if_needed()
     page.locator("#params").screenshot(path=str(ARTIFACTS / "scheduler-client-defaults.png"))
 
