@@ -24,14 +24,18 @@ export function eventLabel(e) {
   return { type: e.type, subject: e.pod || e.node || e.zone || e.object || e.fault || "" };
 }
 
-// "controllerManager.nodeEvictionRate: 0.1 -> 0.5" -> "nodeEvictionRate 0.1 → 0.5".
+// "controllerManager.nodeEvictionRate: 0.1 -> 0.5" -> "nodeEvictionRate 0.1 → 0.5"; the
+// scheduler's client keeps its component ("kube-scheduler clientConnection.qps 50 → 5"): its
+// last name alone (qps, burst) would not say whose.
 export function changeShown(change) {
   const text = String(change);
   const i = text.indexOf(": ");
   if (i < 0) return text;
   const values = text.slice(i + 2).split(" -> ");
   if (values.length !== 2) return text;
-  return `${text.slice(0, i).split(".").pop()} ${values[0]} → ${values[1]}`;
+  const path = text.slice(0, i).split(".");
+  const name = path[0] === "scheduler" && path.length > 2 ? `kube-scheduler ${path.slice(1).join(".")}` : path.pop();
+  return `${name} ${values[0]} → ${values[1]}`;
 }
 
 const keys = new WeakMap();  // entry element -> its entryKey

@@ -77,7 +77,9 @@ def test_the_panel_shows_and_changes_the_schedulers_client(live_stack, room, bro
     # Applied by the stack's worker at its next tick (a paused room's actions too).
     entry = page.locator("#timeline li.t-Fault", has_text="Parameters changed")
     entry.wait_for(timeout=20_000)
-    assert entry.locator(".ev-subj").inner_text() == "burst 100 → 10; qps 50 → 5"
+    assert entry.locator(".ev-subj").inner_text() == (
+        "kube-scheduler clientConnection.burst 100 → 10; kube-scheduler clientConnection.qps 50 → 5"
+    )
     page.wait_for_function(
         "([q, b]) => document.querySelector(q).placeholder === '5'"
         " && document.querySelector(b).placeholder === '10'",

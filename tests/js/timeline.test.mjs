@@ -167,5 +167,6 @@ test("a parameter change reads Parameters changed: field old → new", () => {
   assert.deepEqual(eventLabel({ ...e, changes: [] }), { type: "Parameters changed:", subject: "nothing" });
   assert.deepEqual(eventLabel({ t: 1, type: "Fault", fault: "StopKubelet", node: "a-1" }), { type: "Fault", subject: "a-1" });
   assert.equal(changeShown("odd text"), "odd text");
+  assert.equal(changeShown("scheduler.clientConnection.qps: 50 -> 5"), "kube-scheduler clientConnection.qps 50 → 5");
   assert.notEqual(entryKey(e, ""), entryKey({ ...e, changes: ["controllerManager.nodeEvictionRate: 0.1 -> 0.2"] }, ""));
 });
