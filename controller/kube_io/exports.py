@@ -17,6 +17,7 @@ import yaml
 
 from ..engine.events import EVENT_SOURCES
 from ..engine.objects import Pod
+from ..engine.safe_yaml import FAST_DUMPER
 from ..engine.simulation import Simulation
 from ..engine.timeline import _describe
 
@@ -185,7 +186,8 @@ def timeline_events(
 def timeline_events_yaml(
     events: Iterable[dict[str, Any]], start: datetime = EPOCH, first_index: int = 0
 ) -> str:
-    return yaml.safe_dump(timeline_events(events, start, first_index), sort_keys=False, width=120)
+    doc = timeline_events(events, start, first_index)
+    return yaml.dump(doc, Dumper=FAST_DUMPER, sort_keys=False, width=120)
 
 
 # -- the current cluster as manifests ---------------------------------------------------------
@@ -239,7 +241,8 @@ def cluster_manifests(sim: Simulation, scenario_raw: dict[str, Any]) -> list[dic
 
 
 def cluster_manifests_yaml(sim: Simulation, scenario_raw: dict[str, Any], header: str = "") -> str:
-    return header + yaml.safe_dump_all(cluster_manifests(sim, scenario_raw), sort_keys=False)
+    docs = cluster_manifests(sim, scenario_raw)
+    return header + yaml.dump_all(docs, Dumper=FAST_DUMPER, sort_keys=False)
 
 
 def _at_zero(f: Any) -> bool:
