@@ -106,6 +106,14 @@ def kubeapi_bench(
             # The PodList form (not a Table: ``-o name`` asks for JSON and prints little).
             out["list_json_s"], named = _timed([kubectl, "get", "pods", "-A", "-o", "name"], kenv)
             out["list_json_rows"] = len(named.splitlines())
+            # The same walk's CPU in this process's view (listcost.py; no network, no kubectl):
+            # what Daphne's own work for it is, its caches cold then warm.
+            from ..kubeapi import auth
+            from .listcost import paged_list
+
+            for name in ("cold", "warm"):
+                walked = paged_list(room, auth.viewer_token(room))
+                out[f"list_cpu_{name}_s"] = walked["cpu_s"]
             out["describe_s"], described = _timed([kubectl, "describe", "node", "a-1"], kenv)
             out["describe_ok"] = "Non-terminated Pods" in described
             out["rss_after_lists_mib"] = _rss_mib(web.pid)
@@ -217,7 +225,8 @@ def format_kubeapi(r: dict[str, Any]) -> str:
         f"kubeapi: {r['nodes']} nodes / {r['pods']} pods (created in {r['create_s']} s), real "
         f"kubectl against Daphne: get pods -A {r['list_s']:.2f} s ({r['list_rows']} rows; again "
         f"{r['list_again_s']:.2f} s; as a PodList, -o name, {r['list_json_s']:.2f} s for "
-        f"{r['list_json_rows']}), describe node {r['describe_s']:.2f} s"
+        f"{r['list_json_rows']}; the view's CPU for the walk in process "
+        f"{r.get('list_cpu_cold_s')} s cold, {r.get('list_cpu_warm_s')} s warm), describe node {r['describe_s']:.2f} s"
         f"{'' if r['describe_ok'] else ' (NO pods section)'}; {r['watchers']} get pods -A -w "
         f"watchers at {r['speed']}x during a zone outage for {r['watch_s']:g} s (listed in "
         f"{r['watch_initial_s']} s): {r['watch_events_min']}-{r['watch_events_max']} events "
