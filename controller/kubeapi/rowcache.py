@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,39 +49,93 @@ class _TemplateClock(Clock):
         return None if t_s is None else f"\x00{float(t_s)!r}\x00"
 
 
-Template = tuple[int, int, str, bytes, tuple[tuple[int, int, bool, float], ...]]
+# A hole: (is_age, simulated instant t); the same pair is filled with the same bytes in one
+# answer (``fill``: an answer's memo of them).
+Hole = tuple[bool, float]
+Template = tuple[int, int, str, bytes, tuple[Hole, ...], tuple[bytes, ...]]
 
 
-def template(view: dict[str, Any], rv: int, include: str, quick: int) -> Template:
-    """(quick, rv, include, JSON with holes, holes: (start, end, is_age, t)): a Table row
-    (``include`` Metadata or None), or with ``include`` "Item" the Pod as a list's item
-    (objects.pod without kind and apiVersion)."""
+def template(
+    view: dict[str, Any], rv: int, include: str, quick: int, holes_clock: Clock | None = None
+) -> Template:
+    """(quick, rv, include, JSON with holes, holes, the JSON's pieces around the holes): a
+    Table row (``include`` Metadata or None), or with ``include`` "Item" the Pod as a list's
+    item (objects.pod without kind and apiVersion). ``holes_clock``: a _TemplateClock to
+    reuse (one per answer; a new one by default)."""
+    clock = holes_clock or _TemplateClock()
     if include == ITEM:
-        obj = pod(view, _TemplateClock(), rv)
+        obj = pod(view, clock, rv)
         del obj["kind"], obj["apiVersion"]
         blob = orjson.dumps(obj)
     else:
-        blob = orjson.dumps(pod_view_row(view, _TemplateClock(), rv, include))
-    holes = []
+        blob = orjson.dumps(pod_view_row(view, clock, rv, include))
+    holes: list[Hole] = []
+    pieces: list[bytes] = []
+    at = 0
     for m in _HOLE.finditer(blob):
         age = m.group(1) is not None
-        holes.append((m.start(), m.end(), age, float(m.group(1) if age else m.group(2))))
-    return (quick, rv, include, blob, tuple(holes))
+        holes.append((age, float(m.group(1) if age else m.group(2))))
+        pieces.append(blob[at : m.start()])
+        at = m.end()
+    pieces.append(blob[at:])
+    return (quick, rv, include, blob, tuple(holes), tuple(pieces))
 
 
-def render(t: Template, clock: Clock) -> bytes:
-    blob, holes = t[3], t[4]
+def render(t: Template, clock: Clock, fill: dict[Hole, bytes] | None = None) -> bytes:
+    """The row or item at ``clock``; ``fill``: this answer's memo of the holes' bytes (an
+    answer's rows share few instants), kept by the caller for one answer (one clock) only."""
+    holes = t[4]
     if not holes:
-        return blob
-    parts = []
-    at = 0
-    for start, end, age, t_s in holes:
-        parts.append(blob[at:start])
-        ts = clock.time(t_s) or ""
-        parts.append((translate_timestamp_since(ts, clock) if age else ts).encode())
-        at = end
-    parts.append(blob[at:])
+        return t[3]
+    if fill is None:
+        fill = {}
+    pieces = t[5]
+    parts = [pieces[0]]
+    for hole, piece in zip(holes, pieces[1:], strict=True):
+        text = fill.get(hole)
+        if text is None:
+            ts = clock.time(hole[1]) or ""
+            text = fill[hole] = (translate_timestamp_since(ts, clock) if hole[0] else ts).encode()
+        parts.append(text)
+        parts.append(piece)
     return b"".join(parts)
+
+
+def rows(
+    cached: dict[str, Template],
+    keys: list[str],
+    texts: dict[str, bytes],
+    form: str,
+    clock: Clock,
+    view_rv: Callable[..., int],
+) -> tuple[list[bytes], dict[str, tuple[int, bytes]]]:
+    """The rows (or items) of the pods ``keys`` (their stored ``texts``) at ``clock``, and
+    their states (resourceVersion, text) for a watch: each made from its template in
+    ``cached`` (one room's and form's, ROWS.table), made again when its view changed. A view
+    is parsed at most once (for its resourceVersion's content and its template alike);
+    ``view_rv`` is store.Read.view_rv."""
+    out: list[bytes] = []
+    states: dict[str, tuple[int, bytes]] = {}
+    fill: dict[Hole, bytes] = {}  # this answer's holes, each filled once
+    holes_clock = None
+    for k in keys:
+        text = texts[k]
+        quick = hash(text)
+        got = cached.get(k)
+        view = None
+        if got is None or got[0] != quick or got[2] != form:
+            view = orjson.loads(text)
+        rv = view_rv("pods", k, text, view)
+        if got is not None and view is None and got[1] != rv:
+            view = orjson.loads(text)
+        if view is not None:
+            # Serialised once per view; the answer's clock fills its holes.
+            holes_clock = holes_clock or _TemplateClock()
+            got = cached[k] = template(view, rv, form, quick, holes_clock)
+        assert got is not None
+        states[k] = (rv, text)
+        out.append(render(got, clock, fill))
+    return out, states
 
 
 class Rows:

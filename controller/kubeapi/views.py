@@ -279,20 +279,8 @@ def _pod_list(
         keys = keys[:limit]
         meta["remainingItemCount"], counts = _rest(read, "pod", keys[-1], prefix, before, limit)
         meta["continue"] = continue_token(read.rv, keys[-1], counts)
-    clock, view_rv = read.clock, read.view_rv
     cached = rowcache.ROWS.table((store.room_key(read.room), form))
-    rows = []
-    states: dict[str, store.State] = {}
-    for k in keys:
-        text = texts[k]
-        quick = hash(text)
-        rv = view_rv("pods", k, text)
-        got = cached.get(k)
-        if got is None or got[0] != quick or got[1] != rv or got[2] != form:
-            # Serialised once per view (rowcache.py); the answer's clock fills its holes.
-            got = cached[k] = rowcache.template(orjson.loads(text), rv, form, quick)
-        states[k] = (rv, text)
-        rows.append(rowcache.render(got, clock))
+    rows, states = rowcache.rows(cached, keys, texts, form, read.clock, read.view_rv)
     if whole and not start:
         # A whole list: a watch from its resourceVersion starts from exactly this state.
         watch.remember(store.room_key(read.room), target, read.rv, states)
