@@ -190,7 +190,9 @@ def test_a_job_past_its_time_limit_stops_and_says_so(
     stopped = "stopped: took longer than 1 s (PLAYGROUND_HEAVY_TIME_LIMIT_SECONDS)"
     long_list = big_kubectl_list(120, 30, "yaml")
     preview = _preview(client, long_list)
-    room = build.room_start("too big", big_room_text(300, 9000), None, 10.0)
+    # 1,500 nodes / 45,000 pods: about 3.5 s of CPU to build here, well past the 1 s limit
+    # (300 / 9,000 took 0.7 s on a quiet machine and went live).
+    room = build.room_start("too big", big_room_text(1500, 45000), None, 10.0)
     worker = Worker(connection.settings_dict["NAME"], tmp_path / "h.log", heavy=True)
     worker.start()
     try:
