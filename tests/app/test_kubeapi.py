@@ -18,7 +18,7 @@ from controller.kubeapi.errors import ApiError
 from controller.kubeapi.objects import Clock, pod
 from controller.models import Room
 from controller.rooms import controls, create
-from tests.app.test_kubeapi_kubectl import SCENARIO
+from tests.app.test_kubeapi_kubectl import SCENARIO, node_watch_plan
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 AGG = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
@@ -377,7 +377,6 @@ def test_a_watch_reads_what_the_ticks_changed(room: Room) -> None:
     from django.utils import timezone
 
     from controller.kubeapi import store, watch
-    from controller.kubeapi.request import parse_path
     from controller.rooms import actions, changes, tick
 
     room.refresh_from_db()
@@ -395,17 +394,7 @@ def test_a_watch_reads_what_the_ticks_changed(room: Room) -> None:
     noted = changes.changed(room.pk, before, room.seq)
     assert noted is not None and "a-2" in noted["node"], noted
     assert len(noted["node"]) < len(previous) and len(noted["pod"]) < 9
-    plan = watch.Plan(
-        room.pk,
-        parse_path(["api", "v1", "nodes"]),
-        lambda o: True,
-        "",
-        "Metadata",
-        None,
-        60,
-        False,
-        ("t", "a"),
-    )
+    plan = node_watch_plan(room.pk)
     events, current, _read = watch._noted_changes(plan, previous, noted, (before, room.seq))
     by_name = {obj["metadata"]["name"]: (kind, obj) for kind, obj in events}
     assert set(by_name) <= noted["node"] and "a-2" in by_name

@@ -33,6 +33,13 @@ def _patch(binary: str, cfg: Path, node: str, ops: list[dict]) -> tuple[int, str
     return run(binary, cfg, "patch", "node", node, "--type=json", "-p", json.dumps(ops))
 
 
+def _patched(binary: str, cfg: Path, node: str, ops: list[dict]) -> str:
+    """``_patch`` that must succeed (``_ok``'s check)."""
+    code, out = _patch(binary, cfg, node, ops)
+    assert code == 0, f"kubectl patch node {node} {ops} exited {code}: {out}"
+    return out
+
+
 def test_every_kubectl_json_patches_a_node_as_the_rooms_own_actions(
     web: Daphne, celery_worker_proc, celery_beat_proc, tmp_path: Path
 ) -> None:
@@ -60,44 +67,20 @@ def test_every_kubectl_json_patches_a_node_as_the_rooms_own_actions(
         assert code == 0 and "node/a-1 patched" in out, (name, out)
         assert "tier" not in _view(room, "a-1")["labels"], name
     # Cordon, taint, uncordon and untaint.
-    _ok(
-        newest,
-        op,
-        "patch",
-        "node",
-        "a-2",
-        "--type=json",
-        "-p",
-        json.dumps([{"op": "add", "path": "/spec/unschedulable", "value": True}]),
-    )
+    _patched(newest, op, "a-2", [{"op": "add", "path": "/spec/unschedulable", "value": True}])
     assert _view(room, "a-2")["unschedulable"] is True
     assert "SchedulingDisabled" in _row(_ok(newest, op, "get", "nodes"), "a-2")[1]
     taint = {"key": "lesson", "value": "json", "effect": "NoSchedule"}
-    _ok(
-        newest,
-        op,
-        "patch",
-        "node",
-        "a-2",
-        "--type=json",
-        "-p",
-        json.dumps([{"op": "add", "path": "/spec/taints", "value": [taint]}]),
-    )
+    _patched(newest, op, "a-2", [{"op": "add", "path": "/spec/taints", "value": [taint]}])
     assert [t["key"] for t in _view(room, "a-2")["taints"]] == ["lesson"]
-    _ok(
+    _patched(
         newest,
         op,
-        "patch",
-        "node",
         "a-2",
-        "--type=json",
-        "-p",
-        json.dumps(
-            [
-                {"op": "replace", "path": "/spec/unschedulable", "value": False},
-                {"op": "remove", "path": "/spec/taints/0"},
-            ]
-        ),
+        [
+            {"op": "replace", "path": "/spec/unschedulable", "value": False},
+            {"op": "remove", "path": "/spec/taints/0"},
+        ],
     )
     assert not _view(room, "a-2")["unschedulable"] and not _view(room, "a-2")["taints"]
     kinds = list(Action.objects.filter(room=room, actor="kubectl").values_list("kind", flat=True))

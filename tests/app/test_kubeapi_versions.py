@@ -14,10 +14,9 @@ import pytest
 from django.utils import timezone
 
 from controller.kubeapi import objects, store, versions, watch
-from controller.kubeapi.request import parse_path
 from controller.models import Room
 from controller.rooms import actions, changes, create, tick
-from tests.app.test_kubeapi_kubectl import SCENARIO
+from tests.app.test_kubeapi_kubectl import SCENARIO, node_watch_plan
 
 
 @pytest.fixture
@@ -129,17 +128,7 @@ def test_a_stopped_kubelet_alone_sends_no_modified_node(room: Room) -> None:
     assert noted is not None and "a-2" in noted["node"], noted
     after = store.Read.of(room).texts("node")
     assert after["a-2"] != previous["a-2"][1]  # the view changed (the kubelet stopped)
-    plan = watch.Plan(
-        room.pk,
-        parse_path(["api", "v1", "nodes"]),
-        lambda o: True,
-        "",
-        "Metadata",
-        None,
-        60,
-        False,
-        ("t", "a"),
-    )
+    plan = node_watch_plan(room.pk)
     events, current, _read = watch._noted_changes(plan, previous, noted, (before, room.seq))
     assert [o["metadata"]["name"] for _k, o in events] == [], events
     assert current["a-2"][0] == previous["a-2"][0]
