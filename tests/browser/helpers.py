@@ -97,3 +97,25 @@ def advance(room_id: int, wall_now: Any = None) -> Any:
         if time.monotonic() > deadline:
             raise AssertionError(f"room {room_id}: its lock was never free for 60 s")
         time.sleep(0.05)
+
+
+def paused_comparison(scenario: str, at: float) -> Any:
+    """The comparison every compare test makes: ``scenario`` at the release's defaults beside
+    tolerations of 30 s, paused and stepped to ``at`` simulated seconds, both sides ticked."""
+    from controller.rooms import compare, controls
+
+    c = compare.comparison_create(
+        "",
+        scenario,
+        [
+            ("default 300 s", {}),
+            ("30 s", {"apiServer": {"defaultUnreachableTolerationSeconds": 30}}),
+        ],
+        None,
+        10.0,
+    )
+    controls.room_control(c.left.pk, "pause", None, "test")
+    controls.room_control(c.left.pk, "step", at, "test")
+    for room in (c.left, c.right):
+        advance(room.pk)
+    return c

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.rooms import compare, controls
-
 from .conftest import ARTIFACTS
-from .helpers import advance
+from .helpers import paused_comparison
 
 pytestmark = pytest.mark.browser
 
@@ -33,21 +31,7 @@ spec:
 
 @pytest.fixture
 def comparison(live_stack):
-    c = compare.comparison_create(
-        "",
-        SCENARIO,
-        [
-            ("default 300 s", {}),
-            ("30 s", {"apiServer": {"defaultUnreachableTolerationSeconds": 30}}),
-        ],
-        None,
-        10.0,
-    )
-    controls.room_control(c.left.pk, "pause", None, "test")
-    controls.room_control(c.left.pk, "step", 500, "test")
-    for room in (c.left, c.right):
-        advance(room.pk)
-    return c
+    return paused_comparison(SCENARIO, 500)
 
 
 def test_the_merged_timeline_marks_the_different_deletion_times(

@@ -10,10 +10,10 @@ import math
 
 import pytest
 
-from controller.rooms import compare, controls, create, imports
+from controller.rooms import controls, create, imports
 
 from .conftest import ARTIFACTS
-from .helpers import advance, card, open_room
+from .helpers import card, open_room, paused_comparison
 
 pytestmark = pytest.mark.browser
 
@@ -50,23 +50,9 @@ def pod(side: str) -> str:
 
 @pytest.fixture
 def comparison(live_stack):
-    c = compare.comparison_create(
-        "",
-        SCENARIO,
-        [
-            ("default 300 s", {}),
-            ("30 s", {"apiServer": {"defaultUnreachableTolerationSeconds": 30}}),
-        ],
-        None,
-        10.0,
-    )
     # Unknown at 115 s, NoExecute at 120 s: at 130 s the right pod has 20 s left, the left 290
     # (the clock runs a few seconds at 10x before the pause: the test reads it).
-    controls.room_control(c.left.pk, "pause", None, "test")
-    controls.room_control(c.left.pk, "step", 130, "test")
-    for room in (c.left, c.right):
-        advance(room.pk)
-    return c
+    return paused_comparison(SCENARIO, 130)
 
 
 def test_the_comparison_shows_pod_marks_countdowns_a_scrubber_and_rewinds_both(
