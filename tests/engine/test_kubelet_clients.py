@@ -232,3 +232,27 @@ def test_set_parameters_negative_changes_nothing() -> None:
     assert kubelet.cfg.kube_api_qps == 5 and kubelet.process.client is client
     set_parameters(sim, {"kubelet": {"kubeAPIQPS": 20}}, 1_000)
     assert kubelet.cfg.kube_api_qps == 20 and kubelet.process.client is not client
+
+
+def test_a_kubelet_config_file_brings_the_client_fields() -> None:
+    """Import of a KubeletConfiguration: the four fields go into spec.kubelet, checked as the
+    scenario's (a negative one refused naming the field)."""
+    from controller.kube_io.components import merge_kubelet_config
+
+    spec: dict = {}
+    report: list = []
+    text = (
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+        "kubeAPIQPS: 25\nkubeAPIBurst: 50\neventRecordQPS: 0\neventBurst: 20\n"
+    )
+    merge_kubelet_config(spec, text, report)
+    assert spec["kubelet"] == {
+        "kubeAPIQPS": 25,
+        "kubeAPIBurst": 50,
+        "eventRecordQPS": 0,
+        "eventBurst": 20,
+    }
+    assert report == []
+    with pytest.raises(ScenarioError) as err:
+        merge_kubelet_config({}, text.replace("eventBurst: 20", "eventBurst: -1"), [])
+    assert "eventBurst" in str(err.value) and "must not be a negative number" in str(err.value)
