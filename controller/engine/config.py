@@ -56,6 +56,16 @@ class KubeletConfig:
     shutdown_grace_period_critical_pods_ms: int = 0
     # (priority, shutdownGracePeriodSeconds) pairs (GracefulNodeShutdownBasedOnPodPriority).
     shutdown_grace_period_by_pod_priority: list[tuple[int, int]] = field(default_factory=list)
+    # The kubelet's API clients (cmd/kubelet/app/server.go run): kubeAPIQPS / kubeAPIBurst for
+    # its main client (pod status, pod deletes), eventRecordQPS / eventBurst for its event
+    # client; int32 config file fields, 1.18's defaults here (5 / 10 and 5 / 10), the later
+    # releases' in versions.py (50 / 100, #116121). Kept as written: a QPS of 0 is client-go's
+    # 5 (rest.RESTClientFor), a burst of 0 the release's default (SetDefaults_
+    # KubeletConfiguration); kubelet/clients.py resolves both when it builds the clients.
+    kube_api_qps: int = 5
+    kube_api_burst: int = 10
+    event_record_qps: int = 5
+    event_burst: int = 10
 
     @property
     def lease_renew_interval_ms(self) -> int:

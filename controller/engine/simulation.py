@@ -445,9 +445,7 @@ class Simulation:
         if ok:
             return True
         self.timeline.emit(now, "PodRejected", pod=pod.key, node=pod.node_name, reason=reason)
-        self.cluster.record_event(
-            now, f"Pod/{pod.key}", reason, message, "Warning", kubelet.node_name
-        )
+        kubelet.record_event(now, f"Pod/{pod.key}", reason, message, "Warning")
         prefix = kubelet.profile.reject_pod_message_prefix
         kubelet.status.set_pod_status(pod, now, "Failed", reason, prefix + message)
         return False
@@ -481,8 +479,13 @@ class Simulation:
         Ready), SyncTerminatedPod's TerminatePod marks it finished, and the status manager
         PATCHes the phase, then DELETEs the pod (grace 0, UID precondition): at once, or at
         the first syncBatch after a heal. 1.18 deletes it without a phase write."""
-        if not kubelet.profile.terminal_phase_from_exit_codes or pod.is_mirror():
+        if pod.is_mirror():
             self.cluster.remove_pod(pod, now)  # (static pods: "TODO(#116484)" in Go)
+            return
+        if not kubelet.profile.terminal_phase_from_exit_codes:
+            # 1.18: the status manager syncs the stopped containers' statuses (the phase as
+            # it is) and DELETEs the pod (canBeDeleted), through the kubelet's client.
+            kubelet.status.set_pod_status(pod, now, "", finished=True)
             return
         phase, reason, message = terminal_phase([exit_code] * len(pod.containers)), "", ""
         if pod.phase in ("Failed", "Succeeded"):  # no transition out of a terminal phase

@@ -256,6 +256,11 @@ class Profile:
     free_space_failed_message: Callable[[int, int, int, int], str] = (
         free_space_failed_wanted_to_free
     )
+    # The status manager's goroutine (pkg/kubelet/status/status_manager.go Start): 1.18 queues
+    # one syncPod request per status change (podStatusChannel, a buffer of 1000); from 1.27
+    # (#115331) a change only marks it dirty and syncBatch(false) writes each pod's latest
+    # status once (kubelet/status_loop.py).
+    status_manager_coalesces: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -309,11 +314,20 @@ _GATE_GONE = "feature gate {gate} is GA and locked since Kubernetes {since}, and
 # release whose source changed nothing simulated gets its own Profile all the same (its title
 # and what the room shows are its own), and ``same_as`` names the releases it simulates
 # identically to, computed from the rules below, never written by hand.
+# The kubelet's client defaults from #116121 (1.27): kubeAPIQPS / kubeAPIBurst and
+# eventRecordQPS / eventBurst 50 / 100 (1.18: 5 / 10 both, KubeletConfig's own defaults).
+KUBELET_CLIENT_DEFAULTS_127 = {
+    "kube_api_qps": 50,
+    "kube_api_burst": 100,
+    "event_record_qps": 50,
+    "event_burst": 100,
+}
+
 V1_27 = Profile(
     version="1.27",
     same_as=(),
     controller_manager_defaults={},  # nodeMonitorGracePeriod still 40 s (50 s from 1.32)
-    kubelet_defaults={},
+    kubelet_defaults=KUBELET_CLIENT_DEFAULTS_127,
     fields_refused={
         "controllerManager.enableTaintManager": _REMOVED_127,
         "controllerManager.podEvictionTimeout": _REMOVED_127,
@@ -355,6 +369,8 @@ V1_27 = Profile(
     reclaim_enforces_min_reclaim=True,
     # Image GC's "Attempted to free ... eligible to free." (#112631, 1.26).
     free_space_failed_message=free_space_failed_attempted_to_free,
+    # The status manager's one-slot channel and syncBatch(false) (#115331).
+    status_manager_coalesces=True,
 )
 
 

@@ -286,7 +286,7 @@ class EvictionLoop:
         cluster = self.sim.cluster
         kubelet.set_pressure(set(result.node_conditions), now)
         for reason, etype, message in result.events:
-            cluster.record_event(now, f"Node/{name}", reason, message, etype, name)
+            kubelet.record_event(now, f"Node/{name}", reason, message, etype)
         for what, resource, amount in result.reclaims:
             self.sim.timeline.emit(
                 now, "NodeReclaim", node=name, resource=resource, what=what, amount=amount
@@ -362,9 +362,7 @@ class EvictionLoop:
             gracePeriodSeconds=ev.grace_period_s,
             message=ev.message,
         )
-        cluster.record_event(
-            now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning", self.kubelet.node_name
-        )
+        self.kubelet.record_event(now, f"Pod/{pod.key}", "Evicted", ev.message, "Warning")
         condition = ev.message if ev.signal not in LOCAL_STORAGE_SIGNALS else None
         self.kill_with_status(
             pod, "Evicted", ev.message, condition, grace_ms, timeout_ms, now, exit_code
@@ -404,13 +402,12 @@ class EvictionLoop:
         """killPodNow gave up waiting for the kill: a Warning ExceededGracePeriod event."""
         if key not in self.killing:
             return
-        self.sim.cluster.record_event(
+        self.kubelet.record_event(
             self.sim.sched.now_ms,
             f"Pod/{key}",
             "ExceededGracePeriod",
             "Container runtime did not kill the pod within specified grace period.",
             "Warning",
-            self.kubelet.node_name,
         )
 
     def kill(self, pod: Pod, grace_ms: int, now: int, exit_code: int = DEFAULT_EXIT_CODE) -> None:

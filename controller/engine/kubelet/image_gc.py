@@ -83,11 +83,10 @@ class ImageGCLoop:
         # AvailableBytes is what the filesystem reports: never below 0, capped at capacity.
         capacity, available = fs.capacity, max(0, min(fs.capacity, fs.capacity - fs.used))
         cfg = kubelet.cfg
-        cluster = self.sim.cluster
         if capacity == 0:
             message = "invalid capacity 0 on image filesystem"
-            cluster.record_event(
-                now, f"Node/{node.name}", "InvalidDiskCapacity", message, "Warning", node.name
+            kubelet.record_event(
+                now, f"Node/{node.name}", "InvalidDiskCapacity", message, "Warning"
             )
             self._failed(now, message)
             return
@@ -112,8 +111,8 @@ class ImageGCLoop:
             message = kubelet.profile.free_space_failed_message(
                 amount, freed, usage_percent, capacity
             )
-            cluster.record_event(
-                now, f"Node/{node.name}", "FreeDiskSpaceFailed", message, "Warning", node.name
+            kubelet.record_event(
+                now, f"Node/{node.name}", "FreeDiskSpaceFailed", message, "Warning"
             )
             self._failed(now, message)
             return
@@ -122,7 +121,5 @@ class ImageGCLoop:
     def _failed(self, now: int, message: str) -> None:
         if self.prev_failed:
             node = self.kubelet.node_name
-            self.sim.cluster.record_event(
-                now, f"Node/{node}", "ImageGCFailed", message, "Warning", node
-            )
+            self.kubelet.record_event(now, f"Node/{node}", "ImageGCFailed", message, "Warning")
         self.prev_failed = True

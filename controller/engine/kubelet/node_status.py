@@ -30,6 +30,7 @@ from .predicate import AdmittedIndex, kubelet_predicate_admit
 if TYPE_CHECKING:
     from ..simulation import Simulation
     from ..versions import Profile
+    from .clients import KubeletProcess
 
 # (condition, True reason, True message, False reason, False message, event if True, if False)
 PRESSURE_SETTERS = (
@@ -126,6 +127,33 @@ class Kubelet:
         return own if own is not None else self.sim.config.profile
 
     @property
+    def process(self) -> KubeletProcess:
+        """The kubelet process running now (or the last one): its API clients
+        (kubelet/clients.py). Engines pickled before it existed get one, full."""
+        process = self.__dict__.get("_process")
+        if process is None:
+            from .clients import KubeletProcess
+
+            process = self._process = KubeletProcess(self)
+        return process
+
+    def _new_process(self) -> None:
+        """The kubelet binary starts again: new clients with full buckets."""
+        from .clients import KubeletProcess
+
+        old = self.__dict__.get("_process")
+        if old is not None:
+            old.stop()
+        self._process = KubeletProcess(self)
+
+    def record_event(
+        self, now_ms: int, obj: str, reason: str, message: str, event_type: str = "Normal"
+    ) -> None:
+        """The kubelet's recorder (makeEventRecorder): the event is written through its event
+        client's sink (correlated first, then the token of eventRecordQPS / eventBurst)."""
+        self.process.record(now_ms, obj, reason, message, event_type, self.node_name)
+
+    @property
     def node(self) -> Node | None:
         return self.sim.cluster.nodes.get(self.node_name)
 
@@ -176,6 +204,7 @@ class Kubelet:
         self.anchor_ms = self.offset_ms if initial else now_ms
         self.active_since_ms = now_ms
         if not initial:
+            self._new_process()
             self.pressure = set()  # the new process's eviction manager has seen nothing yet
         self.image_gc.start(now_ms)
         if not self.reaches_api:
@@ -191,6 +220,7 @@ class Kubelet:
         shutting_down = self.shutdown.shutting_down
         self._freeze(now_ms)
         self.process_running = False
+        self.process.stop()
         self.status.reset()
         self.sim.on_kubelet_stopped(self, now_ms)
         if shutting_down:
@@ -218,6 +248,7 @@ class Kubelet:
     def power_off(self, now_ms: int) -> None:
         self._freeze(now_ms)
         self.powered = False
+        self.process.stop()
         self.status.reset()
         self.shutdown.reset()
         self.sim.on_node_powered_off(self, now_ms)
@@ -376,7 +407,7 @@ class Kubelet:
             message = f"Node {name} status is now: {reason}"
         else:
             message = f"Node {name} status is now: {reason}"
-        self.sim.cluster.record_event(now_ms, f"Node/{name}", reason, message, host=name)
+        self.record_event(now_ms, f"Node/{name}", reason, message)
 
     # -- pods ------------------------------------------------------------------------------
     def sync_pods(self, now_ms: int) -> None:
@@ -395,6 +426,7 @@ class Kubelet:
         from .eviction.helpers import parse_threshold_config
 
         self.cfg = config
+        self.process.reconfigure(self)
         self.eviction.manager.config.thresholds = parse_threshold_config(
             config.enforce_node_allocatable,
             config.eviction_hard,

@@ -137,13 +137,7 @@ class ShutdownManager:
             self._power_off(now, POWERED_OFF_AT_ONCE)
             return
         if kubelet.reaches_api:
-            self.sim.cluster.record_event(
-                now,
-                f"Node/{kubelet.node_name}",
-                EVENT_REASON,
-                EVENT_MESSAGE,
-                host=kubelet.node_name,
-            )
+            kubelet.record_event(now, f"Node/{kubelet.node_name}", EVENT_REASON, EVENT_MESSAGE)
         self.shutting_down = True
         kubelet.sync_node_status(now)
         active = self._active_pods()

@@ -193,7 +193,7 @@ def _preempt(kubelet: Kubelet, key: str, grace_ms: int, exit_code: int = DEFAULT
     victim = sim.cluster.pods.get(key)
     if victim is None or not kubelet.alive:
         return
-    sim.cluster.record_event(now, f"Pod/{key}", REASON, MESSAGE, "Warning", kubelet.node_name)
+    kubelet.record_event(now, f"Pod/{key}", REASON, MESSAGE, "Warning")
     kubelet.eviction.kill_with_status(
         victim, REASON, MESSAGE, DISRUPTION_MESSAGE, grace_ms, grace_ms, now, exit_code
     )

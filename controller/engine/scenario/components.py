@@ -73,6 +73,17 @@ KUBELET_FIELDS: dict[str, tuple[str, str]] = {
     "shutdownGracePeriod": ("shutdown_grace_period_ms", "duration"),
     "shutdownGracePeriodCriticalPods": ("shutdown_grace_period_critical_pods_ms", "duration"),
     "shutdownGracePeriodByPodPriority": ("shutdown_grace_period_by_pod_priority", "shutdown"),
+    "kubeAPIQPS": ("kube_api_qps", "kubelet client"),
+    "kubeAPIBurst": ("kube_api_burst", "kubelet client"),
+    "eventRecordQPS": ("event_record_qps", "kubelet client"),
+    "eventBurst": ("event_burst", "kubelet client"),
+}
+# The kubelet flag of each client field, as ValidateKubeletConfiguration names it.
+KUBELET_CLIENT_FLAGS = {
+    "kubeAPIQPS": "--kube-api-qps",
+    "kubeAPIBurst": "--kube-api-burst",
+    "eventRecordQPS": "--event-qps",
+    "eventBurst": "--event-burst",
 }
 API_FIELDS: dict[str, tuple[str, str]] = {
     "defaultNotReadyTolerationSeconds": ("default_not_ready_toleration_seconds", "seconds"),
@@ -116,6 +127,16 @@ def _convert(kind: str, v: Any, path: str) -> Any:
                 "(use 0 for client-go's default 5, a negative value for no rate limiting)",
             )
         return qps
+    if kind == "kubelet client":
+        # An int32 of the kubelet's config file (no fractional QPS); ValidateKubeletConfiguration
+        # (pkg/kubelet/apis/config/validation) refuses a negative one.
+        n = _int(v, path, minimum=None, maximum=INT32_MAX)
+        if n < 0:
+            key = path.rsplit(".", 1)[-1]
+            raise ScenarioError(
+                path, f"{key} ({KUBELET_CLIENT_FLAGS[key]}) {n} must not be a negative number"
+            )
+        return n
     if kind == "client burst":
         return _int(v, path, minimum=-INT32_MAX - 1, maximum=INT32_MAX)
     if kind == "int32":
