@@ -4,7 +4,10 @@ once through a real Daphne: the largest room it is admitted (tried from 5,000 no
 145,000 replicas down) at the top speed (100x), Import Previews of a 16.6 MiB kubectl List and
 What-ifs on its room, re-submitted every few seconds (what the per-address caps refuse is
 counted), an oversized upload (600 MiB announced, streamed until answered, at most 64 MiB),
-and a socket that does not read asking for its room's inline snapshot 15 times a second."""
+and a socket that does not read asking for its room's inline snapshot 15 times a second.
+``parts`` (``--noisy-parts``) runs some of these alone, to see which one costs the rooms
+their ticks: ``room`` (without it the neighbour has no room, hence no what-ifs and no
+socket), ``previews``, ``what-ifs``, ``upload``, ``socket``."""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ MiB = 1024 * 1024
 
 # (nodes, replicas), largest first: the first the server admits is the neighbour's room.
 SIZES = [(5000, 145_000), (2500, 70_000), (1000, 30_000), (500, 10_000), (100, 1_000)]
+PARTS = ("room", "previews", "what-ifs", "upload", "socket")
 
 
 def neighbour(
@@ -32,6 +36,7 @@ def neighbour(
     sizes: list[tuple[int, int]] = SIZES,
     list_nodes: int = 1500,
     upload_cap: int = 64 * MiB,
+    parts: tuple[str, ...] = PARTS,
 ) -> dict[str, Any]:
     """The noisy neighbour (module docstring) until ``stop``; what it was admitted and
     refused. ``sizes``, ``list_nodes`` (the previews' List: 2 pods a node) and ``upload_cap``
@@ -40,14 +45,14 @@ def neighbour(
 
     port = stack.webs[0].port
     v = Visitor(port, ATTACKER, timeout=120)
-    did: dict[str, Any] = {"refused": {}}
+    did: dict[str, Any] = {"refused": {}, "parts": ",".join(parts)}
 
     def refused(what: str, answer: Any) -> None:
         said = answer.error() if isinstance(answer, Answer) else str(answer)
         did["refused"].setdefault(what, [0, said[:120]])[0] += 1
 
     slug = token = ""
-    for nodes, replicas in sizes:
+    for nodes, replicas in sizes if "room" in parts else []:
         a = v.post(
             "/",
             {"name": "", "speed": "100", "scenario": ""},
@@ -70,23 +75,25 @@ def neighbour(
         ),
         daemon=True,
     )
-    upload.start()
+    if "upload" in parts:
+        upload.start()
     reader = threading.Thread(target=_non_reader, args=(port, slug, stop, did), daemon=True)
-    if slug:
+    if slug and "socket" in parts:
         reader.start()
     counts = {"previews": 0, "what_ifs": 0}
     while not stop.is_set():
         for _ in range(4):
-            a = v.post(
-                "/",
-                {"imp-name": "", "imp-speed": "10", "preview": "1"},
-                {"imp-upload": ("cluster.json", data)},
-            )
-            if a.status in (301, 302, 303):
-                counts["previews"] += 1
-            else:
-                refused("preview", a)
-            if slug:
+            if "previews" in parts:
+                a = v.post(
+                    "/",
+                    {"imp-name": "", "imp-speed": "10", "preview": "1"},
+                    {"imp-upload": ("cluster.json", data)},
+                )
+                if a.status in (301, 302, 303):
+                    counts["previews"] += 1
+                else:
+                    refused("preview", a)
+            if slug and "what-ifs" in parts:
                 w = v.post(f"/rooms/{slug}/whatif", {"token": token, "zone": "zone-a", "at": "60"})
                 if w.status == 200:
                     counts["what_ifs"] += 1
@@ -96,8 +103,9 @@ def neighbour(
                 break
         stop.wait(5)
     did.update(counts)
-    upload.join(timeout=30)
-    if slug:
+    if upload.is_alive():
+        upload.join(timeout=30)
+    if reader.is_alive():
         reader.join(timeout=30)
     return did
 
@@ -147,6 +155,7 @@ def format_noisy(r: dict[str, Any]) -> str:
     n = r.get("neighbour") or {}
     up = n.get("upload") or {}
     parts = [
+        f"parts: {n.get('parts', '')}",
         f"room: {n.get('room', 'none admitted')}",
         f"previews admitted {n.get('previews', 0)}, what-ifs admitted {n.get('what_ifs', 0)}",
         f"600 MiB upload: answer {up.get('status')} after {up.get('sent', 0) / MiB:.0f} MiB",

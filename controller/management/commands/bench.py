@@ -77,6 +77,11 @@ class Command(BaseCommand):
             "--kubeapi-seconds", type=float, default=60.0, help="kubeapi row: seconds watched"
         )
         parser.add_argument(
+            "--noisy-parts",
+            default=",".join(noisy.PARTS),
+            help="noisy row: what the neighbour does (some of: " + ", ".join(noisy.PARTS) + ")",
+        )
+        parser.add_argument(
             "--use-redis-url",
             action="store_true",
             help="use the Redis on REDIS_URL instead of starting a private redis-server",
@@ -136,8 +141,14 @@ class Command(BaseCommand):
                 )
                 self.stdout.write(kubeapi.format_kubeapi(r))
             if "noisy" in rows:
+                parts = tuple(p.strip() for p in opts["noisy_parts"].split(",") if p.strip())
+                unknown = [p for p in parts if p not in noisy.PARTS]
+                if unknown:
+                    raise CommandError(
+                        f"--noisy-parts: unknown part {unknown[0]!r} (parts: {', '.join(noisy.PARTS)})"
+                    )
                 r = noisy.noisy_bench(
-                    opts["rooms"], opts["room_nodes"], opts["workers"], opts["seconds"]
+                    opts["rooms"], opts["room_nodes"], opts["workers"], opts["seconds"], parts=parts
                 )
                 self.stdout.write(noisy.format_noisy(r))
             if "abuse" in rows:
@@ -175,6 +186,7 @@ class Command(BaseCommand):
             "kubeapi_nodes",
             "kubeapi_watchers",
             "kubeapi_seconds",
+            "noisy_parts",
         ):
             args += [f"--{name.replace('_', '-')}", str(opts[name])]
         env = dict(os.environ)
