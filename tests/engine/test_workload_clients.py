@@ -216,3 +216,49 @@ def test_each_controller_records_as_its_own_component() -> None:
     sim = _run(_scenario(objects=f"    - {_rs('web', 3)}\n    - {ds}"), 1_000)
     sources = {source for source, _ in sim.cluster.correlators}
     assert {"replicaset-controller", "daemonset-controller"} <= sources
+
+
+# -- the DaemonSet controller ----------------------------------------------------------------------
+_DS = (
+    "{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: agent, namespace: default},"
+    " spec: {selector: {matchLabels: {app: agent}}, template: {metadata: {labels: {app: agent}},"
+    " spec: {containers: [{name: c}]}}}}"
+)
+
+
+def _ds_scenario(objects: str = "    []", faults: str = "    []") -> str:
+    return f"""apiVersion: playground/v1alpha1
+kind: Scenario
+metadata: {{name: ds-client}}
+spec:
+  kubernetesVersion: "1.31"
+  duration: 600s
+  nodes:
+    - {{generate: {{count: 300, namePrefix: n-}}}}
+  objects:
+{objects}
+  faults:
+{faults}
+"""
+
+
+def test_a_daemonset_on_300_nodes_waits_for_its_tokens() -> None:
+    """daemon-set-controller, 20 / 30: the first sync creates burstReplicas = 250 in batches
+    1 ... 64, 123; the last is token 268 (250 creates and 18 events): 10 s + 238 x 50 ms =
+    21.9 s. Its status PUT is token 270 (22.0 s; the sink took 269), then the key syncs again:
+    the 50 left from token 272 (22.1 s); the last pod is token 326 (300 creates, the 25
+    events, one PUT): 24.8 s."""
+    sim = _run(_ds_scenario(faults=f"    - {{at: 10s, type: Apply, object: {_DS}}}"), 60_000)
+    created = _times(sim, "PodCreated")
+    assert len(created) == 300
+    assert created.count(10_000) == 15
+    assert created[249] == 21_900 and created[250] == 22_100 and created[-1] == 24_800
+    assert len(_times(sim, "K8sEvent", reason="SuccessfulCreate")) == 25
+    assert ("daemonset-controller", "") in sim.cluster.correlators
+    assert sim.workloads.procs["DaemonSet"].client.name == "daemon-set-controller"
+
+
+def test_a_daemonset_of_t0_is_the_cluster_as_it_stands() -> None:
+    sim = _run(_ds_scenario(objects=f"    - {_DS}"), 5_000)
+    assert _times(sim, "PodCreated") == [0] * 300
+    assert sim.workloads.procs["DaemonSet"].client.requests == 0

@@ -10,8 +10,10 @@ one controller take tokens from one bucket. The recorder's ``EventSource.Compone
 controller's own, so each has its own EventCorrelator (client-go's defaults: no
 CorrelatorOptions).
 
-Ported so far: the ReplicaSet controller (``replicaset-controller``). The others still write
-at once (their recorder components are passed, their clients not yet simulated).
+Ported so far: the ReplicaSet controller (``replicaset-controller``, 5 workers) and the
+DaemonSet controller (``daemon-set-controller``, recorder ``daemonset-controller``, 2
+workers). The Deployment and StatefulSet controllers still write at once (their recorder
+components are passed, their clients not yet simulated).
 
 The workqueue: a key is never synced by two workers at once (a key made dirty during its sync
 is synced once more after it), and at most ``workers`` keys are in flight
@@ -24,11 +26,15 @@ kube-scheduler's binds and the kubelets' writes of t=0 are not.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..client import Client, EventSink
+from ..client import Client, EventSink, Parallel, Step
+from ..core import Phase
 
 if TYPE_CHECKING:
+    from ..core import Scheduler
     from ..simulation import Simulation
 
 # ClientOrDie names and recorder components (EventSource.Component), by workload kind.
@@ -45,6 +51,8 @@ COMPONENTS = {
     "DaemonSet": "daemonset-controller",
 }
 RS_WORKERS = 5  # kube-controller-manager --concurrent-replicaset-syncs
+DS_WORKERS = 2  # ConcurrentDaemonSetSyncs (no flag: #128442)
+SLOW_START_INITIAL_BATCH_SIZE = 1  # controller.SlowStartInitialBatchSize
 
 
 class WorkloadClient(Client):
@@ -135,4 +143,24 @@ class ControllerProcess:
 
 def new_processes(sim: Simulation) -> dict[str, Any]:
     """The ported controllers' processes, by workload kind."""
-    return {"ReplicaSet": ControllerProcess(sim, "ReplicaSet", RS_WORKERS)}
+    return {
+        "ReplicaSet": ControllerProcess(sim, "ReplicaSet", RS_WORKERS),
+        "DaemonSet": ControllerProcess(sim, "DaemonSet", DS_WORKERS),
+    }
+
+
+def slow_start_batch(
+    proc: ControllerProcess,
+    sched: Scheduler,
+    each: list[list[Step]],
+    done: Callable[[], None],
+    size: int = SLOW_START_INITIAL_BATCH_SIZE,
+) -> None:
+    """Port of slowStartBatch (pkg/controller/replicaset/replica_set.go; the DaemonSet
+    controller's loop in syncNodes is the same): ``min(size, len(each))`` goroutines, each
+    making its requests (``each[i]``) through the controller's client, then, once all of them
+    are made (``wg.Wait()``), the next batch of twice the size; ``done`` after the last.
+    Every request succeeds here, so no batch ends the loop early."""
+    batch, rest = each[:size], each[size:]
+    after = partial(slow_start_batch, proc, sched, rest, done, 2 * len(batch)) if rest else done
+    Parallel(after).run(proc.client, sched, Phase.WORKLOADS, proc, batch)

@@ -11,6 +11,7 @@ from ..admission import default_toleration_seconds
 from ..client import Parallel, Requests, Step
 from ..core import Phase
 from ..objects import Pod
+from .clients import slow_start_batch
 from .common import (
     RS_BURST_REPLICAS,
     active_pods_deletion_key,
@@ -61,7 +62,7 @@ class ReplicaSetController:
 
     def _rs_status(self, proc: Any, rs: Workload, status: tuple[int, int, int]) -> None:
         """updateReplicaSetStatus: a PUT only when the status changed; then the sync ends."""
-        end = partial(self._rs_end, proc, rs.key)
+        end = partial(self._sync_end, proc, rs.key)
         if status == (rs.status_replicas, rs.ready_replicas, rs.available_replicas):
             end()
             return
@@ -73,7 +74,7 @@ class ReplicaSetController:
         if rs.owner is not None:
             self._mark(f"Deployment/{rs.namespace}/{rs.owner.name}", now)
 
-    def _rs_end(self, proc: Any, key: str) -> None:
+    def _sync_end(self, proc: Any, key: str) -> None:
         """processNextWorkItem returns: the key is free; it (if dirty meanwhile) and the
         next waiting key are synced again."""
         for again in proc.done(key):
@@ -105,23 +106,15 @@ class ReplicaSetController:
         if outer:
             self._burst = [[], None]
         try:
-            self._rs_batch(rs, count, 1, done)
+            proc = self.procs["ReplicaSet"]
+            each: list[list[Step]] = [[(self._rs_create, (rs,))] for _ in range(count)]
+            slow_start_batch(proc, sim.sched, each, done)
         finally:
             if outer:
                 created = self._burst[0] if self._burst else []
                 self._burst = None
                 if created:
                     sim.kube_scheduler.enqueue_all(created, now)
-
-    def _rs_batch(self, rs: Workload, remaining: int, size: int, done: Callable[[], None]) -> None:
-        """One batch of slowStartBatch: ``min(size, remaining)`` creates at once, then the
-        next batch (twice as large) or ``done``."""
-        proc = self.procs["ReplicaSet"]
-        batch = min(size, remaining)
-        left = remaining - batch
-        after = partial(self._rs_batch, rs, left, 2 * batch, done) if left > 0 else done
-        each: list[list[Step]] = [[(self._rs_create, (rs,))] for _ in range(batch)]
-        Parallel(after).run(proc.client, self.sim.sched, Phase.WORKLOADS, proc, each)
 
     def _rs_create(self, now: int, rs: Workload) -> None:
         """One create of the burst at its token's instant: the API server completes the
