@@ -262,3 +262,18 @@ def test_a_daemonset_of_t0_is_the_cluster_as_it_stands() -> None:
     sim = _run(_ds_scenario(objects=f"    - {_DS}"), 5_000)
     assert _times(sim, "PodCreated") == [0] * 300
     assert sim.workloads.procs["DaemonSet"].client.requests == 0
+
+
+def test_a_restart_during_a_daemonsets_burst_creates_the_lost_pods() -> None:
+    """The creates still waiting for the old process's tokens at 15 s are lost with it; the
+    new process syncs every node again and creates them: one pod a node in the end."""
+    faults = (
+        f"    - {{at: 10s, type: Apply, object: {_DS}}}\n"
+        "    - {at: 15s, type: RestartControllerManager}"
+    )
+    sim = _run(_ds_scenario(faults=faults), 60_000)
+    created = _times(sim, "PodCreated")
+    before = sum(1 for t in created if t < 15_000)
+    assert 0 < before < 250
+    assert len(created) == 300
+    assert len({p.node_name for p in sim.workloads.pods_of("DaemonSet/default/agent")}) == 300

@@ -155,6 +155,8 @@ class WorkloadControllers(
         self.procs = new_processes(self.sim)
         for key, w in self.workloads.items():
             if w.kind in self.procs:
+                if w.kind == "DaemonSet":
+                    w.dirty_nodes = None  # every node: the lost creates' too
                 self._mark(key, now)
 
     def resync_all(self, now: int) -> None:
