@@ -277,3 +277,44 @@ def test_a_restart_during_a_daemonsets_burst_creates_the_lost_pods() -> None:
     assert 0 < before < 250
     assert len(created) == 300
     assert len({p.node_name for p in sim.workloads.pods_of("DaemonSet/default/agent")}) == 300
+
+
+# -- the StatefulSet controller ----------------------------------------------------------------
+def _sts(replicas: int) -> str:
+    return (
+        "{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: db, namespace: default},"
+        f" spec: {{replicas: {replicas}, podManagementPolicy: Parallel, serviceName: db,"
+        " selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}},"
+        " spec: {containers: [{name: c}]}}}}"
+    )
+
+
+@pytest.mark.parametrize(
+    "version, last",
+    [
+        # Up to 1.27 the sync creates one pod after another: create k is token 2k - 1 while
+        # its event is written (the first 25), so creates 26-100 are tokens 51-125:
+        # 10 s + 95 x 50 ms.
+        pytest.param("1.27", 14_750, id="1.27-one-after-another"),
+        # 1.28 (#117865): slow-start batches 1 ... 32, 37; as the ReplicaSet's, the sink gets a
+        # token per batch boundary: the last create is token 117 (100 creates, 17 events):
+        # 10 s + 87 x 50 ms.
+        pytest.param("1.28", 14_350, id="1.28-slow-start"),
+    ],
+)
+def test_a_parallel_statefulset_of_100_waits_for_its_tokens(version: str, last: int) -> None:
+    text = _scenario(faults=f"    - {{at: 10s, type: Apply, object: {_sts(100)}}}").replace(
+        '"1.31"', f'"{version}"'
+    )
+    sim = _run(text, 60_000)
+    created = _times(sim, "PodCreated")
+    assert len(created) == 100 and created.count(10_000) == 15 and created[-1] == last
+    assert len(_times(sim, "K8sEvent", reason="SuccessfulCreate")) == 25
+    assert ("statefulset-controller", "") in sim.cluster.correlators
+    assert sim.workloads.procs["StatefulSet"].client.name == "statefulset-controller"
+
+
+def test_a_statefulset_of_t0_is_the_cluster_as_it_stands() -> None:
+    sim = _run(_scenario(objects=f"    - {_sts(100)}"), 5_000)
+    assert _times(sim, "PodCreated") == [0] * 100
+    assert sim.workloads.procs["StatefulSet"].client.requests == 0

@@ -10,10 +10,11 @@ one controller take tokens from one bucket. The recorder's ``EventSource.Compone
 controller's own, so each has its own EventCorrelator (client-go's defaults: no
 CorrelatorOptions).
 
-Ported so far: the ReplicaSet controller (``replicaset-controller``, 5 workers) and the
+Ported so far: the ReplicaSet controller (``replicaset-controller``, 5 workers), the
 DaemonSet controller (``daemon-set-controller``, recorder ``daemonset-controller``, 2
-workers). The Deployment and StatefulSet controllers still write at once (their recorder
-components are passed, their clients not yet simulated).
+workers) and the StatefulSet controller (``statefulset-controller``, 5 workers). The
+Deployment controller still writes at once (its recorder component is passed, its client not
+yet simulated).
 
 The workqueue: a key is never synced by two workers at once (a key made dirty during its sync
 is synced once more after it), and at most ``workers`` keys are in flight
@@ -52,6 +53,8 @@ COMPONENTS = {
 }
 RS_WORKERS = 5  # kube-controller-manager --concurrent-replicaset-syncs
 DS_WORKERS = 2  # ConcurrentDaemonSetSyncs (no flag: #128442)
+STS_WORKERS = 5  # --concurrent-statefulset-syncs (#79169)
+STS_MAX_BATCH_SIZE = 500  # statefulset MaxBatchSize (stateful_set_control.go, 1.28+)
 SLOW_START_INITIAL_BATCH_SIZE = 1  # controller.SlowStartInitialBatchSize
 
 
@@ -146,6 +149,7 @@ def new_processes(sim: Simulation) -> dict[str, Any]:
     return {
         "ReplicaSet": ControllerProcess(sim, "ReplicaSet", RS_WORKERS),
         "DaemonSet": ControllerProcess(sim, "DaemonSet", DS_WORKERS),
+        "StatefulSet": ControllerProcess(sim, "StatefulSet", STS_WORKERS),
     }
 
 
@@ -155,12 +159,15 @@ def slow_start_batch(
     each: list[list[Step]],
     done: Callable[[], None],
     size: int = SLOW_START_INITIAL_BATCH_SIZE,
+    max_size: int | None = None,
 ) -> None:
     """Port of slowStartBatch (pkg/controller/replicaset/replica_set.go; the DaemonSet
     controller's loop in syncNodes is the same): ``min(size, len(each))`` goroutines, each
     making its requests (``each[i]``) through the controller's client, then, once all of them
-    are made (``wg.Wait()``), the next batch of twice the size; ``done`` after the last.
-    Every request succeeds here, so no batch ends the loop early."""
+    are made (``wg.Wait()``), the next batch of twice the size (at most ``max_size``: the
+    StatefulSet controller's MaxBatchSize); ``done`` after the last. Every request succeeds
+    here, so no batch ends the loop early."""
     batch, rest = each[:size], each[size:]
-    after = partial(slow_start_batch, proc, sched, rest, done, 2 * len(batch)) if rest else done
+    nxt = 2 * len(batch) if max_size is None else min(2 * len(batch), max_size)
+    after = partial(slow_start_batch, proc, sched, rest, done, nxt, max_size) if rest else done
     Parallel(after).run(proc.client, sched, Phase.WORKLOADS, proc, batch)
