@@ -67,13 +67,14 @@ class Cluster:
         message: str,
         event_type: str = "Normal",
         host: str | None = None,
+        component: str | None = None,
     ) -> None:
         """A call to a recorder (record.EventRecorder.Event; ``host``: the kubelet's node)
         correlated and written in the same instant (a component whose client is not
         simulated): one timeline row per call, the Event the API stores (``K8sEvent``, with
         ``count`` when it patches a repeat) or a ``K8sEventDropped``. kube-scheduler's
         (tools/events) are stored one per call."""
-        pending = self.correlate_event(now_ms, obj, reason, message, event_type, host)
+        pending = self.correlate_event(now_ms, obj, reason, message, event_type, host, component)
         if pending is not None:
             self.store_event(now_ms, pending)
 
@@ -85,6 +86,7 @@ class Cluster:
         message: str,
         event_type: str = "Normal",
         host: str | None = None,
+        component: str | None = None,
         recorded_ms: int | None = None,
     ) -> PendingEvent | None:
         """recordToSink's first step, at the instant its goroutine takes the call from the
@@ -92,7 +94,7 @@ class Cluster:
         at ``recorded_ms`` (default now). A call the spam filter skips (``result.Skip``) is its
         ``K8sEventDropped`` row now and None: no request is made. Else what ``store_event``
         writes when its request is made."""
-        source = event_source(reason, obj, host)
+        source = event_source(reason, obj, host, component)
         result = None
         if source[0] != SCHEDULER:
             correlator = self.correlators.get(source)

@@ -204,10 +204,15 @@ class EventCorrelator:
         return True
 
 
-def event_source(reason: str, obj: str, host: str | None) -> tuple[str, str]:
+def event_source(
+    reason: str, obj: str, host: str | None, component: str | None = None
+) -> tuple[str, str]:
     """The recorder (EventSource: component, host) that records ``reason`` on ``obj``: a
-    kubelet's carry its node's name as host."""
-    component = EVENT_SOURCES.get(reason, DEFAULT_SOURCE)
+    kubelet's carry its node's name as host. ``component``: the recorder's own
+    ``EventSource.Component`` when the caller knows it (the workload controllers pass theirs);
+    else guessed from the reason (EVENT_SOURCES)."""
+    if component is None:
+        component = EVENT_SOURCES.get(reason, DEFAULT_SOURCE)
     if host is not None:
         return "kubelet", host
     if component == "kubelet":

@@ -583,6 +583,7 @@ class Simulation:
         self.pod_gc.stop()
         self.pod_gc = PodGCController(self, now)
         self.pod_gc.run(now)
+        self.workloads.restart(now)
 
     def noexecute_taints(self, node: Node) -> list[Any]:
         return [t for t in node.taints if t.effect == NO_EXECUTE]

@@ -180,6 +180,8 @@ class Profile:
     # DisruptionTarget condition DeletionByPodGC): markFailedAndDeletePodWithCondition, 1.26+
     # (behind PodDisruptionConditions until 1.28, then always); 1.18's deletePod only deletes.
     pod_gc_marks_failed: bool = False
+    # StatefulSet Parallel pod management: slowStartBatch goroutines (1.28+, #117865).
+    statefulset_parallel_slow_start: bool = False
     # The kubelet's node shutdown manager (GracefulNodeShutdown, beta 1.21).
     graceful_node_shutdown: bool = False
     # Who deletes a pod for a NoExecute taint (PodDeleted ``by``): the NoExecuteTaintManager
@@ -379,7 +381,13 @@ def _next(before: Profile, version: str, **changes: Any) -> Profile:
     return replace(before, version=version, same_as=(), **changes)
 
 
-V1_28 = _next(V1_27, "1.28")
+V1_28 = _next(
+    V1_27,
+    "1.28",
+    # Parallel StatefulSets create their pods in slowStartBatch batches of goroutines, at
+    # most 500 a batch, instead of one after another in the sync (#117865).
+    statefulset_parallel_slow_start=True,
+)
 V1_29 = _next(
     V1_28,
     "1.29",

@@ -205,9 +205,11 @@ def test_taint_eviction_without_a_limiter_deletes_all_at_once() -> None:
 # -- kube-scheduler's binds ----------------------------------------------------------------------
 def _unbound(scheduler: str, fault: str = "") -> Simulation:
     """A Deployment of 500 replicas applied at 10 s on ten nodes of 110 pods: its
-    ReplicaSet creates the 500 pods at once (burstReplicas 500), one scheduling pass at 10 s
-    assumes them all, and each bind waits for the scheduler's token. (The binds of t=0, the
-    scenario's cluster as it stands, are not charged.)"""
+    ReplicaSet creates the 500 pods at once (burstReplicas 500; kube-controller-manager's
+    clients without a limiter, kubeAPIQPS -1, so that the replicaset-controller's bucket does
+    not spread the creates), one scheduling pass at 10 s assumes them all, and each bind
+    waits for the scheduler's token. (The binds of t=0, the scenario's cluster as it stands,
+    are not charged.)"""
     nodes = "\n".join(f"    - {{name: n-{i}}}" for i in range(1, 11))
     deployment = (
         "{apiVersion: apps/v1, kind: Deployment, metadata: {name: web, namespace: default}, "
@@ -220,6 +222,7 @@ metadata: {{name: binds}}
 spec:
   kubernetesVersion: "1.34"
   duration: 60s
+  controllerManager: {{kubeAPIQPS: -1}}
 {scheduler}
   nodes:
 {nodes}

@@ -22,7 +22,8 @@ def test_every_release_has_its_own_profile() -> None:
 # Which releases simulate identically, and the rule that starts each group.
 GROUPS = [
     pytest.param(("1.18",), id="1.18: the reference"),
-    pytest.param(("1.27", "1.28"), id="1.27-1.28: taint manager inside the NLC, 40 s"),
+    pytest.param(("1.27",), id="1.27: taint manager inside the NLC, 40 s"),
+    pytest.param(("1.28",), id="1.28: Parallel StatefulSets create in slow-start batches"),
     pytest.param(("1.29",), id="1.29: the taint-eviction-controller"),
     pytest.param(("1.30",), id="1.30: DefaultEvictionHard with imagefs.inodesFree"),
     pytest.param(("1.31",), id="1.31: immediateEvictionGracePeriodSeconds, overridden"),

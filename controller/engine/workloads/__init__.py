@@ -11,6 +11,10 @@ Names are generated the way the API server and the controllers do (``<rs>-<5 cha
 the safe alphabet, ``<deploy>-<pod-template-hash>``, ``<sts>-<ordinal>``), from hashes of
 stable inputs, so runs are reproducible.
 
+The ReplicaSet, DaemonSet and StatefulSet controllers write through their own clients
+(clients.py: client-go's token bucket at --kube-api-qps / --kube-api-burst, events on the same
+bucket, one sync per key in flight); the Deployment controller still writes at once.
+
 Left out: adoption and release of pods by label selector (a controller owns the pods it
 created, and manifests' pods whose controller ownerReference names it), matchExpressions,
 minReadySeconds and progress deadlines, revision history cleanup, StatefulSet and DaemonSet

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..admission import add_or_update_daemon_pod_tolerations, default_toleration_seconds
+from ..admission import add_or_update_daemon_pod_tolerations
 from ..core import Phase
 from ..manifests import pod_from_manifest
-from ..objects import OwnerRef, Pod, Toleration
+from ..objects import OwnerRef, Pod
 from ..scenario import ScenarioError
 from ..scheduler import node_info_contribution, nonzero_requests
+from .clients import COMPONENTS, ControllerProcess, new_processes
 from .common import (
     KIND_ORDER,
     MAX_GENERATED_NAME_LENGTH,
@@ -66,6 +67,9 @@ class WorkloadControllers(
         self.zone_counts: dict[str, dict[str, int]] = {}
         self.workload_series: dict[str, list[tuple[int, int, int]]] = {}
         self.cluster_series: list[tuple[Any, ...]] = []  # (t, pods by phase, zones)
+        # The ported controllers' clients, sinks and workqueues (clients.py), by kind.
+        self.procs: dict[str, ControllerProcess] = new_processes(sim)
+        self._burst: list[Any] | None = None  # the shortcuts' burst of creates (pods, tolerations)
 
     # -- API writes from scenarios and faults ----------------------------------------------------
     def check_apply(self, manifest: dict[str, Any], path: str) -> None:
@@ -141,6 +145,19 @@ class WorkloadControllers(
         if w is None:
             raise ScenarioError("workload", f'unknown workload "{ref}"')
         return w
+
+    def restart(self, now: int) -> None:
+        """A kube-controller-manager restart: the ported controllers' processes stop (their
+        pending requests and queued events are lost) and new ones, with full buckets and
+        empty workqueues, list every object again."""
+        for proc in self.procs.values():
+            proc.stop()
+        self.procs = new_processes(self.sim)
+        for key, w in self.workloads.items():
+            if w.kind in self.procs:
+                if w.kind == "DaemonSet":
+                    w.dirty_nodes = None  # every node: the lost creates' too
+                self._mark(key, now)
 
     def resync_all(self, now: int) -> None:
         """After a kube-controller-manager restart: every controller lists everything again."""
@@ -274,6 +291,9 @@ class WorkloadControllers(
         self._sample(now)
 
     def _sync(self, w: Workload, now: int) -> None:
+        proc = self.procs.get(w.kind)
+        if proc is not None and not proc.gate(w.key):
+            return
         count = self._syncs.get(w.key, 0) + 1
         self._syncs[w.key] = count
         if count > MAX_SYNCS_PER_INSTANT:
@@ -283,6 +303,8 @@ class WorkloadControllers(
                 self.sim.sched.schedule(
                     now + RESYNC_DELAY_MS, Phase.WORKLOADS, self._mark_later, w.key
                 )
+            if proc is not None:
+                proc.inflight.discard(w.key)
             return
         if w.kind == "Deployment":
             self.sync_deployment(w, now)
@@ -372,50 +394,20 @@ class WorkloadControllers(
             if f"{w.namespace}/{name}" not in self.sim.cluster.pods:
                 return name
 
-    def _create_replicas(self, rs: Workload, count: int, now: int) -> None:
-        """``count`` new pods of ``rs`` at this instant, each named, POSTed (through
-        admission) and its SuccessfulCreate recorded in turn: manageReplicas' burst
-        (slowStartBatch over PodControl.CreatePodsWithControllerRef; every create succeeds).
-
-        With ``Simulation.shortcuts`` (issue #27), for pods the scheduler is to place (the
-        template names no node), the same writes, events and informer reactions with what
-        the pods share made once: the DefaultTolerationSeconds admission (the same template
-        tolerations give the same result) and the scheduler's wake (KubeScheduler.enqueue_all:
-        queued in the same order, its version bumped once per pod; Cluster.add_pod told not
-        to notify, its informer reactions made here). For an unbound pod the
-        reactions (on_pod_added: enqueue, then on_pod_changed) write no object and no
-        event, so nothing comes between a pod's PodCreated and its SuccessfulCreate, or
-        between the burst's pods, that the straightforward loop would put there."""
-        sim = self.sim
-        t = self._pod_template(rs)
-        if not sim.shortcuts or t.node_name:
-            for _ in range(count):
-                name = self._generate_name(rs)
-                self._create_pod(rs, self._new_pod(rs, name, now), now, f"Created pod: {name}")
-            return
-        cluster = sim.cluster
-        tolerations: list[Toleration] | None = None
-        created: list[Pod] = []
-        for _ in range(count):
-            name = self._generate_name(rs)
-            pod = self._new_pod(rs, name, now)
-            if tolerations is None:
-                default_toleration_seconds(pod, sim.config.api_server)
-                tolerations = pod.tolerations
-            else:
-                pod.tolerations = tolerations  # (shared: replaced whole, never written in place)
-            cluster.add_pod(pod, now, notify=False)
-            created.append(pod)
-            self.on_pod_changed(pod, now)  # on_pod_added's reactions, less the wake
-            self._event(now, rs, "SuccessfulCreate", f"Created pod: {name}")
-        sim.kube_scheduler.enqueue_all(created, now)
-
     def _event(
         self, now: int, w: Workload, reason: str, message: str, etype: str = "Normal"
     ) -> None:
-        self.sim.cluster.record_event(
-            now, f"{w.kind}/{w.namespace}/{w.name}", reason, message, etype
-        )
+        """record.EventRecorder.Event by the workload's controller: through its sink (its
+        client's bucket) once its client is ported, else stored at once; either way with its
+        own EventSource.Component (and so its own correlator)."""
+        obj = f"{w.kind}/{w.namespace}/{w.name}"
+        proc = self.procs.get(w.kind)
+        if proc is not None:
+            proc.record(now, obj, reason, message, etype)
+        else:
+            self.sim.cluster.record_event(
+                now, obj, reason, message, etype, component=COMPONENTS[w.kind]
+            )
 
     def _create_pod(self, w: Workload, pod: Pod, now: int, message: str) -> None:
         """PodControl.CreatePodsWithControllerRef: POST (through admission), then the event."""

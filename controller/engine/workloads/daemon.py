@@ -3,8 +3,13 @@ backoff, nodeShouldRunDaemonPod. A part of WorkloadControllers."""
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
+from ..client import Parallel, Requests, Step
 from ..core import Phase
 from ..objects import NO_EXECUTE, NO_SCHEDULE, Node, Pod
+from .clients import slow_start_batch
 from .common import (
     CONTROLLER_REVISION_HASH,
     DS_BACKOFF_INITIAL_MS,
@@ -31,8 +36,11 @@ class DaemonSetsController:
                 del on_node[pod.key]
 
     def sync_daemon_set(self, ds: Workload, now: int) -> None:
-        """Port of DaemonSetsController.manage (podsShouldBeOnNode for each node that changed,
-        creations before deletions) and updateDaemonSetStatus."""
+        """Port of DaemonSetsController.manage (podsShouldBeOnNode for each node that changed)
+        and syncNodes (pkg/controller/daemon/daemon_controller.go): creates in slow-start
+        batches, then the deletes, then storeDaemonSetStatus, every request through the
+        daemon-set-controller client (workloads/clients.py); the sync ends with its last."""
+        self.procs["DaemonSet"].check_client(self.sim)
         proto = self._pod_template(ds)
         nodes = sorted(self.sim.cluster.nodes) if ds.dirty_nodes is None else sorted(ds.dirty_nodes)
         if ds.dirty_nodes is None:
@@ -88,22 +96,63 @@ class DaemonSetsController:
             else:
                 ds.should_run.discard(name)
                 ds.ready_nodes.discard(name)
-        for i, name in enumerate(to_create):
-            if i >= DS_BURST_REPLICAS:
-                self._mark_ds_node(ds, name)
-                self._mark(ds.key, now)
-                continue
-            pod_name = self._generate_name(ds)
-            labels = {
-                CONTROLLER_REVISION_HASH: compute_hash(ds.template),
-                "pod-template-generation": "1",
-            }
-            pod = self._new_pod(ds, pod_name, now, labels)
-            self.ds_target[pod.key] = name
-            self.sim.kube_scheduler.set_node_affinity(pod.key, name)
-            self._create_pod(ds, pod, now, f"Created pod: {pod_name}")
-        for pod, reason in to_delete:
-            self._delete_pod(ds, pod, now, reason, f"Deleted pod: {pod.name}")
+        # syncNodes: createDiff and deleteDiff each capped at burstReplicas (250); the nodes
+        # past it are synced again after this sync.
+        for name in to_create[DS_BURST_REPLICAS:]:
+            self._mark_ds_node(ds, name)
+        for pod, _ in to_delete[DS_BURST_REPLICAS:]:
+            self._mark_ds_node(ds, self.ds_target.get(pod.key) or pod.node_name)
+        if len(to_create) > DS_BURST_REPLICAS or len(to_delete) > DS_BURST_REPLICAS:
+            self._mark(ds.key, now)
+        proc = self.procs["DaemonSet"]
+        status = (len(ds.should_run), len(ds.ready_nodes))
+        deletes = partial(self._ds_deletes, proc, ds, to_delete[:DS_BURST_REPLICAS], status)
+        each: list[list[Step]] = [
+            [(self._ds_create, (ds, name))] for name in to_create[:DS_BURST_REPLICAS]
+        ]
+        if each:
+            slow_start_batch(proc, self.sim.sched, each, deletes)
+        else:
+            deletes()
+
+    def _ds_create(self, now: int, ds: Workload, node: str) -> None:
+        """One create of syncNodes' slow start at its token's instant: a pod pinned to
+        ``node`` (its node affinity), named by the API server."""
+        pod_name = self._generate_name(ds)
+        labels = {
+            CONTROLLER_REVISION_HASH: compute_hash(ds.template),
+            "pod-template-generation": "1",
+        }
+        pod = self._new_pod(ds, pod_name, now, labels)
+        self.ds_target[pod.key] = node
+        self.sim.kube_scheduler.set_node_affinity(pod.key, node)
+        self._create_pod(ds, pod, now, f"Created pod: {pod_name}")
+
+    def _ds_deletes(
+        self, proc: Any, ds: Workload, to_delete: list[tuple[Pod, str]], status: tuple[int, int]
+    ) -> None:
+        """syncNodes' deletes, after the creates: one goroutine each, all at once; then the
+        status."""
+        each: list[list[Step]] = [[(self._ds_delete, (ds, pod, why))] for pod, why in to_delete]
+        after = partial(self._ds_status, proc, ds, status)
+        Parallel(after).run(proc.client, self.sim.sched, Phase.WORKLOADS, proc, each)
+
+    def _ds_delete(self, now: int, ds: Workload, pod: Pod, reason: str) -> None:
+        self._delete_pod(ds, pod, now, reason, f"Deleted pod: {pod.name}")
+
+    def _ds_status(self, proc: Any, ds: Workload, status: tuple[int, int]) -> None:
+        """storeDaemonSetStatus: a PUT only when a counter changed (here desired and ready,
+        kept in status_replicas / ready_replicas); then the sync ends."""
+        end = partial(self._sync_end, proc, ds.key)
+        if status == (ds.status_replicas, ds.ready_replicas):
+            end()
+            return
+        steps: list[Step] = [(self._ds_put_status, (ds, status))]
+        Requests(proc.client, self.sim.sched, Phase.WORKLOADS, proc, steps, end).run()
+
+    @staticmethod
+    def _ds_put_status(now: int, ds: Workload, status: tuple[int, int]) -> None:
+        ds.status_replicas, ds.ready_replicas = status
 
     def _in_backoff(self, ds: Workload, node: str, now: int) -> bool:
         """failedPodsBackoff (flowcontrol.Backoff, 1 s doubling to 15 min): True while the
