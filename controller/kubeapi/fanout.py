@@ -220,6 +220,7 @@ class Hub:
         self.polled = 0.0
         self.marked = 0.0
         self._stepping: tuple[Any, asyncio.Event] | None = None
+        self._grown: tuple[Any, asyncio.Event] | None = None
 
     # -- the room's steps ------------------------------------------------------------------
     def step(self) -> None:
@@ -293,12 +294,29 @@ class Hub:
             return
         done = asyncio.Event()
         self._stepping = (loop, done)
+        tail = self.tail
         try:
             await sync_to_async(self.step)()
         finally:
             self.polled = time.monotonic()
             self._stepping = None
             done.set()
+            grown = self._grown
+            if self.tail is not tail and grown is not None and grown[0] is loop:
+                self._grown = None
+                grown[1].set()
+
+    async def wait(self, timeout_s: float) -> None:
+        """Until a step adds a batch (the watchers that sleep then send at once), at most
+        ``timeout_s``."""
+        loop = asyncio.get_running_loop()
+        grown = self._grown
+        if grown is None or grown[0] is not loop:
+            grown = self._grown = (loop, asyncio.Event())
+        try:
+            await asyncio.wait_for(grown[1].wait(), timeout_s)
+        except TimeoutError:
+            pass
 
     # -- objects at the hub's instant --------------------------------------------------------
     def make(self, key: str) -> Obj:

@@ -17,7 +17,6 @@ watch. Streams are bounded per token and per client address."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
 from collections import OrderedDict
@@ -191,7 +190,7 @@ async def _follow(p: Plan, hub: fanout.Hub, flavour: fanout.Flavour) -> AsyncIte
     deadline = time.monotonic() + p.timeout_s
     last_bookmark = time.monotonic()
     while time.monotonic() < deadline:
-        await asyncio.sleep(POLL_S)
+        await hub.wait(POLL_S)
         await hub.poll()
         if watcher.cursor.next is None:
             if p.bookmarks and time.monotonic() - last_bookmark > BOOKMARK_S:
