@@ -16,6 +16,7 @@ selectors is watchsend.py (cacher.go's ``cacheWatcher.convertToWatchEvent``)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -30,7 +31,9 @@ from ..models import Room
 from ..rooms import changes as room_changes
 from . import printers, store
 
+log = logging.getLogger(__name__)
 POLL_S = 0.25
+SLOW_STEP_S = 1.0  # a step this long is logged
 RECENT = 4  # the last batches a watch from a resourceVersion may start at (by their end)
 PIECE_BYTES = 1 << 20  # a batch's bytes are sent in pieces of about this size
 # Resources whose objects change only when the tick notes their view changed (a Lease changes
@@ -251,6 +254,7 @@ class Hub:
         room = self._room()
         if room is None or room.seq == self.at:
             return
+        began = time.perf_counter()
         read = store.Read.of(room, self.role, fresh=True)
         if self.tail is None:
             full_events(read, self.target, self.state, self.makes)  # the state, no events
@@ -272,6 +276,17 @@ class Hub:
                 batch.pieces(flavour)  # serialised here, off the event loop
             self._append(batch)
         self.at, self.sim_ms, self.read = read.rv, room.sim_ms, read
+        took = time.perf_counter() - began
+        log.log(
+            logging.INFO if took >= SLOW_STEP_S else logging.DEBUG,
+            "kubeapi watch: room %s %s to %s: %d events for %d watchers in %.2f s",
+            self.room_id,
+            self.target[0],
+            read.rv,
+            len(self.tail.events) if self.tail else 0,
+            self.watchers,
+            took,
+        )
 
     def _append(self, batch: Batch) -> None:
         if self.tail is not None:
