@@ -44,18 +44,30 @@ _LISTS_KEPT = 64
 _ACTIVE: dict[str, int] = {}
 
 
-def _list_key(room: tuple[Any, ...], target: Target, rv: int) -> tuple[Any, ...]:
+def selection(query: Any) -> tuple[str, str]:
+    """A request's label and field selectors: a watch starts from the state of a list of
+    the same objects only (not from ``kubectl describe node``'s list of one node's pods)."""
+    return (query.get("labelSelector", "").strip(), query.get("fieldSelector", "").strip())
+
+
+def _list_key(
+    room: tuple[Any, ...], target: Target, rv: int, selected: tuple[str, str]
+) -> tuple[Any, ...]:
     # By store.room_key (id and creation): a room deleted and another given its id (SQLite
     # reuses the highest id) must not be answered from the first one's lists.
-    return (room, target.resource, target.group, target.namespace, rv)
+    return (room, target.resource, target.group, target.namespace, rv, selected)
 
 
 def remember(
-    room: tuple[Any, ...], target: Target, rv: int, states: dict[str, store.State]
+    room: tuple[Any, ...],
+    target: Target,
+    rv: int,
+    states: dict[str, store.State],
+    selected: tuple[str, str] = ("", ""),
 ) -> None:
     """A list's state at ``rv``, for a watch from it (kept for the last few lists); ``room``
-    is store.room_key's."""
-    key = _list_key(room, target, rv)
+    is store.room_key's, ``selected`` its selection (``selection``)."""
+    key = _list_key(room, target, rv, selected)
     _LISTS[key] = states
     _LISTS.move_to_end(key)
     while len(_LISTS) > _LISTS_KEPT:
@@ -138,13 +150,11 @@ def plan(
         counters,
         role=role,
         room=store.room_key(room),
-        selective=bool(
-            query.get("labelSelector", "").strip() or query.get("fieldSelector", "").strip()
-        ),
+        selective=any(selection(query)),
     )
     if rv is not None:
         out.gone = rv < store.history_start(room)
-        out.previous = _LISTS.get(_list_key(out.room, target, rv))
+        out.previous = _LISTS.get(_list_key(out.room, target, rv, selection(query)))
     return out
 
 

@@ -519,3 +519,31 @@ def test_watchers_with_other_selectors_share_one_watch_and_get_their_own_events(
     assert deleted["metadata"]["resourceVersion"] == str(seq)
     assert of_a1(every)[1][1]["metadata"]["resourceVersion"] == str(seq)
     assert not [h for h in fanout._HUBS.values() if h.room_id == room.pk]  # dropped at the end
+
+
+def test_a_watch_starts_from_a_list_of_the_same_selection_only(room: Room) -> None:
+    """``kubectl describe node`` lists the node's pods (a spec.nodeName field selector) at the
+    room's resourceVersion; a watch of every pod from that resourceVersion does not take that
+    list for its own and send the other pods as ADDED: nothing changed, nothing is sent."""
+    client = Client()
+    viewer = auth.viewer_token(room)
+    pods = _get(client, room, "api/v1/pods", viewer).json()["items"]
+    node = next(p["spec"]["nodeName"] for p in pods if p["spec"].get("nodeName"))
+    one = _get(client, room, "api/v1/pods", viewer, fieldSelector=f"spec.nodeName={node}").json()
+    assert 0 < len(one["items"]) < len(pods)
+    rv = one["metadata"]["resourceVersion"]
+
+    async def go() -> list[dict]:
+        response = await AsyncClient().get(
+            f"/k8s/rooms/{room.slug}/api/v1/pods?watch=true&resourceVersion={rv}&timeoutSeconds=1",
+            headers={"Authorization": f"Bearer {viewer}"},
+        )
+        assert response.status_code == 200, response
+        return [
+            orjson.loads(x)
+            async for chunk in response.streaming_content
+            for x in chunk.splitlines()
+            if x.strip()
+        ]
+
+    assert asyncio.run(go()) == []
