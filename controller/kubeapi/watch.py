@@ -6,9 +6,10 @@ watch cache does): one hub polls the room's sequence (``Room.seq``, one per stor
 resourceVersion of everything, which only grows) and, when it moved, compares the stored
 views of the nodes or pods the ticks since changed (their notes: controller/rooms/changes.py)
 with its state; without a note, every object of the resource. Each watcher passes the
-events through its selectors and writes them (watchsend.py). A watch from the resourceVersion of a list this process
-served starts from that list's state, so nothing between the two is lost; from ``0`` or none
-it starts with every object ADDED. A rewind is a new history: a watch from before it gets an
+events through its selectors and writes them (watchsend.py). A watch from the
+resourceVersion of a list this process served (of the same selectors) starts from that
+list's state, so nothing between the two is lost; from ``0`` or none it starts with every
+object ADDED. A rewind is a new history: a watch from before it gets an
 ERROR event with a 410 Status (as kube-apiserver's watch cache answers a too old
 resourceVersion) and ends, and a client re-lists. The stream stays open while the client is
 connected (kubectl ``get -w`` does not watch again when it ends), up to ``timeoutSeconds``.
