@@ -34,8 +34,10 @@ from . import printers, store
 log = logging.getLogger(__name__)
 POLL_S = 0.25
 SLOW_STEP_S = 1.0  # a step this long is logged
-RECENT = 4  # the last batches a watch from a resourceVersion may start at (by their end)
-PIECE_BYTES = 1 << 20  # a batch's bytes are sent in pieces of about this size
+RECENT = 2  # the last batches a watch from a resourceVersion may start at (by their end)
+# A batch's bytes are sent in pieces of about this size (Django's ASGI handler sends 64 KiB
+# at a time: a piece is not cut and copied again).
+PIECE_BYTES = 1 << 16
 # Resources whose objects change only when the tick notes their view changed (a Lease changes
 # also as its kubelet renews it, at no tick's note: its hub compares every lease).
 NOTED = {("nodes", ""): "node", ("pods", ""): "pod"}
@@ -106,14 +108,18 @@ class Batch:
         return got
 
     def pieces(self, flavour: Flavour) -> list[bytes]:
-        """Every event's line for a watcher without selectors, made once for all of them."""
+        """Every event's line for a watcher without selectors, made once for all of them
+        (each object serialised for them only: not kept for a watcher with selectors)."""
         got = self._pieces.get(flavour)
         if got is None:
             got, part, size = [], [], 0
             for event in self.events:
                 if event.obj is None:
                     continue
-                one = line(event.type, self.body(event, flavour))
+                body = event.bodies.get((flavour, False)) or serialise(
+                    event.obj, flavour, self.kind, self.clock, self.end, False
+                )
+                one = line(event.type, body)
                 part.append(one)
                 size += len(one)
                 if size >= PIECE_BYTES:
