@@ -131,6 +131,10 @@ def kubeapi_bench(
     out["rss_per_watcher_mib"] = round(
         (out["rss_watching_mib"] - out["rss_after_lists_mib"]) / max(1, out["watchers"]), 1
     )
+    # What watching itself added, the watchers' lists left out.
+    out["rss_per_watch_mib"] = round(
+        (out["rss_watching_mib"] - out["rss_listed_mib"]) / max(1, out["watchers"]), 1
+    )
     out["load"] = load_average()
     return out
 
@@ -195,6 +199,7 @@ def _watch(
     while time.monotonic() < deadline and sum(1 for a in arrivals if a) < count:
         time.sleep(0.5)
     initial_s = time.monotonic() - t0
+    rss_listed = _rss_mib(web.pid)  # the watchers' own lists done, before the room moves
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     controls.room_control(room.pk, "resume", None, "bench")
@@ -222,6 +227,7 @@ def _watch(
         "lag_p50_s": round(percentile(lags, 0.5), 2) if lags else None,
         "lag_p95_s": round(percentile(lags, 0.95), 2) if lags else None,
         "lag_max_s": round(max(lags), 2) if lags else None,
+        "rss_listed_mib": rss_listed,
         "rss_watching_mib": rss,
     }
 
@@ -239,6 +245,7 @@ def format_kubeapi(r: dict[str, Any]) -> str:
         f"{r['watch_initial_s']} s): {r['watch_events_min']}-{r['watch_events_max']} events "
         f"each over {r['ticks_seen']} ticks, lag p50 {r['lag_p50_s']} s, p95 {r['lag_p95_s']} s, "
         f"max {r['lag_max_s']} s (beat {r['beat_s']} s); Daphne RSS {r['rss_start_mib']} MiB at "
-        f"start, {r['rss_after_lists_mib']} after the lists, {r['rss_watching_mib']} watching "
-        f"({r['rss_per_watcher_mib']} MiB a watcher) [{r['load']}]"
+        f"start, {r['rss_after_lists_mib']} after the lists, {r.get('rss_listed_mib')} once "
+        f"the watchers listed, {r['rss_watching_mib']} watching ({r['rss_per_watcher_mib']} MiB "
+        f"a watcher; {r.get('rss_per_watch_mib')} for the watch alone) [{r['load']}]"
     )

@@ -213,7 +213,8 @@ def _list(request: HttpRequest, room: Any, role: str, target: Target) -> HttpRes
             meta["continue"] = continue_token(read.rv, last, counts)
             found = found[:limit]
         elif not start:
-            watch.remember(store.room_key(room), target, read.rv, {k: fp for k, fp, _o in found})
+            states = {k: fp for k, fp, _o in found}
+            watch.remember(store.room_key(room), target, read.rv, states, watch.selection(query))
         items = [obj for _key, _fp, obj in found]
     else:
         items = _whole(read, target, match, start, limit, node, meta, room, query)
@@ -360,7 +361,7 @@ def _whole(
         found = found[:limit]
     elif not start:
         # A whole list: a watch from its resourceVersion starts from exactly this state.
-        watch.remember(store.room_key(room), target, read.rv, fingerprints)
+        watch.remember(store.room_key(room), target, read.rv, fingerprints, watch.selection(query))
     return [obj for _key, obj in found]
 
 

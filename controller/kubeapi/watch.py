@@ -1,13 +1,15 @@
 """``?watch=true``: a stream of ADDED / MODIFIED / DELETED events (Table rows when Tables are
 asked for), BOOKMARKs when ``allowWatchBookmarks`` is set, as the room's clock advances.
 
-The stream polls the room's sequence (``Room.seq``, one per stored tick: the
+The watches of one resource of a room share their work (fanout.py, as kube-apiserver's
+watch cache does): one hub polls the room's sequence (``Room.seq``, one per stored tick: the
 resourceVersion of everything, which only grows) and, when it moved, compares the stored
-views of the nodes or pods the ticks since changed (their notes: controller/rooms/changes.py;
-the rows read once per process for all the watches at the same instants) with the ones last
-sent; without a note, every view of the resource. A watch from the resourceVersion of a list this process
-served starts from that list's state, so nothing between the two is lost; from ``0`` or none
-it starts with every object ADDED. A rewind is a new history: a watch from before it gets an
+views of the nodes or pods the ticks since changed (their notes: controller/rooms/changes.py)
+with its state; without a note, every object of the resource. Each watcher passes the
+events through its selectors and writes them (watchsend.py). A watch from the
+resourceVersion of a list this process served (of the same selectors) starts from that
+list's state, so nothing between the two is lost; from ``0`` or none it starts with every
+object ADDED. A rewind is a new history: a watch from before it gets an
 ERROR event with a 410 Status (as kube-apiserver's watch cache answers a too old
 resourceVersion) and ends, and a client re-lists. The stream stays open while the client is
 connected (kubectl ``get -w`` does not watch again when it ends), up to ``timeoutSeconds``.
@@ -16,7 +18,6 @@ watch. Streams are bounded per token and per client address."""
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import time
 from collections import OrderedDict
@@ -30,12 +31,11 @@ from django.conf import settings
 from django.http import HttpRequest
 
 from ..models import Room
-from ..rooms import changes as room_changes
-from . import printers, store
+from . import fanout, store, watchsend
 from .errors import ApiError, bad_request, gone, invalid, too_many_requests
 from .request import Target, int_param
 
-POLL_S = 0.25
+POLL_S = fanout.POLL_S
 BOOKMARK_S = 10.0
 MAX_TIMEOUT_S = 24 * 3600
 # The states (store.State: resourceVersion, stored text) of the lists this process served,
@@ -45,18 +45,30 @@ _LISTS_KEPT = 64
 _ACTIVE: dict[str, int] = {}
 
 
-def _list_key(room: tuple[Any, ...], target: Target, rv: int) -> tuple[Any, ...]:
+def selection(query: Any) -> tuple[str, str]:
+    """A request's label and field selectors: a watch starts from the state of a list of
+    the same objects only (not from ``kubectl describe node``'s list of one node's pods)."""
+    return (query.get("labelSelector", "").strip(), query.get("fieldSelector", "").strip())
+
+
+def _list_key(
+    room: tuple[Any, ...], target: Target, rv: int, selected: tuple[str, str]
+) -> tuple[Any, ...]:
     # By store.room_key (id and creation): a room deleted and another given its id (SQLite
     # reuses the highest id) must not be answered from the first one's lists.
-    return (room, target.resource, target.group, target.namespace, rv)
+    return (room, target.resource, target.group, target.namespace, rv, selected)
 
 
 def remember(
-    room: tuple[Any, ...], target: Target, rv: int, states: dict[str, store.State]
+    room: tuple[Any, ...],
+    target: Target,
+    rv: int,
+    states: dict[str, store.State],
+    selected: tuple[str, str] = ("", ""),
 ) -> None:
     """A list's state at ``rv``, for a watch from it (kept for the last few lists); ``room``
-    is store.room_key's."""
-    key = _list_key(room, target, rv)
+    is store.room_key's, ``selected`` its selection (``selection``)."""
+    key = _list_key(room, target, rv, selected)
     _LISTS[key] = states
     _LISTS.move_to_end(key)
     while len(_LISTS) > _LISTS_KEPT:
@@ -77,6 +89,8 @@ class Plan:
     gone: bool = False
     role: str = "viewer"  # who watches (store.Read: what a held page does not get)
     previous: dict[str, store.State] | None = field(default=None)
+    room: tuple[Any, ...] = ()  # store.room_key's (the hub's, with the resource and role)
+    selective: bool = False  # label or field selectors: the watcher filters the events
 
 
 def _limits() -> tuple[int, int]:
@@ -136,10 +150,12 @@ def plan(
         query.get("allowWatchBookmarks") in ("true", "1"),
         counters,
         role=role,
+        room=store.room_key(room),
+        selective=any(selection(query)),
     )
     if rv is not None:
         out.gone = rv < store.history_start(room)
-        out.previous = _LISTS.get(_list_key(store.room_key(room), target, rv))
+        out.previous = _LISTS.get(_list_key(out.room, target, rv, selection(query)))
     return out
 
 
@@ -151,123 +167,6 @@ def _status_event(error: ApiError) -> bytes:
     return _line("ERROR", error.status())
 
 
-def _same(old: store.State | None, new: store.State) -> bool:
-    """The object did not change: its resourceVersion is the same (versions.py: it changes
-    only when the object's content does; a stored view's other fields may have)."""
-    return old is not None and old[0] == new[0]
-
-
-def _changes(
-    p: Plan, previous: dict[str, store.State] | None
-) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, store.State], Any]:
-    """The events since ``previous`` (None: take the current state as known), the new state
-    and the read they were made at."""
-    room = Room.objects.get(pk=p.room_id)
-    read = store.Read.of(room, p.role)
-    current: dict[str, store.State] = {}
-    out: list[tuple[str, dict[str, Any]]] = []
-    seen = set()
-    for key, fp, make in read.items(p.target.resource, p.target.group, p.target.namespace):
-        seen.add(key)
-        if previous is not None and _same(previous.get(key), fp):
-            current[key] = fp
-            continue
-        if previous is None:
-            obj = make()
-            if p.match(obj):
-                current[key] = fp
-            continue
-        obj = make()
-        matched = p.match(obj)
-        if key in previous:
-            old = read.gone_object(p.target.resource, previous[key][1])
-            if old is not None and old["metadata"]["uid"] != obj["metadata"]["uid"]:
-                # Deleted and made again under its name (a StatefulSet's pod): two events,
-                # as kube-apiserver has two objects (kubectl delete waits for the first).
-                out.append(("DELETED", old))
-                previous = {k: v for k, v in previous.items() if k != key}
-        if matched:
-            current[key] = fp
-            out.append(("MODIFIED" if key in previous else "ADDED", obj))
-        elif key in previous:
-            out.append(("DELETED", obj))
-    for key, fp in (previous or {}).items():
-        if key not in seen:
-            obj = read.gone_object(p.target.resource, fp[1])
-            if obj is not None:
-                out.append(("DELETED", obj))
-    return out, current, read
-
-
-# Resources whose objects change only when the tick notes their view changed (a Lease changes
-# also as its kubelet renews it, at no tick's note: a lease watch compares every lease).
-NOTED = {("nodes", ""): "node", ("pods", ""): "pod"}
-# Changed rows read for one watch, reused by the others at the same instants (this process).
-_ROWS: OrderedDict[tuple[Any, ...], dict[str, bytes]] = OrderedDict()
-_ROWS_KEPT = 16
-
-
-def _changed_rows(read: Any, kind: str, keys: list[str], span: tuple[int, int]) -> dict[str, bytes]:
-    cache_key = (store.room_key(read.room), kind, span)
-    rows = _ROWS.get(cache_key)
-    if rows is None:
-        rows = _ROWS[cache_key] = read.texts_of(kind, keys)
-        while len(_ROWS) > _ROWS_KEPT:
-            _ROWS.popitem(last=False)
-    return rows
-
-
-def _noted_changes(
-    p: Plan, previous: dict[str, store.State], noted: dict[str, set[str]], span: tuple[int, int]
-) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, store.State], Any]:
-    """_changes from the ticks' notes: only the noted nodes or pods are read."""
-    kind = NOTED[(p.target.resource, p.target.group)]
-    room = Room.objects.get(pk=p.room_id)
-    read = store.Read.of(room, p.role)
-    prefix = f"{p.target.namespace}/" if kind == "pod" and p.target.namespace else ""
-    keys = sorted(k for k in noted[kind] if k.startswith(prefix))
-    rows = _changed_rows(read, kind, keys, span)
-    current = dict(previous)
-    out: list[tuple[str, dict[str, Any]]] = []
-    for key in keys:
-        text = rows.get(key)
-        old_state = current.get(key)
-        if text is None:
-            if old_state is not None:
-                obj = read.gone_object(p.target.resource, old_state[1])
-                del current[key]
-                if obj is not None:
-                    out.append(("DELETED", obj))
-            continue
-        if old_state is not None and old_state[1] == text:
-            continue
-        state = (read.view_rv(p.target.resource, key, text), text)
-        if _same(old_state, state):
-            current[key] = state  # its view changed, not the object: no event
-            continue
-        obj = read.gone_object(p.target.resource, text, state[0])
-        if obj is None:
-            continue
-        matched = p.match(obj)
-        if old_state is not None:
-            old = read.gone_object(p.target.resource, old_state[1])
-            if old is not None and old["metadata"]["uid"] != obj["metadata"]["uid"]:
-                out.append(("DELETED", old))
-                del current[key]
-                old_state = None
-        if matched:
-            out.append(("MODIFIED" if old_state is not None else "ADDED", obj))
-            current[key] = state
-        elif old_state is not None:
-            out.append(("DELETED", obj))
-            del current[key]
-    return out, current, read
-
-
-def _initial(p: Plan) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, store.State], Any]:
-    return _changes(p, {})
-
-
 async def stream(p: Plan) -> AsyncIterator[bytes]:
     for counter in p.counters:
         _ACTIVE[counter] = _ACTIVE.get(counter, 0) + 1
@@ -277,63 +176,14 @@ async def stream(p: Plan) -> AsyncIterator[bytes]:
                 gone(f"too old resource version: {p.rv} (the room was rewound since)")
             )
             return
-        headers = True
-        previous = p.previous
-        if p.rv is None:
-            events, previous, read = await sync_to_async(_initial)(p)
-            for chunk in _render(p, events, read, headers):
-                headers = False
+        flavour: fanout.Flavour = ("Table", p.include) if p.table else ("", "")
+        shared = None if p.selective else flavour
+        hub = fanout.hub_for(p.room, p.room_id, p.target, p.role, shared)
+        try:
+            async for chunk in _follow(p, hub, flavour):
                 yield chunk
-        deadline = time.monotonic() + p.timeout_s
-        last_bookmark = time.monotonic()
-        await sync_to_async(room_changes.mark_watching)(p.room_id)
-        marked = time.monotonic()
-        seen = await sync_to_async(_seq)(p.room_id)
-        if previous is None:
-            _events, previous, _read = await sync_to_async(_changes)(p, None)
-        elif seen is not None and p.rv is not None and seen[0] != p.rv:
-            # Ticks stored since the list (a write answered in between): what they changed,
-            # against the list's state (their notes may not exist: no watch was open).
-            events, previous, read = await sync_to_async(_changes)(p, previous)
-            for chunk in _render(p, events, read, headers):
-                headers = False
-                yield chunk
-        while time.monotonic() < deadline:
-            await asyncio.sleep(POLL_S)
-            now_seq = await sync_to_async(_seq)(p.room_id)
-            if now_seq is None:
-                return
-            if time.monotonic() - marked > room_changes.WATCHING_TTL_S / 3:
-                marked = time.monotonic()
-                await sync_to_async(room_changes.mark_watching)(p.room_id)
-            if now_seq[0] == seen[0]:
-                if p.bookmarks and time.monotonic() - last_bookmark > BOOKMARK_S:
-                    last_bookmark = time.monotonic()
-                    yield _line("BOOKMARK", _bookmark(p, now_seq[0]))
-                continue
-            if now_seq[1] < seen[1] or (
-                p.rv is not None and await sync_to_async(_rewound_after)(p.room_id, seen[0])
-            ):
-                yield _status_event(
-                    gone("too old resource version: the room was rewound (a new history)")
-                )
-                return
-            span = (seen[0], now_seq[0])
-            seen = now_seq
-            noted = None
-            if (p.target.resource, p.target.group) in NOTED:
-                noted = await sync_to_async(room_changes.changed)(p.room_id, *span)
-            if noted is not None:
-                events, previous, read = await sync_to_async(_noted_changes)(
-                    p, previous, noted, span
-                )
-            else:
-                events, previous, read = await sync_to_async(_changes)(p, previous)
-            for chunk in _render(p, events, read, headers):
-                headers = False
-                yield chunk
-        if p.bookmarks:
-            yield _line("BOOKMARK", _bookmark(p, seen[0]))
+        finally:
+            fanout.leave(hub, shared)
     finally:
         for counter in p.counters:
             _ACTIVE[counter] = _ACTIVE.get(counter, 1) - 1
@@ -341,17 +191,36 @@ async def stream(p: Plan) -> AsyncIterator[bytes]:
                 _ACTIVE.pop(counter, None)
 
 
-def _seq(room_id: int) -> tuple[int, int] | None:
-    room = Room.objects.filter(pk=room_id).first()
-    if room is not None:
-        store.watched(room)  # an open watch keeps the room's clock going, as a page does
-    row = Room.objects.filter(pk=room_id).values_list("seq", "sim_ms").first()
-    return (int(row[0]), int(row[1])) if row else None
-
-
-def _rewound_after(room_id: int, seq: int) -> bool:
-    room = Room.objects.filter(pk=room_id).first()
-    return room is not None and store.history_start(room) > seq
+async def _follow(p: Plan, hub: fanout.Hub, flavour: fanout.Flavour) -> AsyncIterator[bytes]:
+    joined = await sync_to_async(watchsend.join)(hub, p, flavour)
+    if joined is None:
+        return
+    watcher, chunks = joined
+    for chunk in chunks:
+        yield chunk
+    deadline = time.monotonic() + p.timeout_s
+    last_bookmark = time.monotonic()
+    while time.monotonic() < deadline:
+        await hub.wait(POLL_S)
+        await hub.poll()
+        if watcher.cursor.next is None:
+            if p.bookmarks and time.monotonic() - last_bookmark > BOOKMARK_S:
+                last_bookmark = time.monotonic()
+                yield _line("BOOKMARK", _bookmark(p, watcher.cursor.end))
+            continue
+        while watcher.cursor.next is not None:
+            batch = watcher.cursor.next
+            if batch.ended:
+                return
+            if batch.back or (p.rv is not None and batch.rewound):
+                yield _status_event(
+                    gone("too old resource version: the room was rewound (a new history)")
+                )
+                return
+            for chunk in watcher.send(batch):
+                yield chunk
+    if p.bookmarks:
+        yield _line("BOOKMARK", _bookmark(p, watcher.cursor.end))
 
 
 def _bookmark(p: Plan, rv: int) -> dict[str, Any]:
@@ -360,27 +229,3 @@ def _bookmark(p: Plan, rv: int) -> dict[str, Any]:
         "apiVersion": p.target.info.group_version,
         "metadata": {"resourceVersion": str(rv)},
     }
-
-
-def _render(
-    p: Plan, events: list[tuple[str, dict[str, Any]]], read: Any, headers: bool
-) -> list[bytes]:
-    out = []
-    for kind, obj in events:
-        if kind == "DELETED":
-            # A deletion is a write: the object's last state at the deletion's version.
-            obj["metadata"]["resourceVersion"] = str(read.rv)
-        if p.table:
-            body = printers.table(
-                p.target.info.kind,
-                [obj],
-                read.clock,
-                p.include,
-                {"resourceVersion": str(read.rv)},
-                headers,
-            )
-            headers = False
-            out.append(_line(kind, body))
-        else:
-            out.append(_line(kind, obj))
-    return out

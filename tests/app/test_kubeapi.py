@@ -18,7 +18,7 @@ from controller.kubeapi.errors import ApiError
 from controller.kubeapi.objects import Clock, pod
 from controller.models import Room
 from controller.rooms import controls, create
-from tests.app.test_kubeapi_kubectl import SCENARIO, node_watch_plan
+from tests.app.test_kubeapi_kubectl import SCENARIO
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
 AGG = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
@@ -376,7 +376,7 @@ def test_a_watch_reads_what_the_ticks_changed(room: Room) -> None:
 
     from django.utils import timezone
 
-    from controller.kubeapi import store, watch
+    from controller.kubeapi import fanout, store
     from controller.rooms import actions, changes, tick
 
     room.refresh_from_db()
@@ -394,9 +394,10 @@ def test_a_watch_reads_what_the_ticks_changed(room: Room) -> None:
     noted = changes.changed(room.pk, before, room.seq)
     assert noted is not None and "a-2" in noted["node"], noted
     assert len(noted["node"]) < len(previous) and len(noted["pod"]) < 9
-    plan = node_watch_plan(room.pk)
-    events, current, _read = watch._noted_changes(plan, previous, noted, (before, room.seq))
-    by_name = {obj["metadata"]["name"]: (kind, obj) for kind, obj in events}
+    current = dict(previous)
+    _read = store.Read.of(room)
+    events = fanout.noted_events(_read, "nodes", current, sorted(noted["node"]))
+    by_name = {e.obj["metadata"]["name"]: (e.type, e.obj) for e in events if e.obj}
     assert set(by_name) <= noted["node"] and "a-2" in by_name
     kind, node = by_name["a-2"]
     ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
@@ -448,3 +449,101 @@ def test_a_watch_from_before_a_rewind_is_gone_and_watch_list_is_refused(room: Ro
     )
     assert [e["type"] for e in events] == ["BOOKMARK"], events
     assert json.dumps(events).count(room.operator_token) == 0
+
+
+def test_watchers_with_other_selectors_share_one_watch_and_get_their_own_events(
+    room: Room,
+) -> None:
+    """Three node watches of one room at once (fanout.py: one hub computes the events, each
+    watcher filters them): a-1 labelled tier=gold is ADDED for the tier=gold watch, MODIFIED
+    for the one without selectors, DELETED (at the labelling tick's resourceVersion) for the
+    tier!=gold one, as kube-apiserver's cacheWatcher turns one event into each's."""
+    from datetime import timedelta
+
+    from asgiref.sync import sync_to_async
+    from django.utils import timezone
+
+    from controller.kubeapi import fanout
+    from controller.rooms import actions, tick
+
+    viewer = auth.viewer_token(room)
+    queries = ("labelSelector=tier%3Dgold", "", "labelSelector=tier%21%3Dgold")
+
+    async def one(query: str) -> list[dict]:
+        client = AsyncClient()
+        response = await client.get(
+            f"/k8s/rooms/{room.slug}/api/v1/nodes?watch=true&timeoutSeconds=4&{query}",
+            headers={"Authorization": f"Bearer {viewer}"},
+        )
+        assert response.status_code == 200, response
+        lines = []
+        async for chunk in response.streaming_content:
+            lines += [orjson.loads(x) for x in chunk.splitlines() if x.strip()]
+        return lines
+
+    def label() -> int:
+        actions.action_submit(
+            room, {"type": "Label", "node": "a-1", "labels": {"tier": "gold"}}, "test"
+        )
+        tick.room_advance(room.pk, timezone.now() + timedelta(seconds=1))
+        return Room.objects.get(pk=room.pk).seq
+
+    async def go() -> tuple[list[list[dict]], int, int]:
+        watches = [asyncio.ensure_future(one(q)) for q in queries]
+        hubs = 0
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            hubs = [h for h in fanout._HUBS.values() if h.room_id == room.pk]
+            if hubs and hubs[0].watchers == 3 and hubs[0].tail is not None:
+                break
+        shared = len(hubs)
+        seq = await sync_to_async(label, thread_sensitive=False)()
+        return list(await asyncio.gather(*watches)), seq, shared
+
+    (gold, every, other), seq, shared = asyncio.run(go())
+    assert shared == 1
+
+    def of_a1(events: list[dict]) -> list[tuple[str, dict]]:
+        return [
+            (e["type"], e["object"]) for e in events if e["object"]["metadata"]["name"] == "a-1"
+        ]
+
+    assert [t for t, _o in of_a1(gold)] == ["ADDED"], gold
+    assert {e["object"]["metadata"]["name"] for e in gold} == {"a-1"}
+    assert of_a1(gold)[0][1]["metadata"]["labels"]["tier"] == "gold"
+    assert [t for t, _o in of_a1(every)] == ["ADDED", "MODIFIED"], every
+    assert len([e for e in every if e["type"] == "ADDED"]) == 4
+    assert [t for t, _o in of_a1(other)] == ["ADDED", "DELETED"], other
+    deleted = of_a1(other)[1][1]
+    assert deleted["metadata"]["labels"]["tier"] == "gold"
+    assert deleted["metadata"]["resourceVersion"] == str(seq)
+    assert of_a1(every)[1][1]["metadata"]["resourceVersion"] == str(seq)
+    assert not [h for h in fanout._HUBS.values() if h.room_id == room.pk]  # dropped at the end
+
+
+def test_a_watch_starts_from_a_list_of_the_same_selection_only(room: Room) -> None:
+    """``kubectl describe node`` lists the node's pods (a spec.nodeName field selector) at the
+    room's resourceVersion; a watch of every pod from that resourceVersion does not take that
+    list for its own and send the other pods as ADDED: nothing changed, nothing is sent."""
+    client = Client()
+    viewer = auth.viewer_token(room)
+    pods = _get(client, room, "api/v1/pods", viewer).json()["items"]
+    node = next(p["spec"]["nodeName"] for p in pods if p["spec"].get("nodeName"))
+    one = _get(client, room, "api/v1/pods", viewer, fieldSelector=f"spec.nodeName={node}").json()
+    assert 0 < len(one["items"]) < len(pods)
+    rv = one["metadata"]["resourceVersion"]
+
+    async def go() -> list[dict]:
+        response = await AsyncClient().get(
+            f"/k8s/rooms/{room.slug}/api/v1/pods?watch=true&resourceVersion={rv}&timeoutSeconds=1",
+            headers={"Authorization": f"Bearer {viewer}"},
+        )
+        assert response.status_code == 200, response
+        return [
+            orjson.loads(x)
+            async for chunk in response.streaming_content
+            for x in chunk.splitlines()
+            if x.strip()
+        ]
+
+    assert asyncio.run(go()) == []

@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 
 from controller.bench.procs import Daphne
-from controller.kubeapi import watch
-from controller.kubeapi.request import parse_path
 from controller.models import Action, Room
 from controller.rooms import actions, create
 from controller.rooms.reading import room_timeline
@@ -97,13 +95,6 @@ def _wait(what: str, check, timeout: float = 60.0):
             return value
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-def node_watch_plan(room_id: int) -> watch.Plan:
-    """A viewer's watch of every node (PartialObjectMetadata rows, no timeout, no bookmarks),
-    as ``watch.plan`` makes one from a request."""
-    target = parse_path(["api", "v1", "nodes"])
-    return watch.Plan(room_id, target, lambda o: True, "", "Metadata", None, 60, False, ("t", "a"))
 
 
 def _ok(binary: str, cfg: Path, *args: str) -> str:

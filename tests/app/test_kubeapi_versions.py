@@ -13,10 +13,10 @@ import orjson
 import pytest
 from django.utils import timezone
 
-from controller.kubeapi import objects, store, versions, watch
+from controller.kubeapi import fanout, objects, store, versions
 from controller.models import Room
 from controller.rooms import actions, changes, create, tick
-from tests.app.test_kubeapi_kubectl import SCENARIO, node_watch_plan
+from tests.app.test_kubeapi_kubectl import SCENARIO
 
 
 @pytest.fixture
@@ -128,9 +128,9 @@ def test_a_stopped_kubelet_alone_sends_no_modified_node(room: Room) -> None:
     assert noted is not None and "a-2" in noted["node"], noted
     after = store.Read.of(room).texts("node")
     assert after["a-2"] != previous["a-2"][1]  # the view changed (the kubelet stopped)
-    plan = node_watch_plan(room.pk)
-    events, current, _read = watch._noted_changes(plan, previous, noted, (before, room.seq))
-    assert [o["metadata"]["name"] for _k, o in events] == [], events
+    current = dict(previous)
+    events = fanout.noted_events(store.Read.of(room), "nodes", current, sorted(noted["node"]))
+    assert [e.key for e in events] == [], events
     assert current["a-2"][0] == previous["a-2"][0]
 
 
