@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +71,22 @@ def line(kind: str, body: bytes) -> bytes:
     return b'{"type":"' + kind.encode() + b'","object":' + body + b"}\n"
 
 
+def pieces(lines: Iterable[bytes]) -> list[bytes]:
+    """``lines`` joined into pieces of about PIECE_BYTES, each sent whole."""
+    out: list[bytes] = []
+    part: list[bytes] = []
+    size = 0
+    for one in lines:
+        part.append(one)
+        size += len(one)
+        if size >= PIECE_BYTES:
+            out.append(b"".join(part))
+            part, size = [], 0
+    if part:
+        out.append(b"".join(part))
+    return out
+
+
 def at_rv(obj: Obj, rv: int) -> Obj:
     """The object with ``rv`` as its resourceVersion (a deletion's: a deletion is a write)."""
     if obj["metadata"].get("resourceVersion") == str(rv):
@@ -112,22 +128,15 @@ class Batch:
         (each object serialised for them only: not kept for a watcher with selectors)."""
         got = self._pieces.get(flavour)
         if got is None:
-            got, part, size = [], [], 0
-            for event in self.events:
-                if event.obj is None:
-                    continue
-                body = event.bodies.get((flavour, False)) or serialise(
-                    event.obj, flavour, self.kind, self.clock, self.end, False
+            got = self._pieces[flavour] = pieces(
+                line(
+                    event.type,
+                    event.bodies.get((flavour, False))
+                    or serialise(event.obj, flavour, self.kind, self.clock, self.end, False),
                 )
-                one = line(event.type, body)
-                part.append(one)
-                size += len(one)
-                if size >= PIECE_BYTES:
-                    got.append(b"".join(part))
-                    part, size = [], 0
-            if part:
-                got.append(b"".join(part))
-            self._pieces[flavour] = got
+                for event in self.events
+                if event.obj is not None
+            )
         return got
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import store
-from .fanout import PIECE_BYTES, Batch, Flavour, Hub, Obj, at_rv, line, serialise
+from .fanout import Batch, Flavour, Hub, Obj, at_rv, line, pieces, serialise
 
 
 @dataclass
@@ -40,7 +40,7 @@ class Watcher:
         return line(kind, body)
 
     def private(self, events: list[tuple[str, Obj]], clock: Any, rv: int) -> list[bytes]:
-        return _pieces(self._one(kind, obj, clock, rv) for kind, obj in events)
+        return pieces(self._one(kind, obj, clock, rv) for kind, obj in events)
 
     def send(self, batch: Batch) -> list[bytes]:
         """The bytes of ``batch`` for this watcher, which then is at its end."""
@@ -74,22 +74,7 @@ class Watcher:
                 out.append(self._one(kind, obj, batch.clock, batch.end))
             else:
                 out.append(line(kind, batch.body(event, self.flavour, deleted)))
-        return _pieces(out)
-
-
-def _pieces(lines: Any) -> list[bytes]:
-    out: list[bytes] = []
-    part: list[bytes] = []
-    size = 0
-    for one in lines:
-        part.append(one)
-        size += len(one)
-        if size >= PIECE_BYTES:
-            out.append(b"".join(part))
-            part, size = [], 0
-    if part:
-        out.append(b"".join(part))
-    return out
+        return pieces(out)
 
 
 def _caught_up(
