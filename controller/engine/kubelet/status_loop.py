@@ -69,8 +69,11 @@ class StatusLoop:
         self.handle = None
 
     # -- what wakes the goroutine -------------------------------------------------------------
-    def status_set(self, pod: Pod, status: PendingStatus) -> None:
+    def status_set(self, pod: Pod, status: PendingStatus, now: int) -> None:
         """updateStatusInternal's send on podStatusChannel."""
+        if now <= 0 and self._idle() and len(self.manager.pending) == 1:
+            self._sync_at_once(pod, status, now)
+            return
         if self.manager.kubelet.profile.status_manager_coalesces:
             self.dirty = True
         else:
@@ -81,6 +84,21 @@ class StatusLoop:
         """The ticker's channel has a tick (syncTicker)."""
         self.tick = True
         self.kick()
+
+    def _idle(self) -> bool:
+        return not (self.busy or self.steps or self.requests or self.dirty or self.tick)
+
+    def _sync_at_once(self, pod: Pod, status: PendingStatus, now: int) -> None:
+        """The set-up of t=0 (the scenario's pods as they stand), whose requests take no
+        token (clients.KubeletClient): with the goroutine idle and this the only status to
+        send, what the goroutine would do (1.18's one request, or 1.27's syncBatch(false) of
+        this pod alone) is this pod's sync, made here without its machinery."""
+        steps = deque(self.manager.sync_steps(pod, status))
+        while steps:
+            fn, args = steps.popleft()
+            more = fn(now, *args)
+            if more:
+                steps.extendleft(reversed(more))
 
     def kick(self) -> None:
         if not self.busy:

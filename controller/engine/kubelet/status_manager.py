@@ -131,7 +131,7 @@ class StatusManager:
         self.pending[pod.key] = status
         self.kubelet.sim.admission_changed(pod)  # the kubelet's phase of it may change
         if reaches:
-            self.loop.status_set(pod, status)
+            self.loop.status_set(pod, status, now)
 
     def set_ready(self, pod: Pod, now: int) -> None:
         """A fresh status for a running pod (the first syncPod of this kubelet process):
