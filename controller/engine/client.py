@@ -97,6 +97,20 @@ class Client:
         return t
 
 
+class SetUpClient(Client):
+    """A clientset whose requests made at t=0 take no token: t=0 is the scenario's cluster as
+    it stands (its pods' statuses, its workloads' pods), not charged to any bucket, as
+    kube-scheduler's binds of t=0 are not (the kubelets' and the workload controllers'
+    clients)."""
+
+    __slots__ = ()
+
+    def reserve(self, now_ms: int) -> int:
+        if now_ms <= 0:
+            return now_ms
+        return Client.reserve(self, now_ms)
+
+
 class EventSink:
     """``StartRecordingToSink``'s goroutine over a component's client: it takes the recorder's
     calls one at a time from the broadcaster's queue and hands each to ``recordToSink``; a

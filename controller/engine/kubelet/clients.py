@@ -28,23 +28,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..client import Client, EventSink
+from ..client import EventSink, SetUpClient
 
 if TYPE_CHECKING:
     from ..config import KubeletConfig
     from ..versions import Profile
     from .node_status import Kubelet
-
-
-class KubeletClient(Client):
-    """A client of a kubelet process; a request made at t=0 takes no token (set-up)."""
-
-    __slots__ = ()
-
-    def reserve(self, now_ms: int) -> int:
-        if now_ms <= 0:
-            return now_ms
-        return Client.reserve(self, now_ms)
 
 
 def client_params(cfg: KubeletConfig, profile: Profile) -> tuple[int, int, int, int]:
@@ -85,8 +74,8 @@ class KubeletProcess:
     def __init__(self, kubelet: Kubelet) -> None:
         self.stopped = False
         self.params = _params(kubelet)
-        self.client = KubeletClient("kubelet", self.params[0], self.params[1])
-        self.event_client = KubeletClient("kubelet-events", self.params[2], self.params[3])
+        self.client = SetUpClient("kubelet", self.params[0], self.params[1])
+        self.event_client = SetUpClient("kubelet-events", self.params[2], self.params[3])
         self.events = EventSink(self.event_client, kubelet.sim.sched, kubelet.sim.cluster, self)
 
     def reconfigure(self, kubelet: Kubelet) -> None:
@@ -95,8 +84,8 @@ class KubeletProcess:
         params = _params(kubelet)
         if params != self.params:
             self.params = params
-            self.client = KubeletClient("kubelet", params[0], params[1])
-            self.event_client = KubeletClient("kubelet-events", params[2], params[3])
+            self.client = SetUpClient("kubelet", params[0], params[1])
+            self.event_client = SetUpClient("kubelet-events", params[2], params[3])
             self.events.client = self.event_client
 
     def stop(self) -> None:

@@ -90,7 +90,7 @@ class StatusLoop:
 
     def _sync_at_once(self, pod: Pod, status: PendingStatus, now: int) -> None:
         """The set-up of t=0 (the scenario's pods as they stand), whose requests take no
-        token (clients.KubeletClient): with the goroutine idle and this the only status to
+        token (client.SetUpClient): with the goroutine idle and this the only status to
         send, what the goroutine would do (1.18's one request, or 1.27's syncBatch(false) of
         this pod alone) is this pod's sync, made here without its machinery."""
         steps = deque(self.manager.sync_steps(pod, status))

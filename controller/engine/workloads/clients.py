@@ -31,7 +31,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from ..client import Client, EventSink, Parallel, Step
+from ..client import EventSink, Parallel, SetUpClient, Step
 from ..core import Phase
 
 if TYPE_CHECKING:
@@ -58,17 +58,6 @@ STS_MAX_BATCH_SIZE = 500  # statefulset MaxBatchSize (stateful_set_control.go, 1
 SLOW_START_INITIAL_BATCH_SIZE = 1  # controller.SlowStartInitialBatchSize
 
 
-class WorkloadClient(Client):
-    """A workload controller's clientset; a request made at t=0 takes no token (set-up)."""
-
-    __slots__ = ()
-
-    def reserve(self, now_ms: int) -> int:
-        if now_ms <= 0:
-            return now_ms
-        return Client.reserve(self, now_ms)
-
-
 class ControllerProcess:
     """One controller of one kube-controller-manager process: its client and event sink, its
     workqueue's in-flight keys, and ``stopped`` for the goroutines it started."""
@@ -91,7 +80,7 @@ class ControllerProcess:
         self.component = COMPONENTS[kind]
         cm = sim.config.controller_manager
         self.params = (cm.kube_api_qps, cm.kube_api_burst)
-        self.client = WorkloadClient(CLIENT_NAMES[kind], *self.params)
+        self.client = SetUpClient(CLIENT_NAMES[kind], *self.params)
         self.events = EventSink(self.client, sim.sched, sim.cluster, self)
         self.stopped = False
         self.workers = workers
@@ -106,7 +95,7 @@ class ControllerProcess:
         params = (cm.kube_api_qps, cm.kube_api_burst)
         if params != self.params:
             self.params = params
-            self.client = WorkloadClient(CLIENT_NAMES[self.kind], *params)
+            self.client = SetUpClient(CLIENT_NAMES[self.kind], *params)
             self.events.client = self.client
 
     def stop(self) -> None:
